@@ -1,0 +1,81 @@
+"""Every setting the application reads from its environment, in one place.
+
+Defaults are the embedded, offline configuration: SQLite files under ``./data`` and the
+built-in offline assistant. Nothing else in the code base reads ``os.environ`` for
+application settings; callers take a :class:`Settings` (tests build their own).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
+DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
+DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Resolved configuration. ``model_base_url`` empty means the offline assistant."""
+
+    data_dir: Path
+    frontend_port: int
+    backend_port: int
+    model_base_url: str
+    model_api_key: str
+    model_name: str
+    model_timeout_s: float
+    max_message_bytes: int
+    max_attachment_bytes: int
+    soft_delete_window_s: int
+    user_id: str
+    redis_url: str
+
+    @property
+    def offline_model(self) -> bool:
+        return not self.model_base_url
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        return cls(
+            data_dir=Path(env.get("CHATS_DATA_DIR", "data")).expanduser(),
+            frontend_port=_int(env, "CHATS_FRONTEND_PORT", 3000),
+            backend_port=_int(env, "CHATS_BACKEND_PORT", 8000),
+            model_base_url=env.get("CHATS_MODEL_BASE_URL", "").rstrip("/"),
+            model_api_key=env.get("CHATS_MODEL_API_KEY", ""),
+            model_name=env.get("CHATS_MODEL", ""),
+            model_timeout_s=_float(env, "CHATS_MODEL_TIMEOUT_S", 60.0),
+            max_message_bytes=_int(env, "CHATS_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES),
+            max_attachment_bytes=_int(
+                env, "CHATS_MAX_ATTACHMENT_BYTES", DEFAULT_MAX_ATTACHMENT_BYTES
+            ),
+            soft_delete_window_s=_int(
+                env, "CHATS_SOFT_DELETE_WINDOW_S", DEFAULT_SOFT_DELETE_WINDOW_S
+            ),
+            user_id=env.get("CHATS_USER", "local"),
+            redis_url=env.get("REFLEX_REDIS_URL", ""),
+        )
+
+
+def _int(env: Mapping[str, str], key: str, default: int) -> int:
+    raw = env.get(key, "")
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{key} must be an integer, got {raw!r}") from exc
+
+
+def _float(env: Mapping[str, str], key: str, default: float) -> float:
+    raw = env.get(key, "")
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{key} must be a number, got {raw!r}") from exc

