@@ -1,0 +1,54 @@
+"""Model access: one provider interface, an OpenAI-compatible streaming client, and the
+built-in offline assistant used when no model is configured.
+
+Pick a provider with :func:`provider_from_settings`; the runtime talks only to
+:class:`ModelProvider` and the event types re-exported here.
+"""
+
+from backend.models.offline import (
+    OFFLINE_LABEL,
+    REMEMBER_TOOL,
+    OfflineAssistant,
+    extractive_summary,
+    heuristic_title,
+    keywords,
+)
+from backend.models.openai_compatible import OpenAICompatibleProvider
+from backend.models.openai_wire import StreamDecoder, request_body
+from backend.models.provider import ModelProvider, provider_from_settings
+from backend.models.types import (
+    ContextItem,
+    ContextSection,
+    Finish,
+    ModelEvent,
+    ModelMessage,
+    ModelRequest,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+__all__ = [
+    "OFFLINE_LABEL",
+    "REMEMBER_TOOL",
+    "ContextItem",
+    "ContextSection",
+    "Finish",
+    "ModelEvent",
+    "ModelMessage",
+    "ModelProvider",
+    "ModelRequest",
+    "OfflineAssistant",
+    "OpenAICompatibleProvider",
+    "StreamDecoder",
+    "TextDelta",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "extractive_summary",
+    "heuristic_title",
+    "keywords",
+    "provider_from_settings",
+    "request_body",
+]

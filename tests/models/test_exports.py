@@ -1,0 +1,31 @@
+import backend.models
+from tests.support.exports import assert_public_surface
+
+
+def test_the_public_surface_is_pinned_and_sorted():
+    assert_public_surface(
+        backend.models,
+        {
+            "OFFLINE_LABEL",
+            "REMEMBER_TOOL",
+            "ContextItem",
+            "ContextSection",
+            "Finish",
+            "ModelEvent",
+            "ModelMessage",
+            "ModelProvider",
+            "ModelRequest",
+            "OfflineAssistant",
+            "OpenAICompatibleProvider",
+            "StreamDecoder",
+            "TextDelta",
+            "ToolCall",
+            "ToolSpec",
+            "Usage",
+            "extractive_summary",
+            "heuristic_title",
+            "keywords",
+            "provider_from_settings",
+            "request_body",
+        },
+    )

@@ -1,0 +1,1 @@
+"""Test helpers shared by every suite (and the benches): fake servers, fixtures, fake models."""
