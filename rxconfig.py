@@ -12,6 +12,10 @@ config = rx.Config(
     backend_port=_settings.backend_port,
     telemetry_enabled=False,
     show_built_with_reflex=False,
-    plugins=[rx.plugins.RadixThemesPlugin()],
-    disable_plugins=["reflex.plugins.sitemap.SitemapPlugin"],
+    plugins=[
+        rx.plugins.RadixThemesPlugin(
+            theme=rx.theme(appearance="inherit", accent_color="iris", radius="medium")
+        )
+    ],
+    disable_plugins=[rx.plugins.SitemapPlugin],
 )
