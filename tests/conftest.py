@@ -14,3 +14,12 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
     path.mkdir()
     return path
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run browser tests last.
+
+    Playwright's sync API keeps an event loop running in the main thread for as long as the
+    session-scoped browser lives; async tests collected after it would find that loop and fail.
+    """
+    items.sort(key=lambda item: "tests/e2e/" in str(item.fspath))
