@@ -1,0 +1,44 @@
+"""The directory of one user / workspace: chat index, shared memory, cross-chat search.
+
+Modules, one concern each:
+
+* ``ids``       chat ids: minted here, bound to this directory, safe as file names
+* ``layout``    where the files live (``root/<directory_id>/...``)
+* ``text``      titles, previews, FTS5 quoting, snippet markers (pure)
+* ``models``    the typed values handed out (``ChatSummary``, ``ChatHit``, ...)
+* ``events``    directory change events, delivered after commit
+* ``directory`` SQL of the chat index and title search
+* ``shared``    SQL of shared memory blocks and searchable entries
+"""
+
+from backend.chats.events import (
+    ChatCreated,
+    ChatDeleted,
+    ChatRenamed,
+    ChatRestored,
+    ChatTurnRecorded,
+    DirectoryEvent,
+    DirectoryListener,
+    SharedContextChanged,
+)
+from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
+from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, split_snippet
+
+__all__ = [
+    "SNIPPET_ELLIPSIS",
+    "SNIPPET_END",
+    "SNIPPET_START",
+    "ChatCreated",
+    "ChatCursor",
+    "ChatDeleted",
+    "ChatHit",
+    "ChatRenamed",
+    "ChatRestored",
+    "ChatSummary",
+    "ChatTurnRecorded",
+    "DirectoryEvent",
+    "DirectoryListener",
+    "IndexRepair",
+    "SharedContextChanged",
+    "split_snippet",
+]

@@ -1,0 +1,309 @@
+"""The chat index: one row per chat id, title search, the soft-delete lifecycle. SQL only.
+
+Tables (component ``chats.directory``)::
+
+    directory_meta(key PK, value)   WITHOUT ROWID   per-directory secrets (the id key)
+    chats(num INTEGER PK, id UNIQUE, title, created_at, updated_at, last_message_preview,
+          generation, deleted_at, purged_at)
+    chat_titles  fts5(title)   rowid = chats.num
+
+Invariants:
+
+* A chat is **live** iff ``deleted_at IS NULL``. Every list and search filters on it, so a
+  soft delete hides the chat everywhere in the one statement that sets ``deleted_at``.
+* ``purged_at`` is set once the chat's files are gone; the row stays as a tombstone so that
+  re-creating the id moves ``generation`` forward (a stale writer of generation *n* can
+  never reach generation *n+1*, whose file name differs).
+* ``chats`` keeps a rowid (``num``) on purpose, unlike the ``WITHOUT ROWID`` tables: FTS5
+  tables are keyed by an integer rowid, and the message index stores the 8-byte ``num``
+  instead of the 23-character id in every document row.
+* Newest-first listing reads the partial index ``chats_live_by_update`` in order and stops
+  after ``limit`` rows: the first page costs the same with 100 or 100,000 chats. The
+  ``(updated_at, id)`` order is total, so a cursor is stable when timestamps tie.
+
+Callers (``backend.chats.chats``) own transactions and events; this module never commits on
+its own and never touches files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from backend.chats.ids import new_id_key
+from backend.chats.models import ChatCursor, ChatSummary
+from backend.storage import Database
+
+COMPONENT = "chats.directory"
+ID_KEY = "id_key"
+
+
+def _m001_directory_meta(db: Database) -> None:
+    db.execute(
+        "CREATE TABLE directory_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"
+    )
+    db.execute("INSERT INTO directory_meta (key, value) VALUES (?, ?)", (ID_KEY, new_id_key()))
+
+
+def _m002_chats(db: Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE chats (
+            num INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            last_message_preview TEXT,
+            generation INTEGER NOT NULL DEFAULT 1,
+            deleted_at INTEGER,
+            purged_at INTEGER
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX chats_live_by_update ON chats (updated_at DESC, id DESC) "
+        "WHERE deleted_at IS NULL"
+    )
+    db.execute(
+        "CREATE INDEX chats_awaiting_purge ON chats (deleted_at) "
+        "WHERE deleted_at IS NOT NULL AND purged_at IS NULL"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE chat_titles USING fts5("
+        "title, tokenize = 'unicode61 remove_diacritics 2')"
+    )
+
+
+MIGRATIONS = (_m001_directory_meta, _m002_chats)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecord:
+    """A whole ``chats`` row; internal (the public projection is :class:`ChatSummary`)."""
+
+    num: int
+    id: str
+    title: str
+    created_at: int
+    updated_at: int
+    last_message_preview: str | None
+    generation: int
+    deleted_at: int | None
+    purged_at: int | None
+
+    @property
+    def live(self) -> bool:
+        return self.deleted_at is None
+
+    def summary(self) -> ChatSummary:
+        return ChatSummary(
+            id=self.id,
+            title=self.title,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            last_message_preview=self.last_message_preview,
+        )
+
+
+_COLUMNS = (
+    "c.num, c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, "
+    "c.generation, c.deleted_at, c.purged_at"
+)
+
+
+def _record(row: Any) -> ChatRecord:
+    return ChatRecord(*row)
+
+
+def _summary(row: Any) -> ChatSummary:
+    return ChatSummary(
+        id=row["id"],
+        title=row["title"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        last_message_preview=row["last_message_preview"],
+    )
+
+
+class DirectoryStore:
+    """SQL for the ``chats`` table and its title index, on the directory's Database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.migrate(COMPONENT, MIGRATIONS)
+
+    # ── meta ────────────────────────────────────────────────────────
+
+    _SELECT_META = "SELECT value FROM directory_meta WHERE key = ?"
+
+    def id_key(self) -> bytes:
+        row = self.db.query_one(self._SELECT_META, (ID_KEY,))
+        assert row is not None, "migration _m001_directory_meta stores the id key"
+        return bytes(row["value"])
+
+    # ── reads ───────────────────────────────────────────────────────
+
+    _SELECT_BY_ID = f"SELECT {_COLUMNS} FROM chats c WHERE c.id = ?"
+    _SELECT_BY_NUM = f"SELECT {_COLUMNS} FROM chats c WHERE c.num = ?"
+
+    def load(self, chat_id: str) -> ChatRecord | None:
+        """The row for ``chat_id`` in any state (live, soft-deleted, purged)."""
+        row = self.db.query_one(self._SELECT_BY_ID, (chat_id,))
+        return _record(row) if row else None
+
+    def load_num(self, num: int) -> ChatRecord | None:
+        row = self.db.query_one(self._SELECT_BY_NUM, (num,))
+        return _record(row) if row else None
+
+    _LIST_LIVE = (
+        "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
+        "FROM chats c WHERE c.deleted_at IS NULL {cursor} "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+    )
+    _LIST_LIVE_MATCHING = (
+        "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
+        "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
+        "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL {cursor} "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+    )
+    _BEFORE_TIME = "AND c.updated_at < ?"
+    _BEFORE_CURSOR = "AND (c.updated_at, c.id) < (?, ?)"
+
+    def list_live(
+        self, limit: int, before: ChatCursor | int | None, match: str | None = None
+    ) -> list[ChatSummary]:
+        """Newest ``updated_at`` first; ``match`` is an already-quoted FTS5 title query."""
+        params: list[Any] = []
+        cursor = ""
+        if isinstance(before, ChatCursor):
+            cursor = self._BEFORE_CURSOR
+            params += [before.updated_at, before.id]
+        elif before is not None:
+            cursor = self._BEFORE_TIME
+            params.append(before)
+        if match is None:
+            sql = self._LIST_LIVE.format(cursor=cursor)
+        else:
+            sql = self._LIST_LIVE_MATCHING.format(cursor=cursor)
+            params.insert(0, match)
+        params.append(limit)
+        return [_summary(row) for row in self.db.query(sql, params)]
+
+    _SEARCH_TITLES = (
+        "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
+        "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
+        "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL "
+        "ORDER BY t.rank, c.updated_at DESC, c.id DESC LIMIT ?"
+    )
+
+    def search_titles(self, match: str, limit: int) -> list[ChatSummary]:
+        """Best title match first (bm25), newest first among equals."""
+        return [_summary(row) for row in self.db.query(self._SEARCH_TITLES, (match, limit))]
+
+    _COUNT_LIVE = "SELECT count(*) FROM chats WHERE deleted_at IS NULL"
+
+    def count_live(self) -> int:
+        return int(self.db.query_one(self._COUNT_LIVE)[0])
+
+    _SELECT_LIVE_NUMS = (
+        "SELECT num, id, generation FROM chats WHERE deleted_at IS NULL "
+        "ORDER BY updated_at DESC, id DESC"
+    )
+
+    def live_chats(self) -> list[tuple[int, str, int]]:
+        """``(num, id, generation)`` of every live chat, newest first (for fan-out)."""
+        return [(r[0], r[1], r[2]) for r in self.db.query(self._SELECT_LIVE_NUMS)]
+
+    _SELECT_UNPURGED = "SELECT num, id, generation FROM chats WHERE purged_at IS NULL"
+
+    def unpurged_chats(self) -> list[tuple[int, str, int]]:
+        """``(num, id, generation)`` of every chat whose files may exist (index repair)."""
+        return [(r[0], r[1], r[2]) for r in self.db.query(self._SELECT_UNPURGED)]
+
+    _SELECT_DUE = (
+        f"SELECT {_COLUMNS} FROM chats c "
+        "WHERE c.deleted_at IS NOT NULL AND c.purged_at IS NULL AND c.deleted_at <= ? "
+        "ORDER BY c.deleted_at LIMIT ?"
+    )
+
+    def due_for_purge(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
+        return [_record(r) for r in self.db.query(self._SELECT_DUE, (cutoff_ms, limit))]
+
+    # ── writes (inside the caller's transaction) ────────────────────
+
+    _INSERT = (
+        "INSERT INTO chats (id, title, created_at, updated_at, generation) "
+        "VALUES (?, ?, ?, ?, 1) RETURNING num"
+    )
+    _INSERT_TITLE = "INSERT INTO chat_titles (rowid, title) VALUES (?, ?)"
+
+    def insert(self, chat_id: str, title: str, now_ms: int) -> ChatRecord:
+        row = self.db.query_one(self._INSERT, (chat_id, title, now_ms, now_ms))
+        assert row is not None
+        self.db.execute(self._INSERT_TITLE, (row[0], title))
+        return ChatRecord(row[0], chat_id, title, now_ms, now_ms, None, 1, None, None)
+
+    _RECREATE = (
+        "UPDATE chats SET title = ?, created_at = ?, updated_at = ?, "
+        "last_message_preview = NULL, generation = generation + 1, deleted_at = NULL, "
+        "purged_at = NULL WHERE num = ?"
+    )
+    _UPDATE_TITLE = "UPDATE chat_titles SET title = ? WHERE rowid = ?"
+
+    def recreate(self, old: ChatRecord, title: str, now_ms: int) -> ChatRecord:
+        """Start a new generation of ``old.id`` (the caller purged the old one's files)."""
+        self.db.execute(self._RECREATE, (title, now_ms, now_ms, old.num))
+        self._set_title_index(old.num, title)
+        return ChatRecord(
+            old.num, old.id, title, now_ms, now_ms, None, old.generation + 1, None, None
+        )
+
+    def _set_title_index(self, num: int, title: str) -> None:
+        if self.db.execute(self._UPDATE_TITLE, (title, num)).rowcount == 0:
+            self.db.execute(self._INSERT_TITLE, (num, title))
+
+    _RENAME = "UPDATE chats SET title = ? WHERE num = ?"
+
+    def rename(self, record: ChatRecord, title: str) -> ChatRecord:
+        self.db.execute(self._RENAME, (title, record.num))
+        self._set_title_index(record.num, title)
+        return replace(record, title=title)
+
+    _SOFT_DELETE = "UPDATE chats SET deleted_at = ? WHERE num = ? AND deleted_at IS NULL"
+
+    def soft_delete(self, record: ChatRecord, now_ms: int) -> bool:
+        return self.db.execute(self._SOFT_DELETE, (now_ms, record.num)).rowcount == 1
+
+    _RESTORE = "UPDATE chats SET deleted_at = NULL WHERE num = ? AND purged_at IS NULL"
+
+    def restore(self, record: ChatRecord) -> ChatRecord:
+        self.db.execute(self._RESTORE, (record.num,))
+        return replace(record, deleted_at=None)
+
+    _RECORD_TURN = "UPDATE chats SET updated_at = ?, last_message_preview = ? WHERE num = ?"
+
+    def record_turn(self, record: ChatRecord, preview: str, now_ms: int) -> ChatRecord:
+        self.db.execute(self._RECORD_TURN, (now_ms, preview, record.num))
+        return replace(record, updated_at=now_ms, last_message_preview=preview)
+
+    _MARK_PURGED = "UPDATE chats SET purged_at = ? WHERE num = ? AND generation = ?"
+    _DELETE_TITLE = "DELETE FROM chat_titles WHERE rowid = ?"
+
+    def mark_purged(self, record: ChatRecord, now_ms: int) -> None:
+        self.db.execute(self._MARK_PURGED, (now_ms, record.num, record.generation))
+        self.db.execute(self._DELETE_TITLE, (record.num,))
+
+    _BULK_INSERT = (
+        "INSERT INTO chats (id, title, created_at, updated_at, last_message_preview) "
+        "VALUES (?, ?, ?, ?, ?)"
+    )
+    _BULK_TITLES = (
+        "INSERT INTO chat_titles (rowid, title) SELECT num, title FROM chats WHERE id = ?"
+    )
+
+    def bulk_insert(self, rows: Sequence[tuple[str, str, int, int, str | None]]) -> None:
+        """Insert many ``(id, title, created_at, updated_at, preview)`` rows (imports, bench)."""
+        self.db.executemany(self._BULK_INSERT, rows)
+        self.db.executemany(self._BULK_TITLES, ((row[0],) for row in rows))

@@ -1,0 +1,130 @@
+"""Directory change events and their delivery.
+
+Events are small frozen values with a ``type`` string, delivered to every listener **after
+the write commits** (via ``Database.after_commit``), so a UI that broadcasts them to every tab
+never shows a change that rolled back. Listeners run in subscription order on the writing
+thread; a listener that raises is logged and skipped, never undoing or failing the committed
+write (the same rule as the ``backend.sessions`` change feed).
+
+=======================  ===========================================================
+type                     meaning
+=======================  ===========================================================
+``created``              a chat was created (or an id re-created): ``chat``
+``renamed``              ``chat`` has a new title
+``deleted``              ``chat_id`` was soft-deleted: drop it from lists, close its tab
+``restored``             a soft-deleted chat is back: ``chat``
+``turn_recorded``        a reply finished: ``chat`` has a new preview and ``updated_at``
+``shared_context``       shared memory ``label`` changed: ``kind`` is ``set``, ``append``
+                         (``content`` = the whole block now) or ``index`` (``key``,
+                         ``content`` = the entry)
+=======================  ===========================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from backend.chats.models import ChatSummary
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatCreated:
+    type: ClassVar[str] = "created"
+    directory_id: str
+    chat: ChatSummary
+
+    @property
+    def chat_id(self) -> str:
+        return self.chat.id
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRenamed:
+    type: ClassVar[str] = "renamed"
+    directory_id: str
+    chat: ChatSummary
+
+    @property
+    def chat_id(self) -> str:
+        return self.chat.id
+
+
+@dataclass(frozen=True, slots=True)
+class ChatDeleted:
+    type: ClassVar[str] = "deleted"
+    directory_id: str
+    chat_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRestored:
+    type: ClassVar[str] = "restored"
+    directory_id: str
+    chat: ChatSummary
+
+    @property
+    def chat_id(self) -> str:
+        return self.chat.id
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTurnRecorded:
+    type: ClassVar[str] = "turn_recorded"
+    directory_id: str
+    chat: ChatSummary
+
+    @property
+    def chat_id(self) -> str:
+        return self.chat.id
+
+
+@dataclass(frozen=True, slots=True)
+class SharedContextChanged:
+    type: ClassVar[str] = "shared_context"
+    directory_id: str
+    label: str
+    kind: Literal["set", "append", "index"]
+    content: str
+    key: str | None = None
+
+
+DirectoryEvent = (
+    ChatCreated | ChatRenamed | ChatDeleted | ChatRestored | ChatTurnRecorded | SharedContextChanged
+)
+DirectoryListener = Callable[[DirectoryEvent], object]
+
+
+class EventBus:
+    """Ordered listeners; ``subscribe`` returns an idempotent unsubscribe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listeners: list[DirectoryListener] = []
+
+    def subscribe(self, listener: DirectoryListener) -> Callable[[], None]:
+        if not callable(listener):
+            raise TypeError("listener must be callable")
+        with self._lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: DirectoryEvent) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            try:
+                listener(event)
+            except Exception:  # a committed write never fails because of a listener
+                log.warning("directory listener failed on %s event", event.type, exc_info=True)

@@ -1,0 +1,136 @@
+"""Shared memory: context blocks and searchable entries every chat of a directory can reach.
+
+Tables (component ``chats.shared``)::
+
+    shared_context(label PK, content, updated_at)          WITHOUT ROWID
+    shared_entries(label, key, doc, updated_at, PK(label, key))   WITHOUT ROWID
+    shared_entries_fts  fts5(content, label UNINDEXED)      rowid = shared_entries.doc
+
+Invariants:
+
+* ``append`` is **one statement** (``INSERT ... ON CONFLICT DO UPDATE SET content = content ||
+  excluded.content RETURNING content``), never a read followed by a write, so concurrent
+  appends from any number of threads or processes all land (RFC edge case 6). ``set`` is
+  last-writer-wins by design; callers adding facts should append.
+* A block (``set``/``append``) and a label's indexed entries (``index``) are separate
+  stores: ``get`` returns the block, ``search`` searches the entries. That is the split
+  between ``RemoteContextProvider`` and ``RemoteSearchProvider``.
+* Searching treats the query as words, any of which may match; bm25 puts the entries holding
+  more of them first. Results are the best :data:`SEARCH_LIMIT` entries' contents joined by a
+  blank line, or ``None`` when nothing matches, so a provider can hand the text straight to
+  a prompt.
+
+Labels and keys are free text (not paths); they must be non-blank strings. Shared memory is
+stringly typed by design (RFC edge case 22).
+"""
+
+from __future__ import annotations
+
+from backend.chats.text import any_terms_query
+from backend.errors import InvalidInputError
+from backend.storage import Database
+
+COMPONENT = "chats.shared"
+SEARCH_LIMIT = 5
+SEARCH_SEPARATOR = "\n\n"
+MAX_LABEL_CHARS = 200
+
+
+def _m001_shared(db: Database) -> None:
+    db.execute(
+        "CREATE TABLE shared_context (label TEXT PRIMARY KEY, content TEXT NOT NULL, "
+        "updated_at INTEGER NOT NULL) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE shared_entries (label TEXT NOT NULL, key TEXT NOT NULL, "
+        "doc INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (label, key)) "
+        "WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE shared_entries_fts USING fts5("
+        "content, label UNINDEXED, tokenize = 'porter unicode61')"
+    )
+
+
+MIGRATIONS = (_m001_shared,)
+
+
+def check_label(label: object, what: str = "shared context label") -> str:
+    if not isinstance(label, str):
+        raise TypeError(f"{what} must be a string, not {type(label).__name__}")
+    if not label.strip():
+        raise InvalidInputError(f"{what} must not be blank")
+    if len(label) > MAX_LABEL_CHARS:
+        raise InvalidInputError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
+    return label
+
+
+def check_content(content: object, what: str = "shared context") -> str:
+    if not isinstance(content, str):
+        raise TypeError(f"{what} must be a string, not {type(content).__name__}")
+    return content
+
+
+class SharedContextStore:
+    """SQL for shared blocks and entries; callers own transactions and events."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.migrate(COMPONENT, MIGRATIONS)
+
+    _GET = "SELECT content FROM shared_context WHERE label = ?"
+
+    def get(self, label: str) -> str | None:
+        row = self.db.query_one(self._GET, (label,))
+        return None if row is None else row[0]
+
+    _SET = (
+        "INSERT INTO shared_context (label, content, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (label) DO UPDATE SET content = excluded.content, "
+        "updated_at = excluded.updated_at"
+    )
+
+    def set(self, label: str, content: str, now_ms: int) -> None:
+        self.db.execute(self._SET, (label, content, now_ms))
+
+    _APPEND = (
+        "INSERT INTO shared_context (label, content, updated_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (label) DO UPDATE SET content = content || excluded.content, "
+        "updated_at = excluded.updated_at RETURNING content"
+    )
+
+    def append(self, label: str, delta: str, now_ms: int) -> str:
+        """Append atomically; return the block's whole content after the append."""
+        row = self.db.query_one(self._APPEND, (label, delta, now_ms))
+        assert row is not None
+        return row[0]
+
+    _FIND_ENTRY = "SELECT doc FROM shared_entries WHERE label = ? AND key = ?"
+    _INSERT_DOC = "INSERT INTO shared_entries_fts (content, label) VALUES (?, ?)"
+    _UPDATE_DOC = "UPDATE shared_entries_fts SET content = ? WHERE rowid = ?"
+    _INSERT_ENTRY = "INSERT INTO shared_entries (label, key, doc, updated_at) VALUES (?, ?, ?, ?)"
+    _TOUCH_ENTRY = "UPDATE shared_entries SET updated_at = ? WHERE label = ? AND key = ?"
+
+    def index(self, label: str, key: str, content: str, now_ms: int) -> None:
+        """Insert or replace the entry ``key`` of ``label`` (call inside a transaction)."""
+        row = self.db.query_one(self._FIND_ENTRY, (label, key))
+        if row is None:
+            doc = self.db.execute(self._INSERT_DOC, (content, label)).lastrowid
+            self.db.execute(self._INSERT_ENTRY, (label, key, doc, now_ms))
+        else:
+            self.db.execute(self._UPDATE_DOC, (content, row[0]))
+            self.db.execute(self._TOUCH_ENTRY, (now_ms, label, key))
+
+    _SEARCH = (
+        "SELECT content FROM shared_entries_fts WHERE shared_entries_fts MATCH ? "
+        "AND label = ? ORDER BY rank, rowid DESC LIMIT ?"
+    )
+
+    def search(self, label: str, query: str, limit: int = SEARCH_LIMIT) -> str | None:
+        match = any_terms_query(query)
+        if match is None:
+            return None
+        rows = self.db.query(self._SEARCH, (match, label, limit))
+        if not rows:
+            return None
+        return SEARCH_SEPARATOR.join(row[0] for row in rows)

@@ -1,0 +1,149 @@
+"""Pure text rules of the directory: titles, previews, FTS5 queries, snippets, message text.
+
+No I/O here. Every string a user types reaches SQLite's ``MATCH`` only through the quoting
+functions of this module, so no user input is ever parsed as FTS5 syntax (no ``OR``,
+``NEAR``, column filters or stray quotes from a search box).
+
+Snippet markers: highlighted terms are wrapped in :data:`SNIPPET_START` / :data:`SNIPPET_END`,
+two Unicode private-use characters (U+E000, U+E001) that no keyboard produces and no markup
+language gives a meaning to. A UI splits on them (:func:`split_snippet`) and renders the
+pieces as text, never as HTML, so message content cannot inject markup through a snippet.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from backend.errors import InvalidInputError
+
+SNIPPET_START = "\ue000"
+SNIPPET_END = "\ue001"
+SNIPPET_ELLIPSIS = "…"
+SNIPPET_TOKENS = 12
+MAX_TITLE_CHARS = 200
+MAX_PREVIEW_CHARS = 120
+DEFAULT_TITLE_PREFIX = "Chat — "
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+# ── titles and previews ─────────────────────────────────────────────
+
+
+def default_title(now_ms: int) -> str:
+    """The RFC's default: ``Chat — YYYY-MM-DD`` (UTC), no model call, no side effects."""
+    day = datetime.fromtimestamp(now_ms / 1000, tz=UTC).date().isoformat()
+    return f"{DEFAULT_TITLE_PREFIX}{day}"
+
+
+def clean_title(title: object) -> str:
+    """Trim a title; a blank or oversized title is rejected (writes raise, never truncate)."""
+    if not isinstance(title, str):
+        raise TypeError(f"chat title must be a string, not {type(title).__name__}")
+    cleaned = _WHITESPACE.sub(" ", title).strip()
+    if not cleaned:
+        raise InvalidInputError("chat title must not be blank")
+    if len(cleaned) > MAX_TITLE_CHARS:
+        raise InvalidInputError(
+            f"chat title is {len(cleaned)} characters; the limit is {MAX_TITLE_CHARS}"
+        )
+    return cleaned
+
+
+def clean_preview(preview: object) -> str:
+    """Collapse whitespace and keep the first :data:`MAX_PREVIEW_CHARS` code points.
+
+    The preview is broadcast to every tab (RFC edge case 20), so it is kept short: it is a
+    sidebar hint, not a copy of the conversation.
+    """
+    if not isinstance(preview, str):
+        raise TypeError(f"chat preview must be a string, not {type(preview).__name__}")
+    cleaned = _WHITESPACE.sub(" ", preview).strip()
+    if len(cleaned) > MAX_PREVIEW_CHARS:
+        cleaned = cleaned[: MAX_PREVIEW_CHARS - 1].rstrip() + SNIPPET_ELLIPSIS
+    return cleaned
+
+
+# ── FTS5 queries ────────────────────────────────────────────────────
+
+
+def quote_phrase(text: str) -> str:
+    """One FTS5 string literal: inner quotes doubled, NUL (which ends it early) as a space."""
+    return '"' + text.replace("\x00", " ").replace('"', '""') + '"'
+
+
+def phrase_query(query: str) -> str | None:
+    """The whole input as one phrase (how ``Session.search`` matches); ``None`` when blank."""
+    if not isinstance(query, str) or not query.strip():
+        return None
+    return quote_phrase(query.strip())
+
+
+def _terms(query: str) -> list[str]:
+    if not isinstance(query, str):
+        return []
+    return [term for term in query.split() if any(ch.isalnum() for ch in term)]
+
+
+def prefix_query(query: str) -> str | None:
+    """Every word must match, the last one as a prefix (search-as-you-type over titles)."""
+    terms = _terms(query)
+    if not terms:
+        return None
+    quoted = [quote_phrase(term) for term in terms]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+def any_terms_query(query: str) -> str | None:
+    """Any word may match; bm25 ranks entries holding more of them first (memory recall)."""
+    terms = _terms(query)
+    if not terms:
+        return None
+    return " OR ".join(quote_phrase(term) for term in terms)
+
+
+# ── snippets ────────────────────────────────────────────────────────
+
+
+def split_snippet(snippet: str) -> list[tuple[str, bool]]:
+    """Split a highlighted snippet into ``(text, is_hit)`` pieces for safe rendering."""
+    pieces: list[tuple[str, bool]] = []
+    rest = snippet
+    while rest:
+        head, found, tail = rest.partition(SNIPPET_START)
+        if head:
+            pieces.append((head, False))
+        if not found:
+            break
+        hit, _, rest = tail.partition(SNIPPET_END)
+        if hit:
+            pieces.append((hit, True))
+    return pieces
+
+
+# ── message text ────────────────────────────────────────────────────
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The searchable text of a message: its ``text`` parts joined by one space.
+
+    This is the rule ``backend.sessions`` applies to its own FTS index (reasoning, tool
+    payloads and files are not indexed), so the directory index and a chat's own index agree
+    on what a message says.
+    """
+    parts = message.get("parts") if isinstance(message, Mapping) else None
+    if not isinstance(parts, list):
+        return ""
+    return " ".join(_text_parts(parts))
+
+
+def _text_parts(parts: Iterable[Any]) -> Iterable[str]:
+    for part in parts:
+        if isinstance(part, Mapping) and part.get("type") == "text":
+            text = part.get("text")
+            if isinstance(text, str) and text:
+                yield text
