@@ -1,0 +1,126 @@
+"""What a message must look like to be stored, and what the store removes from it.
+
+Owns the write pipeline's pure steps, in order:
+
+1. ``validate_message`` — a dict with a non-empty string ``id``, a string ``role`` and a list of
+   ``parts`` (the ``UIMessage`` shape every read relies on);
+2. ``sanitize_message`` — removes provider-ephemeral fields (OpenAI ``itemId`` and
+   ``reasoningEncryptedContent`` under ``providerMetadata.openai`` and
+   ``callProviderMetadata.openai``) and reasoning parts left with no text and no provider metadata;
+3. ``strip_reserved_metadata`` — for ``source="client"`` writes, drops the reserved metadata keys;
+4. ``dump_json`` — the one serialisation of a stored message. Non-JSON input raises ``TypeError``
+   (also for NaN/Infinity and circular references, which ``json`` reports as ``ValueError``).
+
+Every step is copy-on-write: an input that needs no change is returned as the same object, and
+the caller's dict is never mutated. Pure code: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from typing import Any
+
+from backend.errors import InvalidInputError
+
+Message = dict[str, Any]
+
+_OPENAI_EPHEMERAL_KEYS = ("itemId", "reasoningEncryptedContent")
+_PROVIDER_METADATA_KEYS = ("providerMetadata", "callProviderMetadata")
+
+# Compact and UTF-8: the stored form is what the row budget, the digest and byte budgets measure.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# Lone surrogates cannot be encoded as UTF-8; escaping them keeps the value exact on read.
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+
+
+def validate_message(message: object) -> str:
+    """Check the ``UIMessage`` shape and return the id; raise on anything a read would skip."""
+    if not isinstance(message, dict):
+        raise TypeError(f"a message is a dict, not {type(message).__name__}")
+    message_id = message.get("id")
+    if not isinstance(message_id, str) or not message_id:
+        raise InvalidInputError("a message needs a non-empty string 'id'")
+    if not isinstance(message.get("role"), str):
+        raise InvalidInputError(f"message {message_id!r} needs a string 'role'")
+    if not isinstance(message.get("parts"), list):
+        raise InvalidInputError(f"message {message_id!r} needs a list of 'parts'")
+    return message_id
+
+
+def dump_json(value: object) -> tuple[str, bytes]:
+    """Serialise ``value`` to its stored JSON text and that text's UTF-8 bytes."""
+    try:
+        text = _ENCODER.encode(value)
+    except ValueError as exc:  # NaN/Infinity, circular reference: not representable in JSON
+        raise TypeError(f"message is not JSON-serialisable: {exc}") from exc
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = _ASCII_ENCODER.encode(value)
+        return text, text.encode("utf-8")
+
+
+def sanitize_message(message: Message) -> Message:
+    """Drop provider-ephemeral fields and empty reasoning parts (copy-on-write)."""
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return message
+    cleaned: list[Any] | None = None
+    for index, part in enumerate(parts):
+        new_part = _sanitize_part(part) if isinstance(part, dict) else part
+        if new_part is part and cleaned is None:
+            continue
+        if cleaned is None:
+            cleaned = list(parts[:index])
+        if new_part is not None:
+            cleaned.append(new_part)
+    if cleaned is None:
+        return message
+    return {**message, "parts": cleaned}
+
+
+def _sanitize_part(part: dict[str, Any]) -> dict[str, Any] | None:
+    """The part without ephemeral provider fields; ``None`` when the part should be dropped."""
+    result = part
+    for key in _PROVIDER_METADATA_KEYS:
+        metadata = result.get(key)
+        if not isinstance(metadata, dict):
+            continue
+        openai = metadata.get("openai")
+        if not isinstance(openai, dict) or not any(k in openai for k in _OPENAI_EPHEMERAL_KEYS):
+            continue
+        kept_openai = {k: v for k, v in openai.items() if k not in _OPENAI_EPHEMERAL_KEYS}
+        new_metadata = {k: v for k, v in metadata.items() if k != "openai"}
+        if kept_openai:
+            new_metadata["openai"] = kept_openai
+        result = dict(result)  # keeps key order: the stored JSON differs only where it must
+        if new_metadata:
+            result[key] = new_metadata
+        else:
+            del result[key]
+    if result.get("type") == "reasoning" and _is_blank(result.get("text")):
+        provider_metadata = result.get("providerMetadata")
+        if not (isinstance(provider_metadata, dict) and provider_metadata):
+            return None
+    return result
+
+
+def _is_blank(text: object) -> bool:
+    return not isinstance(text, str) or not text.strip()
+
+
+def strip_reserved_metadata(message: Message, reserved_keys: Collection[str]) -> Message:
+    """Remove ``reserved_keys`` from ``message["metadata"]``; drop ``metadata`` if it empties."""
+    metadata = message.get("metadata")
+    if not reserved_keys or not isinstance(metadata, dict):
+        return message
+    if not any(key in metadata for key in reserved_keys):
+        return message
+    kept = {k: v for k, v in metadata.items() if k not in reserved_keys}
+    result = dict(message)
+    if kept:
+        result["metadata"] = kept
+    else:
+        del result["metadata"]
+    return result

@@ -1,0 +1,84 @@
+"""Sessions: one conversation database file, its session handles and its change feed.
+
+``Sessions(path)`` opens (or creates) one SQLite file through ``backend.storage.Database`` (WAL,
+busy timeout: other processes may open the same file), runs the ``sessions`` migrations and
+hands out cached ``Session`` handles, so per-session configuration (``on_compaction``,
+``compact_after``) survives repeated ``session()`` calls.
+
+``Sessions.database`` is public on purpose: other stores keep their tables in the same file and
+commit their writes atomically with message writes::
+
+    with sessions.database.transaction():
+        session.append_message(message)
+        other_store.write(...)
+
+Events fire once, after that outer commit; a rollback discards them and the store's caches.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+from backend.sessions.events import SessionChangeListener
+from backend.sessions.feed import ChangeFeed
+from backend.sessions.handle import Session
+from backend.sessions.store import SessionStore
+from backend.storage import Database
+
+
+class Sessions:
+    """The conversation store of one SQLite file."""
+
+    def __init__(
+        self,
+        path: str | Path | Database,
+        *,
+        reserved_metadata_keys: tuple[str, ...] | list[str] | frozenset[str] = (),
+    ) -> None:
+        if isinstance(reserved_metadata_keys, str):
+            raise TypeError("reserved_metadata_keys is a collection of keys, not one string")
+        if isinstance(path, Database):  # a file another store already opened
+            self.database = path
+            self._owns_database = False
+        else:
+            self.database = Database(path)
+            self._owns_database = True
+        self._store = SessionStore(self.database)
+        self._feed = ChangeFeed(self.database)
+        self._reserved = frozenset(reserved_metadata_keys)
+        self._handles: dict[str, Session] = {}
+        self._handles_lock = threading.Lock()
+
+    def session(self, session_id: str = "") -> Session:
+        """The handle of ``session_id`` ("" is the conversation of a one-chat file)."""
+        if not isinstance(session_id, str):
+            raise TypeError("session_id is a string")
+        with self._handles_lock:
+            handle = self._handles.get(session_id)
+            if handle is None:
+                handle = Session(session_id, self._store, self._feed, self._reserved)
+                self._handles[session_id] = handle
+            return handle
+
+    def subscribe(self, listener: SessionChangeListener) -> Callable[[], None]:
+        """Call ``listener(event)`` after every committed change of any session of this file."""
+        return self._feed.subscribe(listener)
+
+    def close(self) -> None:
+        """Close the file (if this object opened it)."""
+        if self._owns_database:
+            self.database.close()
+
+    def __enter__(self) -> Sessions:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
