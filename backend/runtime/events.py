@@ -1,0 +1,123 @@
+"""Ordered, replayable run events per conversation.
+
+Every event a conversation's runs emit gets the next sequence number of that conversation and
+is kept in a bounded buffer, so a subscriber that joins late (a second tab, a reconnect)
+replays everything after the sequence number it last saw and then continues live, without
+gaps or duplicates.
+
+Invariants:
+
+* ``seq`` starts at 1 and grows by exactly one per event of a conversation.
+* The buffer keeps at least the whole current run; older runs are evicted oldest-first once
+  it holds more than ``max_events``. A subscriber asking for evicted events starts at the
+  oldest one still buffered (the messages themselves are in the store; events are only the
+  live view of them).
+* Publishing never blocks and never waits for subscribers; each subscriber is woken on its
+  own event loop (``call_soon_threadsafe``), so publishers and subscribers may live on
+  different loops or threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+from backend.runtime.records import EventType, RunEvent
+
+DEFAULT_MAX_BUFFERED_EVENTS = 5_000
+
+
+class _Waiter:
+    __slots__ = ("event", "loop")
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.event = asyncio.Event()
+
+    def wake(self) -> None:
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.event.set)
+
+
+class EventLog:
+    """The event stream of one conversation."""
+
+    def __init__(self, chat_id: str, *, max_events: int = DEFAULT_MAX_BUFFERED_EVENTS) -> None:
+        self.chat_id = chat_id
+        self._max_events = max_events
+        self._lock = threading.Lock()
+        self._events: deque[RunEvent] = deque()
+        self._last_seq = 0
+        self._waiters: set[_Waiter] = set()
+        self._closed = False
+
+    @property
+    def last_seq(self) -> int:
+        with self._lock:
+            return self._last_seq
+
+    def publish(self, type: EventType, run_id: str, data: dict[str, Any] | None = None) -> RunEvent:
+        with self._lock:
+            self._last_seq += 1
+            event = RunEvent(
+                seq=self._last_seq,
+                type=type,
+                chat_id=self.chat_id,
+                run_id=run_id,
+                data=data or {},
+                at=int(time.time() * 1000),
+            )
+            self._events.append(event)
+            self._evict(keep_run=run_id)
+            waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter.wake()
+        return event
+
+    def _evict(self, keep_run: str) -> None:
+        while len(self._events) > self._max_events and self._events[0].run_id != keep_run:
+            self._events.popleft()
+
+    def since(self, after_seq: int) -> list[RunEvent]:
+        """Buffered events with ``seq > after_seq``, in order."""
+        with self._lock:
+            if not self._events or self._events[-1].seq <= after_seq:
+                return []
+            first = self._events[0].seq
+            start = max(0, after_seq - first + 1)
+            return [self._events[i] for i in range(start, len(self._events))]
+
+    def close(self) -> None:
+        """End every subscription (runtime shutdown)."""
+        with self._lock:
+            self._closed = True
+            waiters = list(self._waiters)
+        for waiter in waiters:
+            waiter.wake()
+
+    async def subscribe(self, after_seq: int = 0) -> AsyncIterator[RunEvent]:
+        """Replay from ``after_seq`` then follow live events until the log is closed."""
+        waiter = _Waiter()
+        with self._lock:
+            self._waiters.add(waiter)
+        try:
+            cursor = after_seq
+            while True:
+                waiter.event.clear()
+                batch = self.since(cursor)
+                for event in batch:
+                    cursor = event.seq
+                    yield event
+                if batch:
+                    continue
+                with self._lock:
+                    if self._closed:
+                        return
+                await waiter.event.wait()
+        finally:
+            with self._lock:
+                self._waiters.discard(waiter)

@@ -1,0 +1,215 @@
+"""Prompt assembly for one turn, as pure functions (no I/O).
+
+A run gathers its material (system prompt and context blocks of the bound agent, shared
+memory frozen at the start of the turn, retrieved past messages, session state, the thread
+summary, the recent messages that fit the byte budget) and :func:`build_request` turns it
+into a :class:`backend.models.ModelRequest`.
+
+Invariants:
+
+* Context arrives as structured sections (see :mod:`backend.models.types`), never glued text.
+* Recent history is trimmed oldest-first to the agent's token budget, one stored message at
+  a time: an assistant message and the tool results it carries are never split, and the
+  newest message (the user's turn) is always kept.
+* Compaction overlays (``compaction_*`` messages) become the ``summary`` section, not turns.
+* Empty assistant placeholders (queued or interrupted replies with no parts) are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from backend.models import (
+    ContextItem,
+    ContextSection,
+    ModelMessage,
+    ModelRequest,
+    ToolCall,
+    ToolSpec,
+)
+from backend.runtime.agents import AgentDefinition
+
+COMPACTION_PREFIX = "compaction_"
+CHARS_PER_TOKEN = 4
+TOKENS_PER_MESSAGE = 4
+# Share of the context budget reserved for the reply and for the system/context sections.
+REPLY_RESERVE = 0.25
+
+
+def estimate_tokens(text: str) -> int:
+    """Same heuristic as the store's: larger of chars/4 and words*1.3."""
+    if not text:
+        return 0
+    return math.ceil(max(len(text) / CHARS_PER_TOKEN, len(text.split()) * 1.3))
+
+
+def message_tokens(messages: Iterable[ModelMessage]) -> int:
+    total = 0
+    for message in messages:
+        total += TOKENS_PER_MESSAGE + estimate_tokens(message.content)
+        for call in message.tool_calls:
+            total += estimate_tokens(call.name) + estimate_tokens(json.dumps(call.arguments))
+    return total
+
+
+def history_byte_budget(agent: AgentDefinition) -> int:
+    """Bytes of stored history worth reading for this agent (its token budget, in bytes)."""
+    return int(agent.model.context_tokens * (1 - REPLY_RESERVE) * CHARS_PER_TOKEN)
+
+
+def text_of(message: Mapping[str, Any]) -> str:
+    """The plain text of a stored message (text parts joined)."""
+    parts = message.get("parts") or []
+    return "".join(
+        str(part.get("text", ""))
+        for part in parts
+        if isinstance(part, dict) and part.get("type") == "text"
+    )
+
+
+def to_model_messages(message: Mapping[str, Any]) -> list[ModelMessage]:
+    """One stored UI message as the model turns it stands for (tool pairs kept together)."""
+    role = message.get("role")
+    parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]
+    if role == "user":
+        pieces = []
+        for part in parts:
+            if part.get("type") == "text":
+                pieces.append(str(part.get("text", "")))
+            elif part.get("type") == "file":
+                kind = "image" if str(part.get("mediaType", "")).startswith("image/") else "file"
+                name = part.get("filename")
+                pieces.append(f"[attached {kind}{': ' + str(name) if name else ''}]")
+        return [ModelMessage("user", "\n".join(p for p in pieces if p))]
+    if role == "system":
+        return [ModelMessage("system", text_of(message))]
+    out: list[ModelMessage] = []
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    results: list[ModelMessage] = []
+
+    def flush_tools() -> None:
+        if calls:
+            out.append(ModelMessage("assistant", "".join(text), tool_calls=tuple(calls)))
+            out.extend(results)
+            text.clear()
+            calls.clear()
+            results.clear()
+
+    for part in parts:
+        kind = str(part.get("type", ""))
+        if kind == "text":
+            flush_tools()
+            text.append(str(part.get("text", "")))
+        elif kind.startswith("tool-") and part.get("toolCallId"):
+            name = kind.removeprefix("tool-")
+            arguments = part.get("input") if isinstance(part.get("input"), dict) else {}
+            call = ToolCall(str(part["toolCallId"]), name, arguments)
+            calls.append(call)
+            if part.get("state") == "output-error":
+                result: Any = {"error": part.get("errorText", "tool failed")}
+            else:
+                result = part.get("output", {})
+            results.append(
+                ModelMessage("tool", json.dumps(result, default=str), tool_call_id=call.id)
+            )
+    flush_tools()
+    if text and "".join(text):
+        out.append(ModelMessage("assistant", "".join(text)))
+    return out
+
+
+def fit_history(
+    history: Sequence[Mapping[str, Any]], token_budget: int
+) -> tuple[list[ModelMessage], str | None]:
+    """Recent turns that fit ``token_budget`` (newest kept), and the summary overlay if any."""
+    summary: str | None = None
+    units: list[list[ModelMessage]] = []
+    for message in history:
+        if str(message.get("id", "")).startswith(COMPACTION_PREFIX):
+            summary = text_of(message)
+            continue
+        converted = [m for m in to_model_messages(message) if m.content or m.tool_calls]
+        if converted:
+            units.append(converted)
+    kept: list[list[ModelMessage]] = []
+    used = 0
+    for unit in reversed(units):
+        cost = message_tokens(unit)
+        if kept and used + cost > token_budget:
+            break
+        kept.append(unit)
+        used += cost
+    kept.reverse()
+    # A history must not open with tool results or a dangling assistant turn: trim to a user.
+    while len(kept) > 1 and kept[0][0].role != "user":
+        kept.pop(0)
+    return [m for unit in kept for m in unit], summary
+
+
+def build_request(
+    *,
+    agent: AgentDefinition,
+    history: Sequence[Mapping[str, Any]],
+    tools: Sequence[ToolSpec] = (),
+    memory: Mapping[str, str | None] | None = None,
+    retrieved: Sequence[ContextItem] = (),
+    state: Mapping[str, Any] | None = None,
+    summary: str | None = None,
+    chat_id: str = "",
+    run_id: str = "",
+) -> ModelRequest:
+    """The model request for a turn. ``history`` ends with the message being answered."""
+    budget = int(agent.model.context_tokens * (1 - REPLY_RESERVE))
+    context: list[ContextSection] = []
+    for block in agent.context_blocks:
+        content = (memory or {}).get(block.label)
+        if not content:
+            continue
+        items = tuple(
+            ContextItem(line.strip().removeprefix("- ").strip(), source=block.label)
+            for line in content.splitlines()
+            if line.strip()
+        )
+        text = _clip_tokens(content.strip(), block.max_tokens)
+        context.append(ContextSection("memory", block.title, text=text, items=items))
+    if retrieved:
+        context.append(
+            ContextSection("retrieval", "From the user's past chats", items=tuple(retrieved))
+        )
+    if state:
+        context.append(
+            ContextSection(
+                "session_state",
+                "Session state (this chat's working memory)",
+                text=json.dumps(state, ensure_ascii=False, sort_keys=True, indent=1),
+            )
+        )
+    overhead = sum(estimate_tokens(s.render()) for s in context) + estimate_tokens(
+        agent.system_prompt
+    )
+    messages, overlay_summary = fit_history(history, max(256, budget - overhead))
+    summary = overlay_summary or summary
+    if summary:
+        context.append(ContextSection("summary", "Summary of earlier turns", text=summary))
+    return ModelRequest(
+        messages=tuple(messages),
+        system=agent.system_prompt,
+        context=tuple(context),
+        tools=tuple(tools),
+        model=agent.model.model,
+        temperature=agent.model.temperature,
+        max_tokens=agent.model.max_tokens,
+        metadata={"chat_id": chat_id, "run_id": run_id, "agent": f"{agent.id}@{agent.version}"},
+    )
+
+
+def _clip_tokens(text: str, max_tokens: int) -> str:
+    limit = max_tokens * CHARS_PER_TOKEN
+    if len(text) <= limit:
+        return text
+    # Keep the newest memory (appended last) when the block is over its budget.
+    return "…\n" + text[-limit:].split("\n", 1)[-1]

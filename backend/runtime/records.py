@@ -1,0 +1,137 @@
+"""The runtime's value types: conversation record, runs, session state, tickets, events.
+
+Pure data. Timestamps are integer milliseconds since the epoch, like every store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+VersionPolicy = Literal["pinned", "latest"]
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in (RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+class RunKind(StrEnum):
+    SEND = "send"
+    REGENERATE = "regenerate"
+    EDIT = "edit"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A thread's binding and ownership (seed 004 ``Conversation``).
+
+    ``agent_version`` is set when ``agent_version_policy == "pinned"``: every run of this
+    conversation uses exactly that version. Under ``"latest"`` each run resolves the newest
+    version at claim time (and records it on the run).
+    """
+
+    id: str
+    tenant_id: str
+    owner_principal_id: str
+    participant_ids: tuple[str, ...]
+    agent_id: str
+    agent_version_policy: VersionPolicy
+    agent_version: int | None
+    session_state_version: int
+    title: str
+    last_run_id: str | None
+    archived_at: int | None
+    created_at: int
+    updated_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """One version of a conversation's working memory."""
+
+    version: int
+    data: dict[str, Any]
+    bytes: int = 0
+    updated_at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    id: str
+    conversation_id: str
+    kind: RunKind
+    status: RunStatus
+    seq: int
+    user_message_id: str
+    assistant_message_id: str
+    agent_id: str
+    agent_version: int | None
+    enqueued_at: int
+    started_at: int | None = None
+    finished_at: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunTicket:
+    """What a caller gets back at once: the run is queued and the user's message is stored."""
+
+    chat_id: str
+    run_id: str
+    user_message_id: str
+    assistant_message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatusView:
+    running: RunRecord | None
+    queued: tuple[RunRecord, ...]
+    last_seq: int
+
+    @property
+    def busy(self) -> bool:
+        return self.running is not None or bool(self.queued)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    label: str
+    offline: bool
+    model: str
+
+
+EventType = Literal[
+    "run.queued",
+    "run.started",
+    "message.delta",
+    "tool.call",
+    "context.compacted",
+    "run.completed",
+    "run.failed",
+    "run.cancelled",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """One ordered event of a conversation's runs.
+
+    ``seq`` increases by one per event within a conversation (for this runtime's lifetime);
+    subscribers resume with ``subscribe(chat_id, after_seq=last_seen_seq)``.
+    """
+
+    seq: int
+    type: EventType
+    chat_id: str
+    run_id: str
+    data: dict[str, Any] = field(default_factory=dict)
+    at: int = 0

@@ -1,0 +1,356 @@
+"""The runtime's tables, inside each chat's own SQLite file (component ``"runtime"``).
+
+Living in the same file as the conversation's messages is what lets a run commit its session
+state, its final messages and its run record in ONE transaction (seed 004: "state and
+messages never diverge"). Every statement goes through :class:`backend.storage.Database`.
+
+Tables:
+
+* ``runtime_conversation`` — one row: the conversation record (binding, ownership,
+  ``session_state_version``, last run).
+* ``runtime_session_state`` — the current state document; its version is the record's
+  ``session_state_version`` (one source of truth, bumped by a compare-and-set).
+* ``runtime_runs`` — every run; ``seq`` (autoincrement) is the enqueue order; a partial unique
+  index makes "at most one running run per conversation" a database invariant, not a hope.
+
+This module stores; it does not validate. Validation lives in :mod:`backend.runtime.state`,
+the only writer of session state.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from backend.errors import ConflictError, RunNotFoundError, StaleVersionError
+from backend.runtime.records import (
+    Conversation,
+    RunKind,
+    RunRecord,
+    RunStatus,
+    SessionState,
+    VersionPolicy,
+)
+from backend.storage import Database
+
+COMPONENT = "runtime"
+
+
+def _m001_runtime_tables(db: Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE runtime_conversation (
+            id TEXT PRIMARY KEY,
+            tenant_id TEXT NOT NULL,
+            owner_principal_id TEXT NOT NULL,
+            participant_ids TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            agent_version_policy TEXT NOT NULL
+                CHECK (agent_version_policy IN ('pinned', 'latest')),
+            agent_version INTEGER,
+            session_state_version INTEGER NOT NULL DEFAULT 0,
+            title TEXT NOT NULL DEFAULT '',
+            last_run_id TEXT,
+            archived_at INTEGER,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE runtime_session_state (
+            conversation_id TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL
+        ) WITHOUT ROWID
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE runtime_runs (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            conversation_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            user_message_id TEXT NOT NULL,
+            assistant_message_id TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            agent_version INTEGER,
+            enqueued_at INTEGER NOT NULL,
+            started_at INTEGER,
+            finished_at INTEGER,
+            error TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX runtime_runs_by_status ON runtime_runs (conversation_id, status, seq)")
+    db.execute(
+        "CREATE UNIQUE INDEX runtime_runs_one_running ON runtime_runs (conversation_id) "
+        "WHERE status = 'running'"
+    )
+
+
+MIGRATIONS = [_m001_runtime_tables]
+
+_SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE id = ?"
+_INSERT_CONVERSATION = """
+INSERT OR IGNORE INTO runtime_conversation (
+    id, tenant_id, owner_principal_id, participant_ids, agent_id, agent_version_policy,
+    agent_version, session_state_version, title, created_at, updated_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)
+"""
+_UPDATE_BINDING = """
+UPDATE runtime_conversation
+SET agent_id = ?, agent_version_policy = ?, agent_version = ?, updated_at = ?
+WHERE id = ?
+"""
+_UPDATE_TITLE = "UPDATE runtime_conversation SET title = ?, updated_at = ? WHERE id = ?"
+_UPDATE_ARCHIVED = "UPDATE runtime_conversation SET archived_at = ?, updated_at = ? WHERE id = ?"
+_UPDATE_LAST_RUN = "UPDATE runtime_conversation SET last_run_id = ?, updated_at = ? WHERE id = ?"
+_BUMP_STATE_VERSION = """
+UPDATE runtime_conversation
+SET session_state_version = session_state_version + 1, updated_at = ?
+WHERE id = ? AND session_state_version = ?
+"""
+_SELECT_STATE = """
+SELECT c.session_state_version AS version, s.state, s.bytes, s.updated_at
+FROM runtime_conversation c LEFT JOIN runtime_session_state s ON s.conversation_id = c.id
+WHERE c.id = ?
+"""
+_UPSERT_STATE = """
+INSERT INTO runtime_session_state (conversation_id, state, bytes, updated_at)
+VALUES (?, ?, ?, ?)
+ON CONFLICT (conversation_id) DO UPDATE
+SET state = excluded.state, bytes = excluded.bytes, updated_at = excluded.updated_at
+"""
+_INSERT_RUN = """
+INSERT INTO runtime_runs (
+    id, conversation_id, kind, status, user_message_id, assistant_message_id,
+    agent_id, agent_version, enqueued_at
+) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)
+"""
+_SELECT_RUN = "SELECT * FROM runtime_runs WHERE id = ?"
+_SELECT_OPEN_RUNS = """
+SELECT * FROM runtime_runs
+WHERE conversation_id = ? AND status IN ('queued', 'running')
+ORDER BY seq
+"""
+_SELECT_NEXT_QUEUED = """
+SELECT * FROM runtime_runs WHERE conversation_id = ? AND status = 'queued'
+ORDER BY enqueued_at, seq LIMIT 1
+"""
+_CLAIM_RUN = """
+UPDATE runtime_runs SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?
+WHERE id = ? AND status = 'queued'
+"""
+_FINISH_RUN = """
+UPDATE runtime_runs SET status = ?, finished_at = ?, error = ?
+WHERE id = ? AND status IN ('queued', 'running')
+"""
+
+
+class RuntimeStore:
+    """Synchronous access to the runtime tables of one chat file."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.migrate(COMPONENT, MIGRATIONS)
+
+    # ── conversation record ─────────────────────────────────────────
+
+    def ensure_conversation(
+        self,
+        conversation_id: str,
+        *,
+        tenant_id: str,
+        owner_principal_id: str,
+        participant_ids: tuple[str, ...],
+        agent_id: str,
+        agent_version_policy: VersionPolicy,
+        agent_version: int | None,
+        title: str,
+        now: int,
+    ) -> Conversation:
+        """Get-or-create: an existing record keeps its binding (that is the point of it)."""
+        with self.db.transaction():
+            self.db.execute(
+                _INSERT_CONVERSATION,
+                (
+                    conversation_id,
+                    tenant_id,
+                    owner_principal_id,
+                    json.dumps(list(participant_ids)),
+                    agent_id,
+                    agent_version_policy,
+                    agent_version,
+                    title,
+                    now,
+                    now,
+                ),
+            )
+            conversation = self.load_conversation(conversation_id)
+        assert conversation is not None
+        return conversation
+
+    def load_conversation(self, conversation_id: str) -> Conversation | None:
+        row = self.db.query_one(_SELECT_CONVERSATION, (conversation_id,))
+        return _conversation(row) if row else None
+
+    def update_binding(
+        self,
+        conversation_id: str,
+        agent_id: str,
+        policy: VersionPolicy,
+        version: int | None,
+        now: int,
+    ) -> None:
+        self.db.execute(_UPDATE_BINDING, (agent_id, policy, version, now, conversation_id))
+
+    def set_title(self, conversation_id: str, title: str, now: int) -> None:
+        self.db.execute(_UPDATE_TITLE, (title, now, conversation_id))
+
+    def set_archived(self, conversation_id: str, archived_at: int | None, now: int) -> None:
+        self.db.execute(_UPDATE_ARCHIVED, (archived_at, now, conversation_id))
+
+    def set_last_run(self, conversation_id: str, run_id: str, now: int) -> None:
+        self.db.execute(_UPDATE_LAST_RUN, (run_id, now, conversation_id))
+
+    # ── session state ───────────────────────────────────────────────
+
+    def load_state(self, conversation_id: str) -> SessionState:
+        row = self.db.query_one(_SELECT_STATE, (conversation_id,))
+        if row is None:
+            return SessionState(version=0, data={})
+        data = json.loads(row["state"]) if row["state"] else {}
+        return SessionState(
+            version=row["version"],
+            data=data,
+            bytes=row["bytes"] or 0,
+            updated_at=row["updated_at"] or 0,
+        )
+
+    def put_state(
+        self, conversation_id: str, expected_version: int, encoded: str, now: int
+    ) -> SessionState:
+        """Compare-and-set: write only if the version is still ``expected_version``."""
+        with self.db.transaction():
+            cursor = self.db.execute(_BUMP_STATE_VERSION, (now, conversation_id, expected_version))
+            if cursor.rowcount != 1:
+                actual = self.load_state(conversation_id).version
+                raise StaleVersionError("session state", expected_version, actual)
+            size = len(encoded.encode())
+            self.db.execute(_UPSERT_STATE, (conversation_id, encoded, size, now))
+        return SessionState(expected_version + 1, json.loads(encoded), size, now)
+
+    # ── runs ────────────────────────────────────────────────────────
+
+    def enqueue_run(
+        self,
+        *,
+        run_id: str,
+        conversation_id: str,
+        kind: RunKind,
+        user_message_id: str,
+        assistant_message_id: str,
+        agent_id: str,
+        agent_version: int | None,
+        now: int,
+    ) -> RunRecord:
+        self.db.execute(
+            _INSERT_RUN,
+            (
+                run_id,
+                conversation_id,
+                kind.value,
+                user_message_id,
+                assistant_message_id,
+                agent_id,
+                agent_version,
+                now,
+            ),
+        )
+        return self.load_run(run_id)
+
+    def load_run(self, run_id: str) -> RunRecord:
+        row = self.db.query_one(_SELECT_RUN, (run_id,))
+        if row is None:
+            raise RunNotFoundError(run_id)
+        return _run(row)
+
+    def open_runs(self, conversation_id: str) -> list[RunRecord]:
+        """Queued and running runs, in enqueue order."""
+        return [_run(row) for row in self.db.query(_SELECT_OPEN_RUNS, (conversation_id,))]
+
+    def claim_next_run(
+        self,
+        conversation_id: str,
+        *,
+        agent_id: str,
+        agent_version: int | None,
+        now: int,
+    ) -> RunRecord | None:
+        """Move the oldest queued run to ``running``; ``None`` if the queue is empty.
+
+        Raises :class:`ConflictError` if another run is already running (the unique index).
+        """
+        with self.db.transaction():
+            row = self.db.query_one(_SELECT_NEXT_QUEUED, (conversation_id,))
+            if row is None:
+                return None
+            try:
+                self.db.execute(_CLAIM_RUN, (now, agent_id, agent_version, row["id"]))
+            except sqlite3.IntegrityError as exc:
+                raise ConflictError(
+                    f"conversation {conversation_id!r} already has a running run"
+                ) from exc
+            return self.load_run(row["id"])
+
+    def peek_next_run(self, conversation_id: str) -> RunRecord | None:
+        row = self.db.query_one(_SELECT_NEXT_QUEUED, (conversation_id,))
+        return _run(row) if row else None
+
+    def finish_run(
+        self, run_id: str, status: RunStatus, *, now: int, error: str | None = None
+    ) -> bool:
+        """Record a final status; False if the run had already finished."""
+        cursor = self.db.execute(_FINISH_RUN, (status.value, now, error, run_id))
+        return cursor.rowcount == 1
+
+
+def _conversation(row: sqlite3.Row) -> Conversation:
+    return Conversation(
+        id=row["id"],
+        tenant_id=row["tenant_id"],
+        owner_principal_id=row["owner_principal_id"],
+        participant_ids=tuple(json.loads(row["participant_ids"])),
+        agent_id=row["agent_id"],
+        agent_version_policy=row["agent_version_policy"],
+        agent_version=row["agent_version"],
+        session_state_version=row["session_state_version"],
+        title=row["title"],
+        last_run_id=row["last_run_id"],
+        archived_at=row["archived_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    return RunRecord(
+        id=row["id"],
+        conversation_id=row["conversation_id"],
+        kind=RunKind(row["kind"]),
+        status=RunStatus(row["status"]),
+        seq=row["seq"],
+        user_message_id=row["user_message_id"],
+        assistant_message_id=row["assistant_message_id"],
+        agent_id=row["agent_id"],
+        agent_version=row["agent_version"],
+        enqueued_at=row["enqueued_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        error=row["error"],
+    )

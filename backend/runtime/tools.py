@@ -1,0 +1,135 @@
+"""Tools the model may call, and how their calls and results become message parts.
+
+A tool validates its arguments, does one deterministic thing, and returns a JSON object.
+Failures are returned to the model as an error result (it can correct itself) and stored as
+an ``output-error`` part; they never abort the turn.
+
+Stored parts use the AI SDK ``UIMessage`` tool-part shape::
+
+    {"type": "tool-<name>", "toolCallId": ..., "state": "output-available",
+     "input": {...}, "output": {...}}
+    {"type": "tool-<name>", "toolCallId": ..., "state": "output-error",
+     "input": {...}, "errorText": "..."}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from backend.errors import ChatsError
+from backend.models import REMEMBER_TOOL, ToolCall, ToolSpec
+from backend.runtime.state import SessionStateHandle
+
+UPDATE_STATE_TOOL = "update_session_state"
+MAX_FACT_CHARS = 1_000
+
+
+class ToolError(ChatsError):
+    """A tool refused its input; the message goes back to the model."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may touch during one run."""
+
+    chat_id: str
+    state: SessionStateHandle
+    remember: Callable[[str], Awaitable[None]]
+
+
+class Tool(Protocol):
+    spec: ToolSpec
+
+    async def run(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
+
+class RememberTool:
+    """Append one fact to the user's shared memory (visible to every chat)."""
+
+    spec = ToolSpec(
+        name=REMEMBER_TOOL,
+        description="Save a fact about the user to shared memory, available in every chat.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "fact": {"type": "string", "description": "The fact, as a short sentence."}
+            },
+            "required": ["fact"],
+        },
+    )
+
+    async def run(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        fact = arguments.get("fact")
+        if not isinstance(fact, str) or not fact.strip():
+            raise ToolError("'fact' must be a non-empty string")
+        fact = " ".join(fact.split())
+        if len(fact) > MAX_FACT_CHARS:
+            raise ToolError(f"'fact' is longer than {MAX_FACT_CHARS} characters")
+        await context.remember(fact)
+        return {"saved": True, "fact": fact}
+
+
+class UpdateSessionStateTool:
+    """Propose a change to session state; the runtime commits it with the turn."""
+
+    spec = ToolSpec(
+        name=UPDATE_STATE_TOOL,
+        description=(
+            "Update this conversation's session state (durable working memory for this chat): "
+            "'set' merges top-level keys, 'remove' deletes keys. No secrets."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {
+                "set": {"type": "object", "description": "Top-level keys to set."},
+                "remove": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    )
+
+    async def run(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        set_values = arguments.get("set") or {}
+        remove = arguments.get("remove") or []
+        if not isinstance(set_values, dict):
+            raise ToolError("'set' must be an object")
+        if not isinstance(remove, list) or not all(isinstance(k, str) for k in remove):
+            raise ToolError("'remove' must be a list of keys")
+        state = context.state.propose(set_values=set_values, remove=remove)
+        return {"state": state, "committed_with_turn": True}
+
+
+BUILTIN_TOOLS: dict[str, Tool] = {
+    REMEMBER_TOOL: RememberTool(),
+    UPDATE_STATE_TOOL: UpdateSessionStateTool(),
+}
+
+
+async def run_tool(
+    tools: dict[str, Tool], context: ToolContext, call: ToolCall
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Run one call: ``(output, None)`` on success, ``(None, error_text)`` otherwise."""
+    tool = tools.get(call.name)
+    if tool is None:
+        return None, f"unknown tool {call.name!r}"
+    try:
+        return await tool.run(context, call.arguments), None
+    except (ToolError, ChatsError, ValueError, TypeError) as exc:
+        return None, str(exc)
+
+
+def tool_part(call: ToolCall, output: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
+    """The stored message part for one finished tool call."""
+    part: dict[str, Any] = {
+        "type": f"tool-{call.name}",
+        "toolCallId": call.id,
+        "input": call.arguments,
+    }
+    if error is None:
+        part["state"] = "output-available"
+        part["output"] = output if output is not None else {}
+    else:
+        part["state"] = "output-error"
+        part["errorText"] = error
+    return part

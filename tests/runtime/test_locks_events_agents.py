@@ -1,0 +1,138 @@
+"""Per-conversation leases, replayable event logs, and versioned agent definitions."""
+
+import asyncio
+
+import pytest
+
+from backend.errors import AgentNotFoundError
+from backend.runtime import DEFAULT_AGENT, AgentRegistry, EventLog, InProcessLockStore
+from backend.runtime.locks import DistributedLockStore, hold
+
+pytestmark = pytest.mark.anyio
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class TestInProcessLockStore:
+    async def test_it_implements_the_distributed_interface(self):
+        assert isinstance(InProcessLockStore(), DistributedLockStore)
+
+    async def test_only_one_owner_holds_a_key_and_only_the_owner_releases_it(self):
+        locks = InProcessLockStore()
+        assert await locks.try_acquire("k", "a", 10)
+        assert not await locks.try_acquire("k", "b", 10)
+        assert await locks.try_acquire("other", "b", 10)  # other keys are independent
+        assert not await locks.release("k", "b")
+        assert await locks.holder("k") == "a"
+        assert await locks.release("k", "a")
+        assert await locks.try_acquire("k", "b", 10)
+
+    async def test_an_expired_lease_can_be_taken_over_and_the_old_owner_cannot_refresh(self):
+        clock = FakeClock()
+        locks = InProcessLockStore(clock)
+        await locks.try_acquire("k", "a", 5)
+        clock.now = 6
+        assert await locks.try_acquire("k", "b", 5)
+        assert not await locks.refresh("k", "a", 5)
+        assert not await locks.release("k", "a")
+        assert await locks.holder("k") == "b"
+
+    async def test_hold_serialises_bodies_on_one_key_and_not_across_keys(self):
+        locks = InProcessLockStore()
+        inside: dict[str, int] = {"k1": 0, "k2": 0}
+        peak: dict[str, int] = {"k1": 0, "k2": 0}
+
+        async def body(key, owner):
+            async with hold(locks, key, owner, poll_interval_s=0.001):
+                inside[key] += 1
+                peak[key] = max(peak[key], inside[key])
+                await asyncio.sleep(0.01)
+                inside[key] -= 1
+
+        await asyncio.gather(*(body(k, f"{k}-{i}") for k in ("k1", "k2") for i in range(4)))
+        assert peak == {"k1": 1, "k2": 1}
+
+
+class TestEventLog:
+    async def test_sequence_numbers_start_at_one_and_have_no_gaps(self):
+        log = EventLog("c")
+        events = [log.publish("message.delta", "r", {"text": str(i)}) for i in range(5)]
+        assert [e.seq for e in events] == [1, 2, 3, 4, 5]
+        assert [e.seq for e in log.since(2)] == [3, 4, 5]
+        assert log.since(5) == []
+
+    async def test_a_late_subscriber_replays_then_follows_live_without_duplicates(self):
+        log = EventLog("c")
+        log.publish("run.started", "r")
+        log.publish("message.delta", "r", {"text": "a"})
+        seen = []
+
+        async def follow():
+            async for event in log.subscribe(after_seq=1):
+                seen.append((event.seq, event.type))
+                if event.type == "run.completed":
+                    return
+
+        task = asyncio.ensure_future(follow())
+        await asyncio.sleep(0.01)
+        log.publish("message.delta", "r", {"text": "b"})
+        log.publish("run.completed", "r")
+        await asyncio.wait_for(task, 5)
+        assert seen == [(2, "message.delta"), (3, "message.delta"), (4, "run.completed")]
+
+    async def test_the_buffer_is_bounded_but_keeps_the_current_run(self):
+        log = EventLog("c", max_events=3)
+        for run in ("r1", "r2"):
+            for _ in range(3):
+                log.publish("message.delta", run)
+        kept = log.since(0)
+        assert {e.run_id for e in kept} == {"r2"}
+        log2 = EventLog("c", max_events=2)
+        for _ in range(5):
+            log2.publish("message.delta", "only")
+        assert len(log2.since(0)) == 5  # never evicts the run in progress
+
+    async def test_closing_ends_subscriptions(self):
+        log = EventLog("c")
+
+        async def drain():
+            return [e async for e in log.subscribe()]
+
+        task = asyncio.ensure_future(drain())
+        await asyncio.sleep(0.01)
+        log.close()
+        assert await asyncio.wait_for(task, 5) == []
+
+
+class TestAgentRegistry:
+    def test_the_default_agent_is_registered(self):
+        registry = AgentRegistry()
+        assert registry.get("assistant") == DEFAULT_AGENT
+
+    def test_publishing_adds_a_version_and_old_versions_stay_available(self):
+        registry = AgentRegistry()
+        v2 = registry.publish("assistant", system_prompt="v2 prompt")
+        assert v2.version == 2
+        assert registry.get("assistant").system_prompt == "v2 prompt"
+        assert registry.get("assistant", 1) == DEFAULT_AGENT
+
+    def test_unknown_agents_and_versions_raise_not_found(self):
+        registry = AgentRegistry()
+        with pytest.raises(AgentNotFoundError):
+            registry.get("nobody")
+        with pytest.raises(AgentNotFoundError) as caught:
+            registry.get("assistant", 9)
+        assert isinstance(caught.value, KeyError)
+
+    def test_a_registered_version_is_immutable(self):
+        registry = AgentRegistry()
+        from dataclasses import replace
+
+        with pytest.raises(ValueError):
+            registry.register(replace(DEFAULT_AGENT, system_prompt="changed"))

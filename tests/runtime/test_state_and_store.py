@@ -1,0 +1,240 @@
+"""Session state: bounded, versioned, validated; and the runtime tables it lives in."""
+
+import json
+import threading
+
+import pytest
+
+from backend.errors import (
+    ConflictError,
+    InvalidSessionStateError,
+    SessionStateTooLargeError,
+    StaleVersionError,
+)
+from backend.runtime import SessionStateStore
+from backend.runtime.records import RunKind, RunStatus
+from backend.runtime.state_schema import check_state
+from backend.runtime.store import RuntimeStore
+from backend.storage import Database
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "step": {"type": "integer", "minimum": 0},
+        "todo": {"type": "array", "items": {"type": "string", "maxLength": 20}, "maxItems": 3},
+        "mode": {"enum": ["draft", "final"]},
+    },
+    "required": ["step"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+def store(tmp_path):
+    db = Database(tmp_path / "chat.sqlite")
+    store = RuntimeStore(db)
+    store.ensure_conversation(
+        "c1",
+        tenant_id="t",
+        owner_principal_id="u",
+        participant_ids=("u",),
+        agent_id="assistant",
+        agent_version_policy="pinned",
+        agent_version=1,
+        title="",
+        now=1,
+    )
+    yield store
+    db.close()
+
+
+@pytest.fixture
+def states(store):
+    return SessionStateStore(store, max_bytes=200, clock=lambda: 5)
+
+
+class TestValidation:
+    def test_a_valid_document_is_encoded_canonically(self):
+        assert check_state({"todo": ["a"], "step": 1}, SCHEMA) == '{"step":1,"todo":["a"]}'
+
+    @pytest.mark.parametrize(
+        ("document", "fragment"),
+        [
+            ([], "must be a JSON object"),
+            ({"step": "1"}, "$.step: expected integer"),
+            ({"step": True}, "$.step: expected integer"),
+            ({"step": -1}, "below the minimum"),
+            ({}, "missing required key 'step'"),
+            ({"step": 1, "extra": 1}, "unexpected key 'extra'"),
+            ({"step": 1, "todo": ["x" * 21]}, "longer than 20"),
+            ({"step": 1, "todo": ["a", "b", "c", "d"]}, "more than 3 items"),
+            ({"step": 1, "mode": "other"}, "must be one of"),
+            ({"step": 1, "x": float("nan")}, "not JSON"),
+        ],
+    )
+    def test_invalid_documents_are_rejected_with_a_reason(self, document, fragment):
+        with pytest.raises(InvalidSessionStateError, match=fragment.replace("$", r"\$")):
+            check_state(document, SCHEMA)
+
+    def test_secret_looking_keys_are_refused_anywhere_in_the_document(self):
+        with pytest.raises(InvalidSessionStateError, match="secrets"):
+            check_state({"service": {"api_key": "sk-123"}}, None)
+        check_state({"keyboard": "qwerty", "tokens_used": 5}, None)  # no false positives
+
+    def test_an_oversize_document_fails_clearly_and_is_never_truncated(self):
+        with pytest.raises(SessionStateTooLargeError) as caught:
+            check_state({"notes": "x" * 500}, None, max_bytes=100)
+        assert caught.value.limit == 100
+        assert caught.value.bytes > 500
+
+
+class TestSessionStateStore:
+    def test_a_new_conversation_starts_empty_at_version_zero(self, states):
+        state = states.get("c1")
+        assert (state.version, state.data) == (0, {})
+
+    def test_each_write_bumps_the_version_and_the_conversation_record(self, states, store):
+        first = states.put("c1", expected_version=0, state={"a": 1})
+        second = states.put("c1", expected_version=1, state={"a": 2})
+        assert (first.version, second.version) == (1, 2)
+        assert states.get("c1").data == {"a": 2}
+        assert store.load_conversation("c1").session_state_version == 2
+
+    def test_a_stale_expected_version_is_rejected_and_nothing_changes(self, states):
+        states.put("c1", expected_version=0, state={"a": 1})
+        with pytest.raises(StaleVersionError) as caught:
+            states.put("c1", expected_version=0, state={"b": 2})
+        assert (caught.value.expected_version, caught.value.actual_version) == (0, 1)
+        assert states.get("c1").data == {"a": 1}
+
+    def test_an_oversize_write_fails_and_leaves_the_old_state(self, states):
+        states.put("c1", expected_version=0, state={"a": 1})
+        with pytest.raises(SessionStateTooLargeError):
+            states.put("c1", expected_version=1, state={"a": "y" * 1000})
+        assert states.get("c1").data == {"a": 1}
+        assert states.get("c1").version == 1
+
+    def test_two_connections_racing_on_one_version_give_exactly_one_winner(self, tmp_path, store):
+        path = store.db.path
+        barrier = threading.Barrier(2)
+        outcomes = []
+
+        def writer(value):
+            db = Database(path)
+            try:
+                mine = SessionStateStore(RuntimeStore(db), clock=lambda: 1)
+                barrier.wait()
+                mine.put("c1", expected_version=0, state={"writer": value})
+                outcomes.append(("ok", value))
+            except StaleVersionError:
+                outcomes.append(("stale", value))
+            finally:
+                db.close()
+
+        threads = [threading.Thread(target=writer, args=(v,)) for v in ("a", "b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(kind for kind, _ in outcomes) == ["ok", "stale"]
+        winner = next(value for kind, value in outcomes if kind == "ok")
+        assert SessionStateStore(store, clock=lambda: 1).get("c1").data == {"writer": winner}
+
+
+class TestHandle:
+    def test_proposals_are_validated_at_once_and_staged_until_commit(self, states):
+        handle = states.open("c1", SCHEMA)
+        with pytest.raises(InvalidSessionStateError):
+            handle.propose(set_values={"step": "not a number"})
+        assert not handle.dirty
+        handle.propose(set_values={"step": 1})
+        assert states.get("c1").version == 0  # nothing written yet
+        committed = handle.commit()
+        assert committed.version == 1
+        assert states.get("c1").data == {"step": 1}
+
+    def test_a_handle_commits_at_the_version_it_read(self, states):
+        handle = states.open("c1", None)
+        states.put("c1", expected_version=0, state={"other": "writer"})
+        handle.propose(set_values={"mine": 1})
+        with pytest.raises(StaleVersionError):
+            handle.commit()
+        assert states.get("c1").data == {"other": "writer"}
+
+
+class TestRuns:
+    def enqueue(self, store, run_id, now):
+        return store.enqueue_run(
+            run_id=run_id,
+            conversation_id="c1",
+            kind=RunKind.SEND,
+            user_message_id=f"u-{run_id}",
+            assistant_message_id=f"a-{run_id}",
+            agent_id="assistant",
+            agent_version=1,
+            now=now,
+        )
+
+    def test_runs_are_claimed_in_enqueue_order(self, store):
+        for index, run_id in enumerate(["r1", "r2", "r3"]):
+            self.enqueue(store, run_id, now=10 + index)
+        claimed = []
+        while run := store.claim_next_run("c1", agent_id="assistant", agent_version=1, now=50):
+            claimed.append(run.id)
+            store.finish_run(run.id, RunStatus.COMPLETED, now=60)
+        assert claimed == ["r1", "r2", "r3"]
+
+    def test_the_database_refuses_a_second_running_run(self, store):
+        self.enqueue(store, "r1", now=1)
+        self.enqueue(store, "r2", now=2)
+        store.claim_next_run("c1", agent_id="assistant", agent_version=1, now=3)
+        with pytest.raises(ConflictError):
+            store.claim_next_run("c1", agent_id="assistant", agent_version=1, now=4)
+        assert [r.status for r in store.open_runs("c1")] == [RunStatus.RUNNING, RunStatus.QUEUED]
+
+    def test_a_finished_run_cannot_be_finished_again(self, store):
+        self.enqueue(store, "r1", now=1)
+        assert store.finish_run("r1", RunStatus.CANCELLED, now=2)
+        assert not store.finish_run("r1", RunStatus.COMPLETED, now=3)
+        assert store.load_run("r1").status == RunStatus.CANCELLED
+
+    def test_the_conversation_record_keeps_every_field_of_the_seed(self, store):
+        record = store.load_conversation("c1")
+        assert record.tenant_id == "t"
+        assert record.owner_principal_id == "u"
+        assert record.participant_ids == ("u",)
+        assert (record.agent_id, record.agent_version_policy, record.agent_version) == (
+            "assistant",
+            "pinned",
+            1,
+        )
+        assert record.session_state_version == 0
+        assert (record.title, record.last_run_id, record.archived_at) == ("", None, None)
+        assert record.created_at == record.updated_at == 1
+        store.set_archived("c1", 99, now=100)
+        assert store.load_conversation("c1").archived_at == 99
+
+    def test_ensure_keeps_an_existing_binding(self, store):
+        store.update_binding("c1", "assistant", "latest", None, now=2)
+        again = store.ensure_conversation(
+            "c1",
+            tenant_id="t",
+            owner_principal_id="u",
+            participant_ids=("u",),
+            agent_id="other",
+            agent_version_policy="pinned",
+            agent_version=7,
+            title="",
+            now=3,
+        )
+        assert (again.agent_id, again.agent_version_policy) == ("assistant", "latest")
+
+    def test_runtime_tables_are_a_named_migration_of_the_chat_file(self, store):
+        names = [
+            r["name"]
+            for r in store.db.query("SELECT name FROM _migrations WHERE component = 'runtime'")
+        ]
+        assert names == ["_m001_runtime_tables"]
+        assert json.loads(
+            store.db.query_one("SELECT participant_ids FROM runtime_conversation")[0]
+        ) == ["u"]
