@@ -2,6 +2,7 @@
 
 Modules, one concern each:
 
+* ``chats``     ``Chats`` (the directory) and ``Chat`` (one conversation): lifecycle, events
 * ``ids``       chat ids: minted here, bound to this directory, safe as file names
 * ``layout``    where the files live (``root/<directory_id>/...``)
 * ``text``      titles, previews, FTS5 quoting, snippet markers (pure)
@@ -9,8 +10,10 @@ Modules, one concern each:
 * ``events``    directory change events, delivered after commit
 * ``directory`` SQL of the chat index and title search
 * ``shared``    SQL of shared memory blocks and searchable entries
+* ``index``     the cross-chat message index: hints, leases, repair, fan-out
 """
 
+from backend.chats.chats import Chat, Chats, TitleGenerator
 from backend.chats.events import (
     ChatCreated,
     ChatDeleted,
@@ -22,12 +25,22 @@ from backend.chats.events import (
     SharedContextChanged,
 )
 from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
-from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, split_snippet
+from backend.chats.text import (
+    MAX_PREVIEW_CHARS,
+    MAX_TITLE_CHARS,
+    SNIPPET_ELLIPSIS,
+    SNIPPET_END,
+    SNIPPET_START,
+    split_snippet,
+)
 
 __all__ = [
+    "MAX_PREVIEW_CHARS",
+    "MAX_TITLE_CHARS",
     "SNIPPET_ELLIPSIS",
     "SNIPPET_END",
     "SNIPPET_START",
+    "Chat",
     "ChatCreated",
     "ChatCursor",
     "ChatDeleted",
@@ -36,9 +49,11 @@ __all__ = [
     "ChatRestored",
     "ChatSummary",
     "ChatTurnRecorded",
+    "Chats",
     "DirectoryEvent",
     "DirectoryListener",
     "IndexRepair",
     "SharedContextChanged",
+    "TitleGenerator",
     "split_snippet",
 ]

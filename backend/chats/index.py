@@ -1,0 +1,627 @@
+"""The cross-chat message index: one FTS5 table in the directory answering for every chat.
+
+Two ways to search every message of a directory:
+
+* **Indexed** (the default): ``message_fts`` in ``directory.sqlite`` holds the searchable text
+  of every message of every chat generation whose files exist. One query, whatever the number
+  of chats; deleted chats are filtered out by a join on ``chats.deleted_at``.
+* **Fan-out** (the RFC's v1): ask each live chat's own FTS index (``Session.search``) and merge
+  by rank. It needs no directory index, so it is the reference the indexed path is verified
+  against, and the source of truth a repair rebuilds from is the same data it searches.
+
+Tables (component ``chats.index``)::
+
+    message_fts   fts5(content, chat_num UNINDEXED, message_id UNINDEXED)
+                  rowid = doc_rowid(chat_num, message_id)        (a point write, never a scan)
+    message_docs  (chat_num, message_id, digest)  WITHOUT ROWID   what is indexed, per chat
+    index_leases  (chat_num, holder, acquired_at) WITHOUT ROWID   who may be writing a chat
+
+**Keeping it current.** A chat's change feed (``Sessions.subscribe``) is the wake-up signal, not
+the data: each event adds the touched message ids to an in-memory *hint* set (``clear`` marks
+the whole chat). A flush (before every indexed search, every :data:`FLUSH_EVERY_HINTS` hints,
+when a chat is closed) re-reads the touched messages **from the chat's file** and writes the
+difference, inside a directory write transaction. Reading the committed state under the
+directory's write lock makes the result independent of event order: two threads or two
+processes racing on one message both end with whatever the file holds last. A digest per
+document skips rewriting unchanged text.
+
+**Detecting and repairing lag (the per-chat high-water mark).** A chat's index can only fall
+behind while someone writes it. So before a ``Chats`` instance opens a chat for writing it
+commits a **lease** row ``(chat_num, holder)``; it deletes the row when it closes the chat after
+a successful flush. Invariant: *a chat without a lease row is indexed exactly as its file says*.
+A process killed mid-write leaves its leases behind; the next ``Chats`` opened on the directory
+finds leases whose holder process is gone, rebuilds those chats from their files
+(:meth:`MessageIndex.resync`) and drops the leases. Leases of live holders (another process
+working right now) are left alone: that process keeps its own chats current. A chat file
+written without going through ``Chats`` is outside this contract; ``repair(full=True)``
+re-derives every chat from its file.
+
+**Coupling.** Reading a chat's documents needs the sessions schema (``session_messages``,
+``session_message_chunks``, ``session_compactions``) and its indexing rule
+(``backend.sessions.search.indexed_text``); that knowledge lives only in
+:class:`SessionDocuments`. Its rule matches ``Session.search``: rows that exist, are not hidden
+compaction echoes, and have non-empty text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from backend.chats.directory import ChatRecord
+from backend.chats.models import ChatHit, IndexRepair
+from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
+from backend.sessions.encoding import decode_content
+from backend.sessions.overlays import COMPACTION_PREFIX
+from backend.sessions.search import indexed_text, quote_phrase
+from backend.storage import Database
+
+log = logging.getLogger(__name__)
+
+COMPONENT = "chats.index"
+FLUSH_EVERY_HINTS = 256
+"""Pending hints that trigger a flush on the writing thread (bounds memory and staleness)."""
+TOKENIZER = "porter unicode61"
+"""Must equal the tokenizer of ``backend.sessions``' own FTS table, or the paths disagree."""
+CONVERSATION = ""
+"""The session id of a chat's conversation inside its file (``sessions.session("")``)."""
+
+
+def _m001_message_index(db: Database) -> None:
+    db.execute(
+        "CREATE VIRTUAL TABLE message_fts USING fts5("
+        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{TOKENIZER}')"
+    )
+    db.execute(
+        "CREATE TABLE message_docs (chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, "
+        "digest BLOB NOT NULL, PRIMARY KEY (chat_num, message_id)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE index_leases (chat_num INTEGER NOT NULL, holder TEXT NOT NULL, "
+        "acquired_at INTEGER NOT NULL, PRIMARY KEY (chat_num, holder)) WITHOUT ROWID"
+    )
+
+
+MIGRATIONS = (_m001_message_index,)
+
+
+def doc_rowid(chat_num: int, message_id: str) -> int:
+    """The FTS rowid of one message: stable, positive, 63 bits (no lookup to delete it)."""
+    key = f"{chat_num}:{message_id}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+# ── lease holders ───────────────────────────────────────────────────
+
+_HOST = socket.gethostname()
+_live_holders: set[str] = set()
+_live_holders_lock = threading.Lock()
+
+
+def new_holder() -> str:
+    """A lease holder name for one ``Chats`` instance: ``host:pid:random``."""
+    holder = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    with _live_holders_lock:
+        _live_holders.add(holder)
+    return holder
+
+
+def retire_holder(holder: str) -> None:
+    with _live_holders_lock:
+        _live_holders.discard(holder)
+
+
+def holder_is_gone(holder: str) -> bool:
+    """True when the instance that wrote a lease can no longer be writing.
+
+    Same host only: a holder on another host is presumed alive (SQLite files are not shared
+    across hosts in this design). A recycled pid makes a dead holder look alive until that
+    process exits too: repair is then merely postponed, never wrong.
+    """
+    host, _, rest = holder.partition(":")
+    pid_text, _, _ = rest.partition(":")
+    if host != _HOST or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        with _live_holders_lock:
+            return holder not in _live_holders
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a killed child not yet reaped is a zombie: it writes nothing any more
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+
+
+# ── reading a chat's documents ──────────────────────────────────────
+
+
+class SessionDocuments:
+    """The searchable documents of one chat file, read with its own short-lived connection.
+
+    A separate connection sees exactly the committed state, never another thread's open
+    transaction, and never creates a missing file (:meth:`open` yields ``None`` instead).
+    """
+
+    _SELECT_SOME = (
+        "SELECT id, content, content_chunks FROM session_messages "
+        "WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))"
+    )
+    _SELECT_ALL = "SELECT id, content, content_chunks FROM session_messages WHERE session_id = ?"
+    _SELECT_CONTINUATIONS = (
+        "SELECT content FROM session_message_chunks WHERE session_id = ? AND id = ? ORDER BY idx"
+    )
+    _SELECT_HIDDEN = "SELECT ? || id FROM session_compactions WHERE session_id = ?"
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, path: Path) -> Iterator[SessionDocuments | None]:
+        if not path.exists():
+            yield None
+            return
+        db = Database(path)
+        try:
+            yield cls(db) if db.table_exists("session_messages") else None
+        finally:
+            db.close()
+
+    def documents(self, message_ids: Iterable[str] | None = None) -> dict[str, str]:
+        """``{message_id: text}`` of searchable messages (all of them when ``None``)."""
+        # One read snapshot (a deferred BEGIN takes no write lock): rows, continuations and
+        # overlays all describe the same commit.
+        with self.db.lock:
+            self.db.execute("BEGIN")
+            try:
+                return self._read(message_ids)
+            finally:
+                self.db.execute("COMMIT")
+
+    def _read(self, message_ids: Iterable[str] | None) -> dict[str, str]:
+        if message_ids is None:
+            rows = self.db.query(self._SELECT_ALL, (CONVERSATION,))
+        else:
+            ids = json.dumps(sorted(set(message_ids)))
+            rows = self.db.query(self._SELECT_SOME, (CONVERSATION, ids))
+        if not rows:
+            return {}
+        hidden = {
+            r[0] for r in self.db.query(self._SELECT_HIDDEN, (COMPACTION_PREFIX, CONVERSATION))
+        }
+        found: dict[str, str] = {}
+        for row in rows:
+            message_id = row["id"]
+            if message_id in hidden:
+                continue
+            content = row["content"]
+            if row["content_chunks"]:
+                slices = self.db.query(self._SELECT_CONTINUATIONS, (CONVERSATION, message_id))
+                content += "".join(s[0] for s in slices)
+            message = decode_content(content)
+            text = indexed_text(message) if message is not None else ""
+            if text:
+                found[message_id] = text
+        return found
+
+
+# ── the directory-side store ────────────────────────────────────────
+
+
+@dataclass
+class _Counts:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+
+    def __iadd__(self, other: _Counts) -> _Counts:
+        self.added += other.added
+        self.updated += other.updated
+        self.removed += other.removed
+        return self
+
+
+class MessageIndexStore:
+    """SQL of ``message_fts`` / ``message_docs`` / ``index_leases``; callers own transactions."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.migrate(COMPONENT, MIGRATIONS)
+
+    _SELECT_DIGESTS = (
+        "SELECT message_id, digest FROM message_docs "
+        "WHERE chat_num = ? AND message_id IN (SELECT value FROM json_each(?))"
+    )
+    _SELECT_ALL_DIGESTS = "SELECT message_id, digest FROM message_docs WHERE chat_num = ?"
+    _INSERT_FTS = (
+        "INSERT INTO message_fts (rowid, content, chat_num, message_id) VALUES (?, ?, ?, ?)"
+    )
+    _DELETE_FTS = "DELETE FROM message_fts WHERE rowid = ?"
+    _UPSERT_DOC = (
+        "INSERT INTO message_docs (chat_num, message_id, digest) VALUES (?, ?, ?) "
+        "ON CONFLICT (chat_num, message_id) DO UPDATE SET digest = excluded.digest"
+    )
+    _DELETE_DOC = "DELETE FROM message_docs WHERE chat_num = ? AND message_id = ?"
+
+    def apply(self, chat_num: int, changes: Mapping[str, str | None]) -> _Counts:
+        """Make the listed messages' documents equal ``changes`` (``None``: not searchable)."""
+        if not changes:
+            return _Counts()
+        ids = json.dumps(sorted(changes))
+        existing = {
+            row[0]: bytes(row[1]) for row in self.db.query(self._SELECT_DIGESTS, (chat_num, ids))
+        }
+        return self._write(chat_num, existing, changes)
+
+    def replace_all(self, chat_num: int, truth: Mapping[str, str]) -> _Counts:
+        """Make the chat's documents exactly ``truth``."""
+        existing = {
+            row[0]: bytes(row[1]) for row in self.db.query(self._SELECT_ALL_DIGESTS, (chat_num,))
+        }
+        changes: dict[str, str | None] = dict.fromkeys(existing.keys() - truth.keys())
+        changes.update(truth)
+        return self._write(chat_num, existing, changes)
+
+    def _write(
+        self,
+        chat_num: int,
+        existing: Mapping[str, bytes],
+        changes: Mapping[str, str | None],
+    ) -> _Counts:
+        counts = _Counts()
+        unindex: list[tuple[int]] = []
+        index: list[tuple[int, str, int, str]] = []
+        docs: list[tuple[int, str, bytes]] = []
+        gone: list[tuple[int, str]] = []
+        for message_id, text in changes.items():
+            old = existing.get(message_id)
+            rowid = doc_rowid(chat_num, message_id)
+            if not text:
+                if old is not None:
+                    unindex.append((rowid,))
+                    gone.append((chat_num, message_id))
+                    counts.removed += 1
+                continue
+            digest = text_digest(text)
+            if old == digest:
+                continue
+            if old is not None:
+                unindex.append((rowid,))
+                counts.updated += 1
+            else:
+                counts.added += 1
+            index.append((rowid, text, chat_num, message_id))
+            docs.append((chat_num, message_id, digest))
+        if unindex:
+            self.db.executemany(self._DELETE_FTS, unindex)
+        if gone:
+            self.db.executemany(self._DELETE_DOC, gone)
+        if index:
+            self.db.executemany(self._INSERT_FTS, index)
+            self.db.executemany(self._UPSERT_DOC, docs)
+        return counts
+
+    def drop_chat(self, chat_num: int) -> int:
+        """Forget every document of a chat (purge, re-creation); return how many."""
+        existing = [row[0] for row in self.db.query(self._SELECT_ALL_DIGESTS, (chat_num,))]
+        return self._write(chat_num, dict.fromkeys(existing, b""), dict.fromkeys(existing)).removed
+
+    _COUNT_DOCS = "SELECT count(*) FROM message_docs WHERE chat_num = ?"
+
+    def count(self, chat_num: int) -> int:
+        return int(self.db.query_one(self._COUNT_DOCS, (chat_num,))[0])
+
+    _INDEXED_CHATS = "SELECT DISTINCT chat_num FROM message_docs"
+
+    def indexed_chats(self) -> list[int]:
+        return [row[0] for row in self.db.query(self._INDEXED_CHATS)]
+
+    # ── leases ──────────────────────────────────────────────────────
+
+    _ACQUIRE = "INSERT OR IGNORE INTO index_leases (chat_num, holder, acquired_at) VALUES (?, ?, ?)"
+    _RELEASE = "DELETE FROM index_leases WHERE chat_num = ? AND holder = ?"
+    _RELEASE_ALL = "DELETE FROM index_leases WHERE chat_num = ?"
+    _LEASES = "SELECT chat_num, holder FROM index_leases ORDER BY chat_num"
+
+    def acquire(self, chat_num: int, holder: str, now_ms: int) -> None:
+        self.db.execute(self._ACQUIRE, (chat_num, holder, now_ms))
+
+    def release(self, chat_num: int, holder: str) -> None:
+        self.db.execute(self._RELEASE, (chat_num, holder))
+
+    def release_all(self, chat_num: int) -> None:
+        self.db.execute(self._RELEASE_ALL, (chat_num,))
+
+    def leases(self) -> list[tuple[int, str]]:
+        return [(row[0], row[1]) for row in self.db.query(self._LEASES)]
+
+    # ── search ──────────────────────────────────────────────────────
+
+    _SEARCH = (
+        "SELECT f.rowid, c.id, f.message_id, f.rank "
+        "FROM message_fts f JOIN chats c ON c.num = f.chat_num "
+        "WHERE message_fts MATCH ? AND c.deleted_at IS NULL "
+        "ORDER BY f.rank, c.id, f.message_id LIMIT ?"
+    )
+    _SNIPPETS = (
+        "SELECT rowid, snippet(message_fts, 0, ?, ?, ?, ?) FROM message_fts "
+        "WHERE message_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))"
+    )
+
+    def search(self, match: str, limit: int) -> list[ChatHit]:
+        """Best bm25 first over live chats; snippets computed for the returned rows only."""
+        rows = self.db.query(self._SEARCH, (match, limit))
+        if not rows:
+            return []
+        snippets = {
+            row[0]: row[1]
+            for row in self.db.query(
+                self._SNIPPETS,
+                (
+                    SNIPPET_START,
+                    SNIPPET_END,
+                    SNIPPET_ELLIPSIS,
+                    SNIPPET_TOKENS,
+                    match,
+                    json.dumps([row[0] for row in rows]),
+                ),
+            )
+        }
+        return [
+            ChatHit(
+                chat_id=row[1], message_id=row[2], snippet=snippets.get(row[0], ""), rank=row[3]
+            )
+            for row in rows
+        ]
+
+
+# ── orchestration ───────────────────────────────────────────────────
+
+
+ChatLoader = Callable[[int], "ChatRecord | None"]
+PathOf = Callable[["ChatRecord"], Path]
+Clock = Callable[[], int]
+
+
+class MessageIndex:
+    """Hints in, documents out: keeps ``message_fts`` equal to the chats' files."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        load_chat: ChatLoader,
+        path_of: PathOf,
+        unpurged_chats: Callable[[], Sequence[int]],
+        clock: Clock,
+        flush_every: int = FLUSH_EVERY_HINTS,
+    ) -> None:
+        self.db = db
+        self.store = MessageIndexStore(db)
+        self.holder = new_holder()
+        self._load_chat = load_chat
+        self._path_of = path_of
+        self._unpurged_chats = unpurged_chats
+        self._clock = clock
+        self._flush_every = flush_every
+        self._hints_lock = threading.Lock()
+        self._hints: dict[tuple[int, int], set[str] | None] = {}
+        self._pending = 0
+        self._needs_resync: set[int] = set()
+
+    # ── hints ───────────────────────────────────────────────────────
+
+    def hint(self, chat_num: int, generation: int, message_ids: Iterable[str] | None) -> bool:
+        """Note that messages changed (``None``: maybe all of them); True when a flush is due."""
+        key = (chat_num, generation)
+        with self._hints_lock:
+            if message_ids is None:
+                self._hints[key] = None
+                self._pending += 1
+            else:
+                current = self._hints.setdefault(key, set())
+                if current is not None:
+                    before = len(current)
+                    current.update(message_ids)
+                    self._pending += len(current) - before
+            return self._pending >= self._flush_every
+
+    @property
+    def pending(self) -> int:
+        with self._hints_lock:
+            return self._pending + len(self._needs_resync)
+
+    def flush(self) -> IndexRepair:
+        """Apply every pending hint; a chat that fails is rebuilt on the next flush or repair."""
+        with self._hints_lock:
+            batch, self._hints, self._pending = self._hints, {}, 0
+            retry, self._needs_resync = self._needs_resync, set()
+        counts = _Counts()
+        for (chat_num, generation), ids in batch.items():
+            if chat_num in retry:
+                continue
+            try:
+                counts += self._apply(chat_num, generation, ids)
+            except Exception:
+                log.warning("message index: chat #%s will be rebuilt", chat_num, exc_info=True)
+                with self._hints_lock:
+                    self._needs_resync.add(chat_num)
+        for chat_num in retry:
+            counts += self._resync_or_remember(chat_num)
+        return _report(counts, chats=len(batch) + len(retry))
+
+    def _apply(self, chat_num: int, generation: int, ids: set[str] | None) -> _Counts:
+        with self.db.transaction():
+            record = self._load_chat(chat_num)
+            if record is None or record.generation != generation or record.purged_at is not None:
+                return _Counts()  # a stale generation's writes never reach the index
+            with SessionDocuments.open(self._path_of(record)) as source:
+                if ids is None:
+                    truth = source.documents() if source else {}
+                    return self.store.replace_all(chat_num, truth)
+                found = source.documents(ids) if source else {}
+                return self.store.apply(chat_num, {i: found.get(i) for i in ids})
+
+    def forget_hints(self, chat_num: int) -> None:
+        with self._hints_lock:
+            for key in [key for key in self._hints if key[0] == chat_num]:
+                ids = self._hints.pop(key)
+                self._pending -= 1 if ids is None else len(ids)
+            self._needs_resync.discard(chat_num)
+
+    def needs_resync(self, chat_num: int) -> bool:
+        with self._hints_lock:
+            return chat_num in self._needs_resync
+
+    # ── rebuild and repair ──────────────────────────────────────────
+
+    def resync(self, chat_num: int) -> _Counts:
+        """Rebuild one chat's documents from its file (or drop them if it is purged)."""
+        with self.db.transaction():
+            record = self._load_chat(chat_num)
+            if record is None or record.purged_at is not None:
+                return _Counts(removed=self.store.drop_chat(chat_num))
+            with SessionDocuments.open(self._path_of(record)) as source:
+                truth = source.documents() if source else {}
+            return self.store.replace_all(chat_num, truth)
+
+    def _resync_or_remember(self, chat_num: int) -> _Counts:
+        try:
+            return self.resync(chat_num)
+        except Exception:
+            log.warning("message index: chat #%s could not be rebuilt", chat_num, exc_info=True)
+            with self._hints_lock:
+                self._needs_resync.add(chat_num)
+            return _Counts()
+
+    def repair(self, *, full: bool = False) -> IndexRepair:
+        """Catch up after crashes: rebuild chats leased by gone holders (all chats if ``full``)."""
+        counts = _Counts()
+        flushed = self.flush()
+        counts.added, counts.updated, counts.removed = (
+            flushed.documents_added,
+            flushed.documents_updated,
+            flushed.documents_removed,
+        )
+        stale = [
+            (num, holder)
+            for num, holder in self.store.leases()
+            if holder != self.holder and holder_is_gone(holder)
+        ]
+        targets = {num for num, _ in stale}
+        if full:
+            targets |= set(self._unpurged_chats()) | set(self.store.indexed_chats())
+        failed: set[int] = set()
+        for chat_num in sorted(targets):
+            counts += self._resync_or_remember(chat_num)
+            if self.needs_resync(chat_num):
+                failed.add(chat_num)
+        released = 0
+        with self.db.transaction():
+            for num, holder in stale:
+                if num not in failed:
+                    self.store.release(num, holder)
+                    released += 1
+        return _report(counts, chats=len(targets), leases=released)
+
+    # ── leases ──────────────────────────────────────────────────────
+
+    def acquire_lease(self, chat_num: int) -> None:
+        with self.db.transaction():
+            self.store.acquire(chat_num, self.holder, self._clock())
+
+    def release_lease(self, chat_num: int) -> None:
+        """Release after a clean flush; a chat that failed keeps its lease for repair."""
+        if self.needs_resync(chat_num):
+            self._resync_or_remember(chat_num)
+            if self.needs_resync(chat_num):
+                return
+        with self.db.transaction():
+            self.store.release(chat_num, self.holder)
+
+    def close(self) -> None:
+        retire_holder(self.holder)
+
+
+def _report(counts: _Counts, *, chats: int, leases: int = 0) -> IndexRepair:
+    return IndexRepair(
+        chats_checked=chats,
+        documents_added=counts.added,
+        documents_updated=counts.updated,
+        documents_removed=counts.removed,
+        leases_released=leases,
+    )
+
+
+# ── fan-out ─────────────────────────────────────────────────────────
+
+
+class SearchResultLike(Protocol):
+    id: str
+    content: str
+    rank: float
+
+
+def fanout_search(
+    per_chat: Iterable[tuple[str, Sequence[SearchResultLike]]], query: str, limit: int
+) -> list[ChatHit]:
+    """Merge each chat's own top ``limit`` hits by rank and keep ``limit`` globally.
+
+    Ranks come from each chat's own bm25 statistics, so the merge order is an approximation
+    of the indexed path's; the set of hits is the same whenever ``limit`` covers them all.
+    """
+    found: list[tuple[float, str, str, str]] = []
+    for chat_id, results in per_chat:
+        for result in results:
+            found.append((float(result.rank), chat_id, result.id, result.content))
+    found.sort(key=lambda hit: hit[:3])
+    top = found[:limit]
+    snippets = _snippets([hit[3] for hit in top], query)
+    return [
+        ChatHit(chat_id=chat_id, message_id=message_id, snippet=snippet, rank=rank)
+        for (rank, chat_id, message_id, _), snippet in zip(top, snippets, strict=True)
+    ]
+
+
+_SNIPPET_TABLE = f"CREATE VIRTUAL TABLE hits USING fts5(content, tokenize = '{TOKENIZER}')"
+_SNIPPET_INSERT = "INSERT INTO hits (rowid, content) VALUES (?, ?)"
+_SNIPPET_SELECT = "SELECT rowid, snippet(hits, 0, ?, ?, ?, ?) FROM hits WHERE hits MATCH ?"
+
+
+def _snippets(contents: Sequence[str], query: str) -> list[str]:
+    """Highlight fan-out hits exactly like the indexed path: FTS5 ``snippet()`` in memory."""
+    if not contents:
+        return []
+    db = Database(":memory:")
+    try:
+        db.execute(_SNIPPET_TABLE)
+        db.executemany(_SNIPPET_INSERT, enumerate(contents))
+        rows = db.query(
+            _SNIPPET_SELECT,
+            (SNIPPET_START, SNIPPET_END, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, quote_phrase(query)),
+        )
+        by_row = {row[0]: row[1] for row in rows}
+    finally:
+        db.close()
+    return [by_row.get(i, content) for i, content in enumerate(contents)]

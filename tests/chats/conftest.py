@@ -1,0 +1,39 @@
+"""Fixtures for the directory tests: a controllable clock and a fresh directory per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from backend.chats import Chats
+
+START_MS = 1_700_000_000_000
+
+
+class FakeClock:
+    """Milliseconds that only move when a test says so (timestamps can tie on purpose)."""
+
+    def __init__(self, now: int = START_MS) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance(self, ms: int = 1) -> int:
+        self.now += ms
+        return self.now
+
+
+def text_message(message_id: str, text: str, role: str = "user") -> dict:
+    return {"id": message_id, "role": role, "parts": [{"type": "text", "text": text}]}
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def chats(tmp_path, clock):
+    directory = Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=3600)
+    yield directory
+    directory.close()

@@ -1,0 +1,33 @@
+"""The public surface of backend.chats is small and explicit."""
+
+import backend.chats
+from tests.support.exports import assert_public_surface
+
+
+def test_backend_chats_exports_exactly_its_public_names():
+    assert_public_surface(
+        backend.chats,
+        {
+            "MAX_PREVIEW_CHARS",
+            "MAX_TITLE_CHARS",
+            "SNIPPET_ELLIPSIS",
+            "SNIPPET_END",
+            "SNIPPET_START",
+            "Chat",
+            "ChatCreated",
+            "ChatCursor",
+            "ChatDeleted",
+            "ChatHit",
+            "ChatRenamed",
+            "ChatRestored",
+            "ChatSummary",
+            "ChatTurnRecorded",
+            "Chats",
+            "DirectoryEvent",
+            "DirectoryListener",
+            "IndexRepair",
+            "SharedContextChanged",
+            "TitleGenerator",
+            "split_snippet",
+        },
+    )
