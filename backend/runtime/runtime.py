@@ -128,7 +128,7 @@ class _Conversation:
     worker: asyncio.Task[None] | None = None
     pending: bool = False
     active: _Active | None = None
-    compaction_installed: bool = False
+    compaction_for: tuple[str, int] | None = None  # agent whose budget the fn was built for
 
 
 @dataclass
@@ -868,7 +868,7 @@ class ChatRuntime:
         )
 
     def _install_compaction(self, conv: _Conversation, agent: AgentDefinition) -> None:
-        if conv.compaction_installed:
+        if conv.compaction_for == (agent.id, agent.version):
             return
         from backend.sessions import CompactResult, create_compact_function
 
@@ -880,7 +880,7 @@ class ChatRuntime:
             compact_result=CompactResult,
         )
         conv.session.on_compaction(fn)
-        conv.compaction_installed = True
+        conv.compaction_for = (agent.id, agent.version)
 
     # ── after a completed turn ──────────────────────────────────────
 

@@ -1,0 +1,111 @@
+"""A small in-process stand-in for ``backend.chats.Chats``, built on real ``Sessions`` files.
+
+For runtime tests that need to inject directory faults (shared memory unreachable, a search
+that throws) without depending on the directory's internals. It implements exactly the
+directory methods the runtime calls. Integration tests use the real ``Chats``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend.sessions import Session, Sessions
+
+
+@dataclass
+class FakeChat:
+    id: str
+    sessions: Sessions
+    session: Session
+    title: str = "New chat"
+    preview: str = ""
+
+
+@dataclass
+class Hit:
+    chat_id: str
+    message_id: str
+    snippet: str
+    rank: float
+
+
+@dataclass
+class Summary:
+    id: str
+    title: str
+
+
+@dataclass
+class FakeDirectory:
+    root: Path
+    directory_id: str = "dir-1"
+    shared: dict[str, str] = field(default_factory=dict)
+    memory_down: bool = False
+    search_down: bool = False
+    renames: list[tuple[str, str]] = field(default_factory=list)
+    turns: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._chats: dict[str, FakeChat] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def create_chat(self, title: str | None = None) -> Summary:
+        with self._lock:
+            chat_id = f"chat{next(self._ids)}"
+            sessions = Sessions(self.root / f"{chat_id}.sqlite")
+            self._chats[chat_id] = FakeChat(
+                chat_id, sessions, sessions.session(), title or "New chat"
+            )
+        return Summary(chat_id, title or "New chat")
+
+    def get_chat(self, chat_id: str) -> FakeChat:
+        with self._lock:
+            chat = self._chats.get(chat_id)
+        if chat is None:
+            raise KeyError(chat_id)
+        return chat
+
+    def get_summary(self, chat_id: str) -> Summary:
+        return Summary(chat_id, self.get_chat(chat_id).title)
+
+    def rename_chat(self, chat_id: str, title: str) -> Summary:
+        self.get_chat(chat_id).title = title
+        self.renames.append((chat_id, title))
+        return self.get_summary(chat_id)
+
+    def record_chat_turn(self, chat_id: str, preview: str) -> None:
+        self.get_chat(chat_id).preview = preview
+        self.turns.append((chat_id, preview))
+
+    def search_messages(self, query: str, *, limit: int = 20) -> list[Hit]:
+        if self.search_down:
+            raise ConnectionError("search index unavailable")
+        hits = [
+            Hit(chat.id, result.id, result.content, result.rank)
+            for chat in list(self._chats.values())
+            for result in chat.session.search(query, limit=limit)
+        ]
+        return sorted(hits, key=lambda h: h.rank)[:limit]
+
+    def get_shared_context(self, label: str) -> str | None:
+        if self.memory_down:
+            raise ConnectionError("directory unreachable")
+        return self.shared.get(label)
+
+    def set_shared_context(self, label: str, content: str) -> None:
+        if self.memory_down:
+            raise ConnectionError("directory unreachable")
+        self.shared[label] = content
+
+    def append_shared_context(self, label: str, delta: str) -> None:
+        if self.memory_down:
+            raise ConnectionError("directory unreachable")
+        self.shared[label] = self.shared.get(label, "") + delta
+
+    def close(self) -> None:
+        for chat in self._chats.values():
+            chat.sessions.close()
