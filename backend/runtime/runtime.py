@@ -38,11 +38,13 @@ import contextlib
 import logging
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from backend.chats.text import DEFAULT_TITLE_PREFIX
 from backend.config import Settings
 from backend.errors import (
     ChatsError,
@@ -88,6 +90,8 @@ log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 4
 RETRIEVAL_LIMIT = 5
+MAX_IDLE_CONVERSATIONS = 32
+RETRIEVAL_TERMS = 4
 PREVIEW_CHARS = 140
 TITLE_PROMPT = (
     "Write a short title (at most six words, no quotes, no trailing punctuation) for a chat "
@@ -194,7 +198,10 @@ class ChatRuntime:
         self.lease_ttl_s = lease_ttl_s
         self._clock = clock_ms
         self._owner = _new_id("runtime")
-        self._conversations: dict[str, _Conversation] = {}
+        # Open conversations pin their chat file; idle ones beyond MAX_IDLE_CONVERSATIONS are
+        # released (least recently used first). Event logs outlive them, for replay.
+        self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
+        self._logs: dict[str, EventLog] = {}
         self._opening: dict[str, asyncio.Future[_Conversation]] = {}
         self._closed = False
 
@@ -382,7 +389,8 @@ class ChatRuntime:
             if conv.worker is not None and not conv.worker.done():
                 with contextlib.suppress(BaseException):
                     await conv.worker
-            conv.log.close()
+        for event_log in self._logs.values():
+            event_log.close()
 
     # ── opening a conversation ──────────────────────────────────────
 
@@ -392,6 +400,7 @@ class ChatRuntime:
         chat = await asyncio.to_thread(self.chats.get_chat, chat_id)
         conv = self._conversations.get(chat_id)
         if conv is not None and conv.session is chat.session:
+            self._conversations.move_to_end(chat_id)
             return conv
         pending = self._opening.get(chat_id)
         if pending is not None:
@@ -402,6 +411,7 @@ class ChatRuntime:
             conv = await asyncio.to_thread(self._build, chat_id, chat)
             self._conversations[chat_id] = conv
             future.set_result(conv)
+            self._release_idle()
         except BaseException as exc:
             future.set_exception(exc)
             future.exception()  # mark retrieved: the caller below re-raises it
@@ -416,9 +426,17 @@ class ChatRuntime:
         db = _database_of(chat)
         store = RuntimeStore(db)
         states = SessionStateStore(store, max_bytes=self.max_state_bytes, clock=self._clock)
-        previous = self._conversations.get(chat_id)
-        log = previous.log if previous is not None else EventLog(chat_id)
+        log = self._logs.setdefault(chat_id, EventLog(chat_id))
         return _Conversation(chat_id, chat, session, db, store, states, log)
+
+    def _release_idle(self) -> None:
+        idle = [
+            chat_id
+            for chat_id, conv in self._conversations.items()
+            if conv.active is None and (conv.worker is None or conv.worker.done())
+        ]
+        for chat_id in idle[: max(0, len(self._conversations) - MAX_IDLE_CONVERSATIONS)]:
+            del self._conversations[chat_id]
 
     async def _recover(self, conv: _Conversation) -> None:
         """Finish runs a previous process left running; resume its queued runs."""
@@ -448,7 +466,7 @@ class ChatRuntime:
             agent_id=agent.id,
             agent_version_policy=self.default_version_policy,
             agent_version=agent.version if pinned else None,
-            title="",
+            title=_chat_title(self.chats, conv.chat_id, default=""),
             now=self._clock(),
         )
 
@@ -552,12 +570,13 @@ class ChatRuntime:
             conv.worker = asyncio.ensure_future(self._drain(conv))
 
     async def _drain(self, conv: _Conversation) -> None:
+        # One lease owner per worker: even two workers of this process (a conversation
+        # rebuilt while an old handle still drains) never run a turn at the same time.
+        owner = f"{self._owner}:{uuid.uuid4().hex[:8]}"
         try:
             while not self._closed:
                 conv.pending = False
-                async with hold(
-                    self.locks, _lock_key(conv.chat_id), self._owner, ttl_s=self.lease_ttl_s
-                ):
+                async with hold(self.locks, _lock_key(conv.chat_id), owner, ttl_s=self.lease_ttl_s):
                     claimed = await asyncio.to_thread(self._claim, conv)
                     if claimed is not None:
                         run, agent, handle = claimed
@@ -822,22 +841,32 @@ class ChatRuntime:
             return []
 
     def _search(self, conv: _Conversation, run: RunRecord, query: str) -> list[ContextItem]:
+        """Past *user* messages matching the query's words, most words matched first.
+
+        The directory matches phrases, so each word is searched on its own and the hits are
+        merged. Only what the user wrote is quoted back ("what did I say about ..."): an
+        assistant reply that merely repeats the words is not a source.
+        """
         own = {run.user_message_id, run.assistant_message_id}
-        hits = self.chats.search_messages(query, limit=RETRIEVAL_LIMIT + len(own))
+        scores: dict[tuple[str, str], tuple[int, float, str]] = {}
+        for term in query.split()[:RETRIEVAL_TERMS]:
+            for hit in self.chats.search_messages(term, limit=RETRIEVAL_LIMIT * 4):
+                if hit.message_id in own:
+                    continue
+                key = (hit.chat_id, hit.message_id)
+                matched, rank, snippet = scores.get(key, (0, hit.rank, hit.snippet))
+                scores[key] = (matched + 1, min(rank, hit.rank), snippet)
+        ordered = sorted(scores.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
         titles: dict[str, str] = {}
         items: list[ContextItem] = []
-        for hit in hits:
-            if hit.message_id in own:
+        for (chat_id, message_id), (_matched, _rank, snippet) in ordered:
+            message = _load_message(self.chats, chat_id, message_id)
+            if message is None or message.get("role") != "user":
                 continue
-            if hit.chat_id not in titles:
-                titles[hit.chat_id] = _chat_title(self.chats, hit.chat_id)
-            items.append(
-                ContextItem(
-                    _plain_snippet(hit.snippet),
-                    source=titles[hit.chat_id],
-                    ref=f"{hit.chat_id}/{hit.message_id}",
-                )
-            )
+            if chat_id not in titles:
+                titles[chat_id] = _chat_title(self.chats, chat_id)
+            text = text_of(message) or _plain_snippet(snippet)
+            items.append(ContextItem(text, source=titles[chat_id], ref=f"{chat_id}/{message_id}"))
             if len(items) >= RETRIEVAL_LIMIT:
                 break
         return items
@@ -890,8 +919,7 @@ class ChatRuntime:
         reply = turn.reply_text()
         try:
             await self._record_turn(conv, reply or user_text)
-            record = await asyncio.to_thread(conv.store.load_conversation, conv.chat_id)
-            if record is not None and not record.title:
+            if await asyncio.to_thread(self._wants_title, conv):
                 title = await self._title(user_text, reply)
                 await asyncio.to_thread(self._set_title, conv, title)
         except Exception:  # the reply is committed; sidebar niceties must not fail it
@@ -912,6 +940,16 @@ class ChatRuntime:
             return fallback
         title = " ".join(raw.split()).strip(" \"'“”.").removeprefix("Title:").strip()
         return title[:60] or fallback
+
+    def _wants_title(self, conv: _Conversation) -> bool:
+        """After the first completed exchange, while the chat still has a default title.
+
+        A title the user chose (at creation or by renaming, even mid-reply) is never replaced.
+        """
+        if conv.store.count_runs(conv.chat_id, RunStatus.COMPLETED) != 1:
+            return False
+        current = _chat_title(self.chats, conv.chat_id, default=None)
+        return current is not None and _is_default_title(current)
 
     def _set_title(self, conv: _Conversation, title: str) -> None:
         self.chats.rename_chat(conv.chat_id, title)
@@ -979,11 +1017,22 @@ def _compact_if_over(
     return before, session.token_estimate(), result, len(session.get_compactions())
 
 
-def _chat_title(chats: Any, chat_id: str) -> str:
+def _chat_title(chats: Any, chat_id: str, default: str | None = "another chat") -> str | None:
     try:
         return str(chats.get_summary(chat_id).title)
-    except Exception:
-        return "another chat"
+    except Exception:  # a deleted chat, a directory without summaries: no title to show
+        return default
+
+
+def _is_default_title(title: str) -> bool:
+    return not title.strip() or title.startswith(DEFAULT_TITLE_PREFIX) or title == "New chat"
+
+
+def _load_message(chats: Any, chat_id: str, message_id: str) -> dict[str, Any] | None:
+    try:
+        return chats.get_chat(chat_id).session.get_message(message_id)
+    except Exception:  # deleted since it was indexed, or unreadable: skip the hit
+        return None
 
 
 def _plain_snippet(snippet: str) -> str:

@@ -146,6 +146,7 @@ _CLAIM_RUN = """
 UPDATE runtime_runs SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?
 WHERE id = ? AND status = 'queued'
 """
+_COUNT_RUNS = "SELECT COUNT(*) FROM runtime_runs WHERE conversation_id = ? AND status = ?"
 _FINISH_RUN = """
 UPDATE runtime_runs SET status = ?, finished_at = ?, error = ?
 WHERE id = ? AND status IN ('queued', 'running')
@@ -311,6 +312,10 @@ class RuntimeStore:
     def peek_next_run(self, conversation_id: str) -> RunRecord | None:
         row = self.db.query_one(_SELECT_NEXT_QUEUED, (conversation_id,))
         return _run(row) if row else None
+
+    def count_runs(self, conversation_id: str, status: RunStatus) -> int:
+        row = self.db.query_one(_COUNT_RUNS, (conversation_id, status.value))
+        return int(row[0]) if row else 0
 
     def finish_run(
         self, run_id: str, status: RunStatus, *, now: int, error: str | None = None
