@@ -1,10 +1,11 @@
 """A message's stored form: the one place the write pipeline turns a dict into row values.
 
 ``encode_message`` runs after sanitising and produces everything a write needs, without I/O:
-the stored JSON (attachments replaced by pointers), its row slices, its sha256 digest (what the
-no-op update check compares), the token estimate stamped on the row, the payloads to store and
-the attachment references the row holds. ``decode_content`` is its inverse for reads, and the
-single place that decides a stored row is unreadable (skipped, never raised).
+the stored JSON (attachments replaced by pointers), its row slices, its raw 32-byte sha256
+digest (what the no-op update check compares), the token estimate stamped on the row, the
+payloads to store and the attachment references the row holds. ``decode_content`` is its
+inverse for reads, and the single place that decides a stored row is unreadable (skipped,
+never raised).
 
 Pure code: no I/O.
 """
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.sessions.attachments import (
+    POINTER_PREFIX,
     Payload,
     extract_attachments,
     find_pointers,
@@ -26,8 +28,11 @@ from backend.sessions.chunking import MAX_INLINE_ROW_BYTES, split_content
 from backend.sessions.sanitize import dump_json
 from backend.sessions.tokens import estimate_row_tokens
 
+_NO_PAYLOADS: dict[str, Payload] = {}  # shared, never mutated: most messages carry no media
+_NO_REFERENCES: frozenset[str] = frozenset()
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True)  # not frozen: a frozen dataclass pays per field on the hot path
 class EncodedMessage:
     """Row values of one message. ``message`` is what the caller sees (payloads inline)."""
 
@@ -36,35 +41,34 @@ class EncodedMessage:
     message: dict[str, Any]
     content: str
     slices: list[str]
-    digest: str
+    digest: bytes
     token_estimate: int
     payloads: dict[str, Payload]
     references: frozenset[str]
-
-    @property
-    def continuation_count(self) -> int:
-        return len(self.slices) - 1
+    continuation_count: int
 
 
 def encode_message(message: dict[str, Any]) -> EncodedMessage:
     """Serialise a validated, sanitised message into its stored form."""
     text, data = dump_json(message)
-    payloads: dict[str, Payload] = {}
+    payloads: dict[str, Payload] = _NO_PAYLOADS
     if might_hold_media(text):
         stored, payloads = extract_attachments(message)
         if stored is not message:
             text, data = dump_json(stored)
     slices = [text] if len(data) <= MAX_INLINE_ROW_BYTES else split_content(text, encoded=data)
+    references = frozenset(find_pointers(text)) if POINTER_PREFIX in text else _NO_REFERENCES
     return EncodedMessage(
         id=message["id"],
         role=message["role"],
         message=message,
         content=text,
         slices=slices,
-        digest=hashlib.sha256(data).hexdigest(),
+        digest=hashlib.sha256(data).digest(),
         token_estimate=estimate_row_tokens(message),
         payloads=payloads,
-        references=frozenset(find_pointers(text)),
+        references=references,
+        continuation_count=len(slices) - 1,
     )
 
 

@@ -140,9 +140,13 @@ class Session:
             return self._append(encoded, parent_id)
 
     def _append(self, encoded: EncodedMessage, parent_id: str | _Omitted | None) -> AppendResult:
-        parent = self._resolve_parent(parent_id)
-        if self._store.insert(self._id, encoded, parent, _now_ms()):
-            self._feed.publish(AppendEvent(self._id, encoded.message, parent, True))
+        store = self._store
+        parent = (
+            store.leaf_id(self._id) if parent_id is OMITTED else self._resolve_parent(parent_id)
+        )
+        if store.insert(self._id, encoded, parent, time.time_ns() // 1_000_000):
+            if self._feed.has_listeners:
+                self._feed.publish(AppendEvent(self._id, encoded.message, parent, True))
             if self._compaction_fn is not None and self._compact_after is not None:
                 self._db.after_commit(self._auto_compact)
             return AppendResult(True, encoded.message)

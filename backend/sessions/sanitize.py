@@ -18,8 +18,13 @@ the caller's dict is never mutated. Pure code: no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Callable, Collection
+from json.encoder import (  # type: ignore[attr-defined]
+    c_make_encoder,
+    encode_basestring,
+    encode_basestring_ascii,
+)
+from typing import Any, cast
 
 from backend.errors import InvalidInputError
 
@@ -28,10 +33,30 @@ Message = dict[str, Any]
 _OPENAI_EPHEMERAL_KEYS = ("itemId", "reasoningEncryptedContent")
 _PROVIDER_METADATA_KEYS = ("providerMetadata", "callProviderMetadata")
 
+
 # Compact and UTF-8: the stored form is what the row budget, the digest and byte budgets measure.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# The C encoder is built once (``json.dumps`` builds one per call, a third of a small append's
+# serialisation time). No ``markers`` dict: it would be shared across threads, so a circular
+# structure surfaces as RecursionError instead, which ``dump_json`` reports as TypeError.
+def _unserialisable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _make_encoder(ensure_ascii: bool) -> Callable[[object], str]:
+    if c_make_encoder is None:  # pragma: no cover - CPython always ships the C accelerator
+        encoder = json.JSONEncoder(
+            ensure_ascii=ensure_ascii, separators=(",", ":"), allow_nan=False
+        )
+        return encoder.encode
+    make = cast(Callable[..., Callable[[object, int], Any]], c_make_encoder)
+    quote = encode_basestring_ascii if ensure_ascii else encode_basestring
+    chunks = make(None, _unserialisable, quote, None, ":", ",", False, False, False)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_encode = _make_encoder(ensure_ascii=False)
 # Lone surrogates cannot be encoded as UTF-8; escaping them keeps the value exact on read.
-_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+_encode_ascii = _make_encoder(ensure_ascii=True)
 
 
 def validate_message(message: object) -> str:
@@ -51,21 +76,21 @@ def validate_message(message: object) -> str:
 def dump_json(value: object) -> tuple[str, bytes]:
     """Serialise ``value`` to its stored JSON text and that text's UTF-8 bytes."""
     try:
-        text = _ENCODER.encode(value)
-    except ValueError as exc:  # NaN/Infinity, circular reference: not representable in JSON
+        text = _encode(value)
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity, circular or absurdly deep
         raise TypeError(f"message is not JSON-serialisable: {exc}") from exc
     try:
         return text, text.encode("utf-8")
     except UnicodeEncodeError:
-        text = _ASCII_ENCODER.encode(value)
+        text = _encode_ascii(value)
         return text, text.encode("utf-8")
 
 
 def sanitize_message(message: Message) -> Message:
     """Drop provider-ephemeral fields and empty reasoning parts (copy-on-write)."""
     parts = message.get("parts")
-    if not isinstance(parts, list):
-        return message
+    if not isinstance(parts, list) or not any(map(_may_need_cleaning, parts)):
+        return message  # the common case, decided without building anything
     cleaned: list[Any] | None = None
     for index, part in enumerate(parts):
         new_part = _sanitize_part(part) if isinstance(part, dict) else part
@@ -78,6 +103,14 @@ def sanitize_message(message: Message) -> Message:
     if cleaned is None:
         return message
     return {**message, "parts": cleaned}
+
+
+def _may_need_cleaning(part: object) -> bool:
+    return isinstance(part, dict) and (
+        part.get("type") == "reasoning"
+        or "providerMetadata" in part
+        or "callProviderMetadata" in part
+    )
 
 
 def _sanitize_part(part: dict[str, Any]) -> dict[str, Any] | None:

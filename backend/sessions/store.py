@@ -24,6 +24,9 @@ Invariants:
   same file can never make this one reuse a ``seq`` or miss a leaf.
 * Every method that writes must run inside ``database.transaction()``; every method that reads
   caches must run under ``database.lock``. The handle guarantees both.
+* ``content_hash`` is the raw 32-byte sha256 of the stored JSON (a BLOB, not 64 hex
+  characters: on a small text row the hex form measurably slowed every append). It is what an
+  update compares to detect a no-op; a row without one (NULL) is compared by full content.
 * SQL text is constant; values are always bound. Id lists travel as one JSON array bound to
   ``json_each(?)``, so no statement is assembled from data.
 """
@@ -34,6 +37,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from backend.sessions.attachments import Payload, find_pointers, resolve_attachments
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
@@ -67,7 +71,7 @@ _CREATE_TABLES = (
         content_chunks INTEGER NOT NULL DEFAULT 0,
         token_estimate INTEGER NOT NULL DEFAULT 0,
         created_at INTEGER NOT NULL,
-        content_hash TEXT,
+        content_hash BLOB,
         PRIMARY KEY (session_id, id)
     ) WITHOUT ROWID
     """,
@@ -185,7 +189,7 @@ class Path:
 class StoredRow:
     """What an update needs to know about the row it replaces."""
 
-    digest: str | None
+    digest: bytes | None
     chunks: int
     token_estimate: int
     parent_id: str | None
@@ -219,12 +223,15 @@ class SessionStore:
         """Drop every cache if another connection committed since we last looked."""
         version = self._read_data_version()
         if version != self._data_version:
-            self._data_version = version
-            self._tails.clear()
-            self._memos.clear()
-            self._compactions.clear()
-            if not self._fts:
-                self._fts = self.db.query_one(_FTS_EXISTS) is not None
+            self._after_foreign_commit(version)
+
+    def _after_foreign_commit(self, version: int) -> None:
+        self._data_version = version
+        self._tails.clear()
+        self._memos.clear()
+        self._compactions.clear()
+        if not self._fts:
+            self._fts = self.db.query_one(_FTS_EXISTS) is not None
 
     def forget(self, session_id: str) -> None:
         """Drop the derived state of one session (its writes were rolled back)."""
@@ -234,8 +241,11 @@ class SessionStore:
 
     def begin_write(self, session_id: str) -> None:
         """First step of every write: catch up with foreign commits, arm the rollback hook."""
-        self.refresh()
-        self.db.on_rollback(lambda: self.forget(session_id))
+        # Inside BEGIN IMMEDIATE: no other connection can commit until this transaction ends.
+        version = self.db.execute(_DATA_VERSION).fetchone()[0]
+        if version != self._data_version:
+            self._after_foreign_commit(version)
+        self.db.on_rollback(partial(self.forget, session_id))
 
     # ── tail ────────────────────────────────────────────────────────
 
@@ -253,7 +263,7 @@ class SessionStore:
 
     def leaf_id(self, session_id: str) -> str | None:
         """The active leaf: the most recently inserted row of the session."""
-        return self._tail(session_id).leaf_id
+        return (self._tails.get(session_id) or self._tail(session_id)).leaf_id
 
     # ── point reads ─────────────────────────────────────────────────
 
@@ -509,7 +519,7 @@ class SessionStore:
         keep_memo: bool = True,
     ) -> bool:
         """Insert a new row as the session's tail; False (nothing written) if the id exists."""
-        tail = self._tail(session_id)
+        tail = self._tails.get(session_id) or self._tail(session_id)
         cursor = self.db.execute(
             self._INSERT_MESSAGE,
             (
@@ -571,7 +581,7 @@ class SessionStore:
 
     _STAMP_DIGEST = "UPDATE session_messages SET content_hash = ? WHERE session_id = ? AND id = ?"
 
-    def stamp_digest(self, session_id: str, message_id: str, digest: str) -> None:
+    def stamp_digest(self, session_id: str, message_id: str, digest: bytes) -> None:
         self.db.execute(self._STAMP_DIGEST, (digest, session_id, message_id))
 
     _UPDATE_MESSAGE = (

@@ -37,7 +37,9 @@ def estimate_string_tokens(text: str) -> int:
     """Tokens in ``text``: the larger of the character and the word heuristic."""
     if not text:
         return 0
-    return math.ceil(max(len(text) / CHARS_PER_TOKEN, count_words(text) * WORDS_TOKEN_MULTIPLIER))
+    by_chars = len(text) / CHARS_PER_TOKEN
+    by_words = count_words(text) * WORDS_TOKEN_MULTIPLIER
+    return math.ceil(by_chars if by_chars > by_words else by_words)
 
 
 def count_words(text: str) -> int:
@@ -66,47 +68,50 @@ def _value_tokens(value: Any) -> int:
     )
 
 
-def _is_tool_part(part_type: object) -> bool:
-    return isinstance(part_type, str) and (
-        part_type.startswith("tool-") or part_type == "dynamic-tool"
-    )
+def _message_tokens(message: Mapping[str, Any], *, inline_files: bool) -> int:
+    # One loop for both estimates: this runs on every append.
+    total = TOKENS_PER_MESSAGE
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return total
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        part_type = part.get("type")
+        if part_type == "text" or part_type == "reasoning":
+            text = part.get("text")
+            if text is None:
+                text = part.get("reasoning")
+            if isinstance(text, str) and len(text) <= _WORD_COUNT_PIECE_CHARS:
+                if text:  # inlined estimate_string_tokens: the common case of every append
+                    by_chars = len(text) / CHARS_PER_TOKEN
+                    by_words = len(text.split()) * WORDS_TOKEN_MULTIPLIER
+                    total += math.ceil(by_chars if by_chars > by_words else by_words)
+            else:
+                total += _value_tokens(text)
+        elif isinstance(part_type, str) and (
+            part_type.startswith("tool-") or part_type == "dynamic-tool"
+        ):
+            output = part.get("output")
+            total += _value_tokens(part.get("input"))
+            total += _value_tokens(part.get("result") if output is None else output)
+        elif "text" in part:
+            total += _value_tokens(part["text"])
+        elif "result" in part:
+            total += _value_tokens(part["result"])
+        if inline_files and part_type == "file":
+            total += _inline_file_tokens(part)
+    return total
 
 
 def estimate_message_tokens(messages: Iterable[Mapping[str, Any]]) -> int:
     """Tokens of ``messages`` as a model would see them (inline media not charged here)."""
-    total = 0
-    for message in messages:
-        total += TOKENS_PER_MESSAGE
-        parts = message.get("parts")
-        if not isinstance(parts, list):
-            continue
-        for part in parts:
-            if not isinstance(part, dict):
-                continue
-            part_type = part.get("type")
-            if part_type in ("text", "reasoning"):
-                text = part.get("text")
-                total += _value_tokens(part.get("reasoning") if text is None else text)
-            elif _is_tool_part(part_type):
-                output = part.get("output")
-                total += _value_tokens(part.get("input"))
-                total += _value_tokens(part.get("result") if output is None else output)
-            elif "text" in part:
-                total += _value_tokens(part["text"])
-            elif "result" in part:
-                total += _value_tokens(part["result"])
-    return total
+    return sum(_message_tokens(message, inline_files=False) for message in messages)
 
 
 def estimate_row_tokens(message: Mapping[str, Any]) -> int:
     """The estimate stamped on a stored row: the message plus its inline ``data:`` files."""
-    total = estimate_message_tokens([message])
-    parts = message.get("parts")
-    if isinstance(parts, list):
-        for part in parts:
-            if isinstance(part, dict) and part.get("type") == "file":
-                total += _inline_file_tokens(part)
-    return total
+    return _message_tokens(message, inline_files=True)
 
 
 def _inline_file_tokens(part: Mapping[str, Any]) -> int:
