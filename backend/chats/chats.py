@@ -75,7 +75,6 @@ from backend.chats.text import (
 from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S, Settings
 from backend.errors import ChatNotFoundError, ConflictError, InvalidInputError, StorageError
 from backend.sessions import (
-    COMPACTION_PREFIX,
     SearchResult,
     Session,
     SessionChangeEvent,
@@ -141,6 +140,7 @@ class _OpenChat:
     generation: int
     sessions: Sessions
     unsubscribe: Callable[[], None]
+    data_version: int = 0  # of ``sessions.database`` at the last index flush
     pins: weakref.WeakSet[Chat] = field(default_factory=weakref.WeakSet)
 
 
@@ -183,6 +183,7 @@ class Chats:
                 load_chat=self._directory.load_num,
                 path_of=self._path_of,
                 unpurged_chats=lambda: [num for num, _, _ in self._directory.unpurged_chats()],
+                foreign_commits=self._foreign_commits,
                 clock=self._clock,
             )
             self.sweep()
@@ -368,6 +369,7 @@ class Chats:
             reserved_metadata_keys=self._reserved,
         )
         entry = _OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
+        entry.data_version = _data_version(sessions.database)
         entry.unsubscribe = sessions.subscribe(self._listener_for(entry))
         with self._lock:
             existing = self._open.get(chat._num)
@@ -403,15 +405,23 @@ class Chats:
         num, generation = entry.num, entry.generation
 
         def on_change(event: SessionChangeEvent) -> None:
-            if event.session_id != CONVERSATION:
-                return
-            ids = _touched_ids(event)
-            if ids == ():
-                return
-            if self._index.hint(num, generation, ids):
+            if self._index.observe(num, generation, entry, event):
                 self._index.flush()
 
         return on_change
+
+    def _foreign_commits(self, num: int, generation: int, source: object) -> bool:
+        """Did a connection other than ``source`` (an open entry) write the chat since?"""
+        with self._lock:
+            entry = self._open.get(num)
+        if entry is None or entry is not source or entry.generation != generation:
+            return True
+        try:
+            version = _data_version(entry.sessions.database)
+        except Exception:  # closed under us: assume the worst, re-read the file
+            return True
+        changed, entry.data_version = version != entry.data_version, version
+        return changed
 
     def _close_entry(self, entry: _OpenChat) -> None:
         """Flush, stop listening, close the file, release the lease (in that order)."""
@@ -618,19 +628,12 @@ class Chats:
         self.close()
 
 
-def _touched_ids(event: SessionChangeEvent) -> tuple[str, ...] | None:
-    """Message ids an event may have changed; ``None``: maybe all; ``()``: none."""
-    kind = event.type
-    if kind == "append":
-        return (event.message["id"],) if event.inserted else ()
-    if kind in ("update", "import"):
-        return (event.message["id"],)
-    if kind == "delete":
-        return tuple(event.message_ids)
-    if kind in ("compact", "compaction"):
-        # A new overlay hides a stored echo row ``compaction_<id>``, if one exists.
-        return (COMPACTION_PREFIX + event.compaction.id,)
-    return None  # clear, or a kind this index does not know: re-read the whole chat
+_DATA_VERSION = "PRAGMA data_version"
+
+
+def _data_version(db: Database) -> int:
+    """SQLite's per-connection counter: it moves when *another* connection commits."""
+    return int(db.execute(_DATA_VERSION).fetchone()[0])
 
 
 def _check_limit(limit: int) -> int:

@@ -11,9 +11,8 @@ Two ways to search every message of a directory:
 
 Tables (component ``chats.index``)::
 
-    message_fts   fts5(content, chat_num UNINDEXED, message_id UNINDEXED)
-                  rowid = doc_rowid(chat_num, message_id)        (a point write, never a scan)
-    message_docs  (chat_num, message_id, digest)  WITHOUT ROWID   what is indexed, per chat
+    message_fts   fts5(content, chat_num UNINDEXED, message_id UNINDEXED)   rowid = doc
+    message_docs  (chat_num, message_id, doc, digest)  WITHOUT ROWID   what is indexed, per chat
     index_leases  (chat_num, holder, acquired_at) WITHOUT ROWID   who may be writing a chat
 
 **Keeping it current.** A chat's change feed (``Sessions.subscribe``) is the wake-up signal, not
@@ -54,7 +53,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -62,6 +61,7 @@ from backend.chats.directory import ChatRecord
 from backend.chats.models import ChatHit, IndexRepair
 from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
 from backend.sessions.encoding import decode_content
+from backend.sessions.events import SessionChangeEvent
 from backend.sessions.overlays import COMPACTION_PREFIX
 from backend.sessions.search import indexed_text, quote_phrase
 from backend.storage import Database
@@ -69,12 +69,14 @@ from backend.storage import Database
 log = logging.getLogger(__name__)
 
 COMPONENT = "chats.index"
-FLUSH_EVERY_HINTS = 256
-"""Pending hints that trigger a flush on the writing thread (bounds memory and staleness)."""
+FLUSH_EVERY_HINTS = 512
+"""Pending events that trigger a flush on the writing thread (bounds memory and staleness)."""
 TOKENIZER = "porter unicode61"
 """Must equal the tokenizer of ``backend.sessions``' own FTS table, or the paths disagree."""
 CONVERSATION = ""
 """The session id of a chat's conversation inside its file (``sessions.session("")``)."""
+REBUILD_HOLDER = "rebuild"
+"""A lease nobody holds: the chat's documents must be rebuilt from its file."""
 
 
 def _m001_message_index(db: Database) -> None:
@@ -92,13 +94,30 @@ def _m001_message_index(db: Database) -> None:
     )
 
 
-MIGRATIONS = (_m001_message_index,)
+def _m002_sequential_documents(db: Database) -> None:
+    """Key documents by increasing rowids (see MessageIndexStore) and rebuild every chat.
+
+    The rebuild is requested the way a crash requests it: a lease held by nobody.
+    """
+    db.execute("DROP TABLE message_fts")
+    db.execute("DROP TABLE message_docs")
+    db.execute(
+        "CREATE VIRTUAL TABLE message_fts USING fts5("
+        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{TOKENIZER}')"
+    )
+    db.execute(
+        "CREATE TABLE message_docs (chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, "
+        "doc INTEGER NOT NULL, digest BLOB NOT NULL, PRIMARY KEY (chat_num, message_id)) "
+        "WITHOUT ROWID"
+    )
+    db.execute(
+        "INSERT OR IGNORE INTO index_leases (chat_num, holder, acquired_at) "
+        "SELECT num, ?, 0 FROM chats WHERE purged_at IS NULL",
+        (REBUILD_HOLDER,),
+    )
 
 
-def doc_rowid(chat_num: int, message_id: str) -> int:
-    """The FTS rowid of one message: stable, positive, 63 bits (no lookup to delete it)."""
-    key = f"{chat_num}:{message_id}".encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.sha256(key).digest()[:8], "big") >> 1
+MIGRATIONS = (_m001_message_index, _m002_sequential_documents)
 
 
 def text_digest(text: str) -> bytes:
@@ -132,6 +151,8 @@ def holder_is_gone(holder: str) -> bool:
     across hosts in this design). A recycled pid makes a dead holder look alive until that
     process exits too: repair is then merely postponed, never wrong.
     """
+    if holder == REBUILD_HOLDER:
+        return True
     host, _, rest = holder.partition(":")
     pid_text, _, _ = rest.partition(":")
     if host != _HOST or not pid_text.isdigit():
@@ -243,24 +264,31 @@ class _Counts:
 
 
 class MessageIndexStore:
-    """SQL of ``message_fts`` / ``message_docs`` / ``index_leases``; callers own transactions."""
+    """SQL of ``message_fts`` / ``message_docs`` / ``index_leases``; callers own transactions.
+
+    Document rowids are handed out in increasing order (``max(rowid) + 1``, safe because
+    every write holds the directory's write lock). FTS5 appends such rows to its segments
+    cheaply; hash-scattered rowids made each insert about seven times slower.
+    """
 
     def __init__(self, db: Database) -> None:
         self.db = db
         db.migrate(COMPONENT, MIGRATIONS)
 
-    _SELECT_DIGESTS = (
-        "SELECT message_id, digest FROM message_docs "
+    _SELECT_DOCS = (
+        "SELECT message_id, doc, digest FROM message_docs "
         "WHERE chat_num = ? AND message_id IN (SELECT value FROM json_each(?))"
     )
-    _SELECT_ALL_DIGESTS = "SELECT message_id, digest FROM message_docs WHERE chat_num = ?"
+    _SELECT_ALL_DOCS = "SELECT message_id, doc, digest FROM message_docs WHERE chat_num = ?"
+    _MAX_DOC = "SELECT coalesce(max(rowid), 0) FROM message_fts"
     _INSERT_FTS = (
         "INSERT INTO message_fts (rowid, content, chat_num, message_id) VALUES (?, ?, ?, ?)"
     )
     _DELETE_FTS = "DELETE FROM message_fts WHERE rowid = ?"
     _UPSERT_DOC = (
-        "INSERT INTO message_docs (chat_num, message_id, digest) VALUES (?, ?, ?) "
-        "ON CONFLICT (chat_num, message_id) DO UPDATE SET digest = excluded.digest"
+        "INSERT INTO message_docs (chat_num, message_id, doc, digest) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (chat_num, message_id) DO UPDATE SET doc = excluded.doc, "
+        "digest = excluded.digest"
     )
     _DELETE_DOC = "DELETE FROM message_docs WHERE chat_num = ? AND message_id = ?"
 
@@ -268,17 +296,14 @@ class MessageIndexStore:
         """Make the listed messages' documents equal ``changes`` (``None``: not searchable)."""
         if not changes:
             return _Counts()
-        ids = json.dumps(sorted(changes))
-        existing = {
-            row[0]: bytes(row[1]) for row in self.db.query(self._SELECT_DIGESTS, (chat_num, ids))
-        }
-        return self._write(chat_num, existing, changes)
+        ids = json.dumps(list(changes))
+        rows = self.db.query(self._SELECT_DOCS, (chat_num, ids))
+        return self._write(chat_num, {row[0]: (row[1], bytes(row[2])) for row in rows}, changes)
 
     def replace_all(self, chat_num: int, truth: Mapping[str, str]) -> _Counts:
         """Make the chat's documents exactly ``truth``."""
-        existing = {
-            row[0]: bytes(row[1]) for row in self.db.query(self._SELECT_ALL_DIGESTS, (chat_num,))
-        }
+        rows = self.db.query(self._SELECT_ALL_DOCS, (chat_num,))
+        existing = {row[0]: (row[1], bytes(row[2])) for row in rows}
         changes: dict[str, str | None] = dict.fromkeys(existing.keys() - truth.keys())
         changes.update(truth)
         return self._write(chat_num, existing, changes)
@@ -286,46 +311,54 @@ class MessageIndexStore:
     def _write(
         self,
         chat_num: int,
-        existing: Mapping[str, bytes],
+        existing: Mapping[str, tuple[int, bytes]],
         changes: Mapping[str, str | None],
     ) -> _Counts:
         counts = _Counts()
         unindex: list[tuple[int]] = []
-        index: list[tuple[int, str, int, str]] = []
-        docs: list[tuple[int, str, bytes]] = []
+        index: list[tuple[str, str]] = []
         gone: list[tuple[int, str]] = []
         for message_id, text in changes.items():
             old = existing.get(message_id)
-            rowid = doc_rowid(chat_num, message_id)
             if not text:
                 if old is not None:
-                    unindex.append((rowid,))
+                    unindex.append((old[0],))
                     gone.append((chat_num, message_id))
                     counts.removed += 1
                 continue
-            digest = text_digest(text)
-            if old == digest:
-                continue
             if old is not None:
-                unindex.append((rowid,))
+                if old[1] == text_digest(text):
+                    continue
+                unindex.append((old[0],))
                 counts.updated += 1
             else:
                 counts.added += 1
-            index.append((rowid, text, chat_num, message_id))
-            docs.append((chat_num, message_id, digest))
+            index.append((message_id, text))
         if unindex:
             self.db.executemany(self._DELETE_FTS, unindex)
         if gone:
             self.db.executemany(self._DELETE_DOC, gone)
         if index:
-            self.db.executemany(self._INSERT_FTS, index)
-            self.db.executemany(self._UPSERT_DOC, docs)
+            first = int(self.db.query_one(self._MAX_DOC)[0]) + 1
+            self.db.executemany(
+                self._INSERT_FTS,
+                (
+                    (first + n, text, chat_num, message_id)
+                    for n, (message_id, text) in enumerate(index)
+                ),
+            )
+            self.db.executemany(
+                self._UPSERT_DOC,
+                (
+                    (chat_num, message_id, first + n, text_digest(text))
+                    for n, (message_id, text) in enumerate(index)
+                ),
+            )
         return counts
 
     def drop_chat(self, chat_num: int) -> int:
         """Forget every document of a chat (purge, re-creation); return how many."""
-        existing = [row[0] for row in self.db.query(self._SELECT_ALL_DIGESTS, (chat_num,))]
-        return self._write(chat_num, dict.fromkeys(existing, b""), dict.fromkeys(existing)).removed
+        return self.replace_all(chat_num, {}).removed
 
     _COUNT_DOCS = "SELECT count(*) FROM message_docs WHERE chat_num = ?"
 
@@ -402,10 +435,29 @@ class MessageIndexStore:
 ChatLoader = Callable[[int], "ChatRecord | None"]
 PathOf = Callable[["ChatRecord"], Path]
 Clock = Callable[[], int]
+ForeignCommits = Callable[[int, int, object], bool]
+"""``(chat_num, generation, source)`` -> did any connection other than ``source`` commit to
+the chat's file since the last call? (``True`` when unknown.)"""
+
+
+@dataclass
+class _Pending:
+    """What the change feed of one chat said since the last flush, in commit order."""
+
+    source: object
+    texts: dict[str, str | None] = field(default_factory=dict)  # outcome known per id
+    unknown: set[str] = field(default_factory=set)  # re-read these from the file
+    cleared: bool = False  # every message not in ``texts`` is gone
+    reread_all: bool = False  # the feed said something we cannot replay: rebuild
+    mixed: bool = False  # events came from two connections: their order is unknown
 
 
 class MessageIndex:
-    """Hints in, documents out: keeps ``message_fts`` equal to the chats' files."""
+    """Change feeds in, documents out: keeps ``message_fts`` equal to the chats' files.
+
+    Flushes are serialised (``_flush_lock``), so batches reach the index in the order their
+    events were delivered; within one connection the sessions feed delivers in commit order.
+    """
 
     def __init__(
         self,
@@ -414,6 +466,7 @@ class MessageIndex:
         load_chat: ChatLoader,
         path_of: PathOf,
         unpurged_chats: Callable[[], Sequence[int]],
+        foreign_commits: ForeignCommits,
         clock: Clock,
         flush_every: int = FLUSH_EVERY_HINTS,
     ) -> None:
@@ -423,28 +476,53 @@ class MessageIndex:
         self._load_chat = load_chat
         self._path_of = path_of
         self._unpurged_chats = unpurged_chats
+        self._foreign_commits = foreign_commits
         self._clock = clock
         self._flush_every = flush_every
         self._hints_lock = threading.Lock()
-        self._hints: dict[tuple[int, int], set[str] | None] = {}
+        self._flush_lock = threading.RLock()
+        self._hints: dict[tuple[int, int], _Pending] = {}
         self._pending = 0
         self._needs_resync: set[int] = set()
 
-    # ── hints ───────────────────────────────────────────────────────
+    # ── the change feed ─────────────────────────────────────────────
 
-    def hint(self, chat_num: int, generation: int, message_ids: Iterable[str] | None) -> bool:
-        """Note that messages changed (``None``: maybe all of them); True when a flush is due."""
-        key = (chat_num, generation)
+    def observe(
+        self, chat_num: int, generation: int, source: object, event: SessionChangeEvent
+    ) -> bool:
+        """Record one change event of a chat's conversation; True when a flush is due."""
+        if event.session_id != CONVERSATION:
+            return False
+        kind = event.type
+        if kind == "append" and not event.inserted:
+            return False
         with self._hints_lock:
-            if message_ids is None:
-                self._hints[key] = None
-                self._pending += 1
+            pending = self._hints.get((chat_num, generation))
+            if pending is None:
+                pending = self._hints[(chat_num, generation)] = _Pending(source)
+            elif pending.source is not source:
+                pending.mixed = True
+            if kind in ("append", "update", "import"):
+                message_id = event.message["id"]
+                if message_id.startswith(COMPACTION_PREFIX):
+                    pending.unknown.add(message_id)  # may be a hidden overlay echo
+                else:
+                    pending.texts[message_id] = indexed_text(event.message)
+                    pending.unknown.discard(message_id)
+            elif kind == "delete":
+                for message_id in event.message_ids:
+                    pending.texts[message_id] = None
+                    pending.unknown.discard(message_id)
+            elif kind == "clear":
+                pending.texts.clear()
+                pending.unknown.clear()
+                pending.cleared = True
+            elif kind in ("compact", "compaction"):
+                # A new overlay hides a stored echo row ``compaction_<id>``, if one exists.
+                pending.unknown.add(COMPACTION_PREFIX + event.compaction.id)
             else:
-                current = self._hints.setdefault(key, set())
-                if current is not None:
-                    before = len(current)
-                    current.update(message_ids)
-                    self._pending += len(current) - before
+                pending.reread_all = True
+            self._pending += 1
             return self._pending >= self._flush_every
 
     @property
@@ -453,41 +531,60 @@ class MessageIndex:
             return self._pending + len(self._needs_resync)
 
     def flush(self) -> IndexRepair:
-        """Apply every pending hint; a chat that fails is rebuilt on the next flush or repair."""
-        with self._hints_lock:
-            batch, self._hints, self._pending = self._hints, {}, 0
-            retry, self._needs_resync = self._needs_resync, set()
-        counts = _Counts()
-        for (chat_num, generation), ids in batch.items():
-            if chat_num in retry:
-                continue
-            try:
-                counts += self._apply(chat_num, generation, ids)
-            except Exception:
-                log.warning("message index: chat #%s will be rebuilt", chat_num, exc_info=True)
-                with self._hints_lock:
-                    self._needs_resync.add(chat_num)
-        for chat_num in retry:
-            counts += self._resync_or_remember(chat_num)
-        return _report(counts, chats=len(batch) + len(retry))
+        """Apply every pending change; a chat that fails is rebuilt on the next flush."""
+        with self._flush_lock:
+            with self._hints_lock:
+                batch, self._hints, self._pending = self._hints, {}, 0
+                retry, self._needs_resync = self._needs_resync, set()
+            counts = _Counts()
+            for (chat_num, generation), pending in batch.items():
+                if chat_num in retry:
+                    continue
+                try:
+                    counts += self._apply(chat_num, generation, pending)
+                except Exception:
+                    log.warning("message index: chat #%s will be rebuilt", chat_num, exc_info=True)
+                    with self._hints_lock:
+                        self._needs_resync.add(chat_num)
+            for chat_num in retry:
+                counts += self._resync_or_remember(chat_num)
+            return _report(counts, chats=len(batch) + len(retry))
 
-    def _apply(self, chat_num: int, generation: int, ids: set[str] | None) -> _Counts:
+    def _apply(self, chat_num: int, generation: int, pending: _Pending) -> _Counts:
         with self.db.transaction():
             record = self._load_chat(chat_num)
             if record is None or record.generation != generation or record.purged_at is not None:
                 return _Counts()  # a stale generation's writes never reach the index
-            with SessionDocuments.open(self._path_of(record)) as source:
-                if ids is None:
-                    truth = source.documents() if source else {}
-                    return self.store.replace_all(chat_num, truth)
-                found = source.documents(ids) if source else {}
-                return self.store.apply(chat_num, {i: found.get(i) for i in ids})
+            # The events replay exactly when this connection alone wrote the file since the
+            # last flush; otherwise re-read the touched messages' committed state (taken under
+            # the directory's write lock, so racing processes converge on the file's state).
+            trusted = not pending.mixed and not self._foreign_commits(
+                chat_num, generation, pending.source
+            )
+            if pending.reread_all or (pending.cleared and not trusted):
+                return self._rebuild(chat_num, record)
+            reread = set(pending.unknown) if trusted else pending.unknown | pending.texts.keys()
+            found: dict[str, str] = {}
+            if reread:
+                with SessionDocuments.open(self._path_of(record)) as source:
+                    found = source.documents(reread) if source else {}
+            changes: dict[str, str | None] = dict(pending.texts) if trusted else {}
+            changes.update({message_id: found.get(message_id) for message_id in reread})
+            if pending.cleared:
+                return self.store.replace_all(
+                    chat_num, {i: text for i, text in changes.items() if text}
+                )
+            return self.store.apply(chat_num, changes)
+
+    def _rebuild(self, chat_num: int, record: ChatRecord) -> _Counts:
+        with SessionDocuments.open(self._path_of(record)) as source:
+            truth = source.documents() if source else {}
+        return self.store.replace_all(chat_num, truth)
 
     def forget_hints(self, chat_num: int) -> None:
         with self._hints_lock:
             for key in [key for key in self._hints if key[0] == chat_num]:
-                ids = self._hints.pop(key)
-                self._pending -= 1 if ids is None else len(ids)
+                del self._hints[key]
             self._needs_resync.discard(chat_num)
 
     def needs_resync(self, chat_num: int) -> bool:
@@ -498,13 +595,11 @@ class MessageIndex:
 
     def resync(self, chat_num: int) -> _Counts:
         """Rebuild one chat's documents from its file (or drop them if it is purged)."""
-        with self.db.transaction():
+        with self._flush_lock, self.db.transaction():
             record = self._load_chat(chat_num)
             if record is None or record.purged_at is not None:
                 return _Counts(removed=self.store.drop_chat(chat_num))
-            with SessionDocuments.open(self._path_of(record)) as source:
-                truth = source.documents() if source else {}
-            return self.store.replace_all(chat_num, truth)
+            return self._rebuild(chat_num, record)
 
     def _resync_or_remember(self, chat_num: int) -> _Counts:
         try:

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from backend.chats import Chats
-from backend.chats.index import SessionDocuments
+from backend.chats.index import MessageIndexStore
 from backend.sessions import Sessions
 from tests.chats.conftest import text_message
 from tests.chats.crash_writer import VOCABULARY, random_writes
@@ -135,16 +135,16 @@ class TestOtherLag:
 
     def test_a_flush_that_fails_is_retried_as_a_rebuild(self, chats, monkeypatch):
         chat = chats.get_chat(chats.create_chat().id)
-        original = SessionDocuments.documents
+        original = MessageIndexStore.apply
         calls = {"n": 0}
 
-        def flaky(self, message_ids=None):
+        def flaky(self, chat_num, changes):
             calls["n"] += 1
             if calls["n"] == 1:
                 raise OSError("disk hiccup")
-            return original(self, message_ids)
+            return original(self, chat_num, changes)
 
-        monkeypatch.setattr(SessionDocuments, "documents", flaky)
+        monkeypatch.setattr(MessageIndexStore, "apply", flaky)
         chat.session.append_message(text_message("m1", "eventually found"))
         assert chats.search_messages("eventually") == []  # the failed flush degrades the read
         assert [h.message_id for h in chats.search_messages("eventually")] == ["m1"]
