@@ -182,3 +182,83 @@ def test_the_crash_writer_helper_runs_in_process(tmp_path):
         random_writes(chats, random.Random(1), 40, "t")
         assert_paths_agree(chats)
     assert os.path.exists(tmp_path / "alice" / "directory.sqlite")
+
+
+class TestTwoConnectionsOnOneChat:
+    """Payload replay is only trusted while one connection alone writes a chat's file."""
+
+    def test_an_older_pending_edit_never_overwrites_a_newer_one_from_another_writer(self, tmp_path):
+        first = Chats(tmp_path, "alice")
+        second = Chats(tmp_path, "alice")
+        try:
+            chat_id = first.create_chat().id
+            in_first = first.get_chat(chat_id)
+            in_second = second.get_chat(chat_id)
+            in_first.session.append_message(text_message("x", "original"))
+            first.flush_index()
+            in_first.session.update_message(text_message("x", "alpha"))  # pending in first
+            in_second.session.update_message(text_message("x", "omega"))  # committed later
+            second.flush_index()
+            first.flush_index()  # first's payload says alpha; the file says omega
+            assert first.search_messages("alpha") == []
+            assert [h.message_id for h in first.search_messages("omega")] == ["x"]
+        finally:
+            first.close()
+            second.close()
+
+    def test_concurrent_writers_in_threads_converge_on_the_file(self, tmp_path):
+        import threading
+
+        first = Chats(tmp_path, "alice")
+        second = Chats(tmp_path, "alice")
+        try:
+            chat_id = first.create_chat().id
+            sessions = [d.get_chat(chat_id).session for d in (first, second)]
+            sessions[0].append_message(text_message("x", "start"))
+
+            def writer(n):
+                for i in range(60):
+                    sessions[n].upsert_message(text_message("x", f"v{n}x{i}"))
+                    sessions[n].append_message(text_message(f"m{n}-{i}", f"note{n} {i}"))
+                    if i % 7 == 0:
+                        (first, second)[n].search_messages("note0")
+
+            threads = [threading.Thread(target=writer, args=(n,)) for n in (0, 1)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            for directory in (first, second):
+                directory.flush_index()
+            final = sessions[0].get_message("x")["parts"][0]["text"]
+            assert [h.message_id for h in first.search_messages(final)] == ["x"]
+            for word in ("note0", "note1"):
+                indexed = first.search_messages(word, limit=1000)
+                fanned = first.search_messages_fanout(word, limit=1000)
+                assert hit_keys(indexed) == hit_keys(fanned)
+        finally:
+            first.close()
+            second.close()
+
+
+class TestSchemaUpgrade:
+    def test_a_directory_indexed_under_the_first_schema_is_rebuilt_on_open(self, tmp_path):
+        from backend.chats import index
+        from backend.chats.directory import DirectoryStore
+        from backend.storage import Database
+
+        with Chats(tmp_path, "alice") as chats:
+            chat_id = chats.create_chat().id
+            chat = chats.get_chat(chat_id)
+            chat.session.append_message(text_message("m1", "survives the upgrade"))
+        # Turn the file back into a first-schema directory with an empty message index.
+        db = Database(tmp_path / "alice" / "directory.sqlite")
+        for table in ("message_fts", "message_docs", "index_leases"):
+            db.execute(f"DROP TABLE {table}")
+        db.execute("DELETE FROM _migrations WHERE component = ?", (index.COMPONENT,))
+        DirectoryStore(db)
+        db.migrate(index.COMPONENT, index.MIGRATIONS[:1])
+        db.close()
+        with Chats(tmp_path, "alice") as chats:
+            assert [h.message_id for h in chats.search_messages("upgrade")] == ["m1"]
+        assert leases(tmp_path) == []
