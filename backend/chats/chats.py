@@ -416,10 +416,18 @@ class Chats:
             entry = self._open.get(num)
         if entry is None or entry is not source or entry.generation != generation:
             return True
+        database = entry.sessions.database
+        # Called under the directory's write lock: never wait for a chat's lock here (its
+        # holder may be waiting for the directory). Busy means "unknown": re-read the file,
+        # which needs no lock of ours.
+        if not database.lock.acquire(blocking=False):
+            return True
         try:
-            version = _data_version(entry.sessions.database)
+            version = _data_version(database)
         except Exception:  # closed under us: assume the worst, re-read the file
             return True
+        finally:
+            database.lock.release()
         changed, entry.data_version = version != entry.data_version, version
         return changed
 

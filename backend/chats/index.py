@@ -15,14 +15,18 @@ Tables (component ``chats.index``)::
     message_docs  (chat_num, message_id, doc, digest)  WITHOUT ROWID   what is indexed, per chat
     index_leases  (chat_num, holder, acquired_at) WITHOUT ROWID   who may be writing a chat
 
-**Keeping it current.** A chat's change feed (``Sessions.subscribe``) is the wake-up signal, not
-the data: each event adds the touched message ids to an in-memory *hint* set (``clear`` marks
-the whole chat). A flush (before every indexed search, every :data:`FLUSH_EVERY_HINTS` hints,
-when a chat is closed) re-reads the touched messages **from the chat's file** and writes the
-difference, inside a directory write transaction. Reading the committed state under the
-directory's write lock makes the result independent of event order: two threads or two
-processes racing on one message both end with whatever the file holds last. A digest per
-document skips rewriting unchanged text.
+**Keeping it current.** Each open chat's change feed (``Sessions.subscribe``) is recorded in
+memory per chat, in commit order: the text each touched message now has (``append``,
+``update``, ``import``), ``None`` for deleted ones, "everything else is gone" for ``clear``.
+A flush (before every indexed search, every :data:`FLUSH_EVERY_EVENTS` events, when a chat is
+closed) writes the difference in one directory transaction per chat; a digest per document
+skips rewriting unchanged text. Flushes are serialised, so batches land in feed order.
+
+The recorded payloads are replayed only when they are the whole story: the events all came
+from one connection and ``PRAGMA data_version`` of that connection has not moved since the
+last flush (no other connection, in this process or another, committed to the file). Otherwise
+the touched messages are re-read **from the file**, under the directory's write lock, so two
+writers racing on one message both end with whatever the file holds last.
 
 **Detecting and repairing lag (the per-chat high-water mark).** A chat's index can only fall
 behind while someone writes it. So before a ``Chats`` instance opens a chat for writing it
@@ -33,7 +37,11 @@ finds leases whose holder process is gone, rebuilds those chats from their files
 (:meth:`MessageIndex.resync`) and drops the leases. Leases of live holders (another process
 working right now) are left alone: that process keeps its own chats current. A chat file
 written without going through ``Chats`` is outside this contract; ``repair(full=True)``
-re-derives every chat from its file.
+re-derives every chat from its file. A schema change that needs a rebuild uses the same
+mechanism: it leases every chat to :data:`REBUILD_HOLDER`, a holder that is always gone.
+
+**Document ids** increase (``max(rowid) + 1``): FTS5 appends such rows cheaply, while
+hash-scattered rowids made each insert about seven times slower.
 
 **Coupling.** Reading a chat's documents needs the sessions schema (``session_messages``,
 ``session_message_chunks``, ``session_compactions``) and its indexing rule
@@ -60,16 +68,15 @@ from typing import Protocol
 from backend.chats.directory import ChatRecord
 from backend.chats.models import ChatHit, IndexRepair
 from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
-from backend.sessions.encoding import decode_content
-from backend.sessions.events import SessionChangeEvent
-from backend.sessions.overlays import COMPACTION_PREFIX
+from backend.sessions import COMPACTION_PREFIX, SessionChangeEvent
+from backend.sessions.encoding import decode_content  # the sessions rules, not re-implemented
 from backend.sessions.search import indexed_text, quote_phrase
 from backend.storage import Database
 
 log = logging.getLogger(__name__)
 
 COMPONENT = "chats.index"
-FLUSH_EVERY_HINTS = 512
+FLUSH_EVERY_EVENTS = 512
 """Pending events that trigger a flush on the writing thread (bounds memory and staleness)."""
 TOKENIZER = "porter unicode61"
 """Must equal the tokenizer of ``backend.sessions``' own FTS table, or the paths disagree."""
@@ -468,7 +475,7 @@ class MessageIndex:
         unpurged_chats: Callable[[], Sequence[int]],
         foreign_commits: ForeignCommits,
         clock: Clock,
-        flush_every: int = FLUSH_EVERY_HINTS,
+        flush_every: int = FLUSH_EVERY_EVENTS,
     ) -> None:
         self.db = db
         self.store = MessageIndexStore(db)

@@ -262,3 +262,32 @@ class TestSchemaUpgrade:
         with Chats(tmp_path, "alice") as chats:
             assert [h.message_id for h in chats.search_messages("upgrade")] == ["m1"]
         assert leases(tmp_path) == []
+
+
+class TestNoDeadlock:
+    @pytest.mark.timeout(30)
+    def test_a_flush_never_waits_for_a_chat_whose_writer_waits_for_the_directory(self, chats):
+        import threading
+
+        chat = chats.get_chat(chats.create_chat().id)
+        chat.session.append_message(text_message("m1", "before"))
+        writer_inside = threading.Event()
+        done = threading.Event()
+
+        def writer():
+            # Holds the chat's lock (an open chat transaction), then needs the directory.
+            with chat.sessions.database.transaction():
+                chat.session.append_message(text_message("m2", "during"))
+                writer_inside.set()
+                chats.record_chat_turn(chat.id, "during")
+            done.set()
+
+        with chats.database.transaction():  # what a flush holds while it checks the chat
+            thread = threading.Thread(target=writer)
+            thread.start()
+            assert writer_inside.wait(5)
+            chats.flush_index()
+        thread.join(10)
+        assert done.is_set()
+        assert [h.message_id for h in chats.search_messages("before")] == ["m1"]
+        assert [h.message_id for h in chats.search_messages("during")] == ["m2"]

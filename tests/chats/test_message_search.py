@@ -4,7 +4,7 @@ answers like the fan-out over the chats' own indexes."""
 import pytest
 
 from backend.chats import SNIPPET_END, SNIPPET_START, split_snippet
-from backend.chats.index import FLUSH_EVERY_HINTS
+from backend.chats.index import FLUSH_EVERY_EVENTS
 from tests.chats.conftest import text_message
 
 
@@ -146,10 +146,10 @@ class TestIndexFollowsTheChangeFeed:
 
     def test_many_writes_flush_on_their_own_before_any_search(self, chats, two_chats):
         a, _ = two_chats
-        for i in range(FLUSH_EVERY_HINTS + 10):
+        for i in range(FLUSH_EVERY_EVENTS + 10):
             a.session.append_message(text_message(f"m{i}", f"bulk {i}"))
         assert chats._index.pending <= 10
-        assert len(chats.search_messages("bulk", limit=10_000)) == FLUSH_EVERY_HINTS + 10
+        assert len(chats.search_messages("bulk", limit=10_000)) == FLUSH_EVERY_EVENTS + 10
 
 
 class TestFanOut:
