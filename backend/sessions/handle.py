@@ -135,8 +135,9 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return AppendResult(False, message)
         encoded = self._prepare(message, source)
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             return self._append(encoded, parent_id)
 
     def _append(self, encoded: EncodedMessage, parent_id: str | _Omitted | None) -> AppendResult:
@@ -165,8 +166,9 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return None
         encoded = self._prepare(message, source)
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             return self._update(encoded)
 
     def _update(self, encoded: EncodedMessage) -> Message | None:
@@ -196,8 +198,9 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return AppendResult(False, message)
         encoded = self._prepare(message, source)
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             if not self._store.exists(self._id, encoded.id):
                 return self._append(encoded, parent_id)
             updated = self._update(encoded)
@@ -216,8 +219,9 @@ class Session:
         if isinstance(created_at, bool) or not isinstance(created_at, int):
             raise TypeError("created_at is integer milliseconds")
         encoded = encode_message(message)
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             if self._store.insert(self._id, encoded, parent_id, created_at, keep_memo=False):
                 self._feed.publish(ImportEvent(self._id, encoded.message, parent_id))
 
@@ -228,22 +232,24 @@ class Session:
         unique = tuple(dict.fromkeys(ids))
         if not unique:
             return
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             self._store.delete(self._id, unique)
             self._feed.publish(DeleteEvent(self._id, unique))
 
     def clear_messages(self) -> None:
         """Delete every message, continuation, compaction and attachment reference."""
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             self._store.clear(self._id)
             self._feed.publish(ClearEvent(self._id))
 
     # ── reads ───────────────────────────────────────────────────────
 
     def _leaf(self, leaf_id: str | None) -> str | None:
-        self._store.refresh()
+        self._store.refresh(self._id)
         return leaf_id if leaf_id is not None else self._store.leaf_id(self._id)
 
     def history(
@@ -418,7 +424,7 @@ class Session:
     def get_branches(self, message_id: str) -> list[Message]:
         """The children of ``message_id`` in insertion order (overlay echoes replaced by theirs)."""
         with self._db.lock:
-            self._store.refresh()
+            self._store.refresh(self._id)
             hidden = self._store.hidden_ids(self._id)
             children: list[tuple[str, int]] = []
             pending = [message_id]
@@ -453,7 +459,7 @@ class Session:
         if not isinstance(query, str) or not query.strip() or limit < 1:
             return []
         with self._db.lock:
-            self._store.refresh()
+            self._store.refresh(self._id)
             if not self._store.has_index:
                 with self._db.transaction():
                     self._store.ensure_index()
@@ -462,7 +468,7 @@ class Session:
     def token_estimate(self) -> int:
         """Estimated tokens of the active path, overlays applied (memoised per leaf)."""
         with self._db.lock:
-            self._store.refresh()
+            self._store.refresh(self._id)
             return self._store.token_estimate(self._id)
 
     # ── compaction ──────────────────────────────────────────────────
@@ -482,8 +488,9 @@ class Session:
         compaction = StoredCompaction(
             str(uuid.uuid4()), summary, from_message_id, to_message_id, _now_ms()
         )
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             self._store.add_compaction(self._id, compaction)
             if event:
                 self._feed.publish(CompactionEvent(self._id, compaction))
@@ -492,7 +499,7 @@ class Session:
     def get_compactions(self) -> list[StoredCompaction]:
         """Every overlay of this session, oldest first."""
         with self._db.lock:
-            self._store.refresh()
+            self._store.refresh(self._id)
             return list(self._store.compactions(self._id))
 
     def on_compaction(self, fn: CompactionFunction) -> Session:
@@ -526,8 +533,9 @@ class Session:
         visible = {message["id"] for message in history}
         if result.to_message_id not in visible:
             return None
+        nested = self._db.in_transaction
         with self._db.transaction():
-            self._store.begin_write(self._id)
+            self._store.begin_write(self._id, nested)
             extended = [
                 c
                 for c in self._store.compactions(self._id)

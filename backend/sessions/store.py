@@ -211,7 +211,13 @@ class SessionStore:
         self._memos: dict[str, _TokenMemo] = {}
         self._compactions: dict[str, list[StoredCompaction]] = {}
         self._fts = database.query_one(_FTS_EXISTS) is not None
+        self._fts_unconfirmed = False
         self._data_version = self._read_data_version()
+        # Sessions written inside a transaction the caller owns, and those of them whose rows
+        # were deleted or cleared there (see ``begin_write``).
+        self._unsettled: set[str] = set()
+        self._restructured: set[str] = set()
+        self._settle_armed = False
 
     # ── cache coherence ─────────────────────────────────────────────
 
@@ -219,11 +225,13 @@ class SessionStore:
         # A pragma reads no table rows; it is still a counted statement of the choke point.
         return int(self.db.execute(_DATA_VERSION).fetchone()[0])
 
-    def refresh(self) -> None:
-        """Drop every cache if another connection committed since we last looked."""
+    def refresh(self, session_id: str | None = None) -> None:
+        """Before a read: catch up with foreign commits and with caller savepoint rollbacks."""
         version = self._read_data_version()
         if version != self._data_version:
             self._after_foreign_commit(version)
+        if session_id is not None and session_id in self._unsettled:
+            self._verify(session_id)
 
     def _after_foreign_commit(self, version: int) -> None:
         self._data_version = version
@@ -239,13 +247,75 @@ class SessionStore:
         self._memos.pop(session_id, None)
         self._compactions.pop(session_id, None)
 
-    def begin_write(self, session_id: str) -> None:
-        """First step of every write: catch up with foreign commits, arm the rollback hook."""
-        # Inside BEGIN IMMEDIATE: no other connection can commit until this transaction ends.
+    def begin_write(self, session_id: str, nested: bool) -> None:
+        """First step of every write, inside its transaction.
+
+        Catches up with foreign commits (inside BEGIN IMMEDIATE no other connection can commit
+        until this transaction ends) and arms the rollback hook. ``nested`` says the caller
+        owns the enclosing transaction: it may roll back to a savepoint of its own, which runs
+        no hook, so the cached state of a session written in such a transaction is checked
+        against the file before it is used again, and once more after the commit.
+        """
         version = self.db.execute(_DATA_VERSION).fetchone()[0]
         if version != self._data_version:
             self._after_foreign_commit(version)
+        if nested:
+            self._enter_caller_transaction(session_id)
         self.db.on_rollback(partial(self.forget, session_id))
+
+    def _enter_caller_transaction(self, session_id: str) -> None:
+        if session_id in self._unsettled:
+            self._verify(session_id)
+        else:
+            self._unsettled.add(session_id)
+        if not self._settle_armed:
+            self._settle_armed = True
+            self.db.after_commit(self._settle)
+            self.db.on_rollback(self._unsettle_after_rollback)
+
+    _SELECT_LEAF_SEQ = "SELECT seq FROM session_messages WHERE session_id = ? AND id = ?"
+    _SELECT_ANY_ROW = "SELECT 1 FROM session_messages WHERE session_id = ? LIMIT 1"
+
+    def _verify(self, session_id: str) -> None:
+        """Keep only the cached state of a session that the file still agrees with.
+
+        The tail is maintained in place by inserts, so it is right exactly when its leaf row
+        is still there with the seq it was given (one point read); a tail derived after a
+        delete or clear in this transaction cannot be checked that way and is re-derived.
+        """
+        self._memos.pop(session_id, None)
+        self._compactions.pop(session_id, None)
+        if self._fts_unconfirmed:
+            self._fts = self.db.query_one(_FTS_EXISTS) is not None
+        tail = self._tails.get(session_id)
+        if tail is None:
+            return
+        if session_id in self._restructured:
+            del self._tails[session_id]
+            return
+        if tail.leaf_id is None:
+            intact = self.db.query_one(self._SELECT_ANY_ROW, (session_id,)) is None
+        else:
+            row = self.db.query_one(self._SELECT_LEAF_SEQ, (session_id, tail.leaf_id))
+            intact = row is not None and row["seq"] == tail.next_seq - 1
+        if not intact:
+            del self._tails[session_id]
+
+    def _settle(self) -> None:
+        """After the caller's transaction committed: re-check what was written inside it."""
+        with self.db.lock:
+            for session_id in self._unsettled:
+                self._verify(session_id)
+            self._unsettled.clear()
+            self._restructured.clear()
+            self._settle_armed = False
+
+    def _unsettle_after_rollback(self) -> None:
+        for session_id in self._unsettled:
+            self.forget(session_id)
+        self._unsettled.clear()
+        self._restructured.clear()
+        self._settle_armed = False
 
     # ── tail ────────────────────────────────────────────────────────
 
@@ -665,6 +735,8 @@ class SessionStore:
             )
         self._tails.pop(session_id, None)
         self._memos.pop(session_id, None)
+        if session_id in self._unsettled:
+            self._restructured.add(session_id)
 
     _CLEAR_MESSAGES = "DELETE FROM session_messages WHERE session_id = ?"
     _CLEAR_CONTINUATIONS = "DELETE FROM session_message_chunks WHERE session_id = ?"
@@ -691,6 +763,8 @@ class SessionStore:
         self._tails[session_id] = _Tail(None, 1)
         self._memos.pop(session_id, None)
         self._compactions[session_id] = []
+        if session_id in self._unsettled:
+            self._restructured.add(session_id)
 
     # ── attachments ─────────────────────────────────────────────────
 
@@ -892,10 +966,17 @@ class SessionStore:
             self.db.execute(self._CREATE_FTS)
             self._backfill_index()
         self._fts = True
+        # Until the commit, a caller's savepoint rollback could still take the table away.
+        self._fts_unconfirmed = True
+        self.db.after_commit(self._confirm_index)
         self.db.on_rollback(self._forget_index)
+
+    def _confirm_index(self) -> None:
+        self._fts_unconfirmed = False
 
     def _forget_index(self) -> None:
         self._fts = False
+        self._fts_unconfirmed = False
 
     def _backfill_index(self) -> None:
         # Unlike the reference's SQL-only backfill, chunked rows are reassembled and indexed too.
