@@ -507,6 +507,11 @@ class Chats:
         self._check_open()
         return self._shared.get(check_label(label))
 
+    def list_shared_contexts(self) -> list[tuple[str, str]]:
+        """Every shared block as ``(label, content)``, by label (for a memory panel)."""
+        self._check_open()
+        return self._shared.list()
+
     def set_shared_context(self, label: str, content: str) -> None:
         """Replace a block (last writer wins: prefer ``append_shared_context`` for facts)."""
         self._check_open()

@@ -84,6 +84,11 @@ class SharedContextStore:
         row = self.db.query_one(self._GET, (label,))
         return None if row is None else row[0]
 
+    _LIST = "SELECT label, content FROM shared_context ORDER BY label"
+
+    def list(self) -> list[tuple[str, str]]:
+        return [(row[0], row[1]) for row in self.db.query(self._LIST)]
+
     _SET = (
         "INSERT INTO shared_context (label, content, updated_at) VALUES (?, ?, ?) "
         "ON CONFLICT (label) DO UPDATE SET content = excluded.content, "

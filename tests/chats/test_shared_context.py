@@ -21,6 +21,13 @@ class TestBlocks:
         chats.append_shared_context("facts", "- b\n")
         assert chats.get_shared_context("facts") == "- a\n- b\n"
 
+    def test_all_blocks_are_listed_by_label(self, chats):
+        assert chats.list_shared_contexts() == []
+        chats.set_shared_context("zeta", "z")
+        chats.append_shared_context("alpha", "a")
+        chats.index_shared("notes", "k", "entries are not blocks")
+        assert chats.list_shared_contexts() == [("alpha", "a"), ("zeta", "z")]
+
     def test_labels_are_independent(self, chats):
         chats.set_shared_context("a", "1")
         chats.set_shared_context("b", "2")
