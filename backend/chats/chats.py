@@ -187,6 +187,7 @@ class Chats:
                 clock=self._clock,
             )
             self.sweep()
+            self._remove_stale_files()
             self._index.repair()
         except BaseException:
             self.database.close()
@@ -235,20 +236,19 @@ class Chats:
                     return self._directory.insert(chat_id, title, now)
 
     def _recreate(self, chat_id: str, title: str, now: int) -> ChatRecord:
-        old = self._directory.load(chat_id)
-        if old is None:
-            with self.database.transaction():
-                return self._directory.insert(chat_id, title, now)
-        if old.live:
-            raise ConflictError(f"chat {chat_id!r} already exists")
-        self._remove_files(old)
         with self.database.transaction():
-            current = self._directory.load(chat_id)
-            if current is None or current.live or current.generation != old.generation:
-                raise ConflictError(f"chat {chat_id!r} changed while it was being re-created")
+            old = self._directory.load(chat_id)
+            if old is None:
+                return self._directory.insert(chat_id, title, now)
+            if old.live:
+                raise ConflictError(f"chat {chat_id!r} already exists")
             self._index.store.drop_chat(old.num)
             self._index.store.release_all(old.num)
-            return self._directory.recreate(old, title, now)
+            record = self._directory.recreate(old, title, now)
+        # After the commit: nothing can restore the old generation any more. A crash before
+        # this line leaves a stale file that the next open's sweep removes.
+        self._remove_files(old)
+        return record
 
     def list_chats(
         self,
@@ -565,13 +565,36 @@ class Chats:
         now = self._clock() if now_ms is None else now_ms
         purged = []
         for record in self._directory.due_for_purge(now - self._window_ms, SWEEP_BATCH):
-            self._remove_files(record)
             with self.database.transaction():
-                self._directory.mark_purged(record, now)
+                if not self._directory.mark_purged(record, now):
+                    continue  # restored (or purged) meanwhile
                 self._index.store.drop_chat(record.num)
                 self._index.store.release_all(record.num)
+            self._remove_files(record)  # after the commit: a restore can no longer win
             purged.append(record.id)
         return purged
+
+    def _remove_stale_files(self) -> list[Path]:
+        """Delete files of purged or superseded generations (left by a crash mid-purge).
+
+        Files of ids this directory has no row for are left alone: they may be someone's
+        data under a directory restored from an older backup (RFC edge case 2).
+        """
+        current = {
+            chat_id: generation for _, chat_id, generation in self._directory.unpurged_chats()
+        }
+        removed = []
+        for path in sorted(self.layout.chats_folder.glob("*.g*.sqlite")):
+            chat_id, _, generation_text = path.name[: -len(".sqlite")].rpartition(".g")
+            if not generation_text.isdigit():
+                continue
+            record = self._directory.load(chat_id)
+            if record is None:
+                continue
+            if current.get(chat_id) != int(generation_text):
+                self.layout.remove_chat_files(chat_id, int(generation_text))
+                removed.append(path)
+        return removed
 
     def _remove_files(self, record: ChatRecord) -> None:
         """Close any open entry of the record's generation, then delete its files."""

@@ -288,12 +288,18 @@ class DirectoryStore:
         self.db.execute(self._RECORD_TURN, (now_ms, preview, record.num))
         return replace(record, updated_at=now_ms, last_message_preview=preview)
 
-    _MARK_PURGED = "UPDATE chats SET purged_at = ? WHERE num = ? AND generation = ?"
+    _MARK_PURGED = (
+        "UPDATE chats SET purged_at = ? WHERE num = ? AND generation = ? "
+        "AND deleted_at IS NOT NULL AND purged_at IS NULL"
+    )
     _DELETE_TITLE = "DELETE FROM chat_titles WHERE rowid = ?"
 
-    def mark_purged(self, record: ChatRecord, now_ms: int) -> None:
-        self.db.execute(self._MARK_PURGED, (now_ms, record.num, record.generation))
-        self.db.execute(self._DELETE_TITLE, (record.num,))
+    def mark_purged(self, record: ChatRecord, now_ms: int) -> bool:
+        """Tombstone a still-deleted generation; False if it was restored or purged."""
+        if self.db.execute(self._MARK_PURGED, (now_ms, record.num, record.generation)).rowcount:
+            self.db.execute(self._DELETE_TITLE, (record.num,))
+            return True
+        return False
 
     _BULK_INSERT = (
         "INSERT INTO chats (id, title, created_at, updated_at, last_message_preview) "

@@ -7,6 +7,7 @@ import pytest
 
 from backend.chats import Chats
 from backend.errors import ChatNotFoundError, InvalidIdError, StorageError
+from backend.sessions import Sessions
 from tests.chats.conftest import FakeClock, text_message
 
 # backend.storage lets sqlite3.ProgrammingError through for a closed connection.
@@ -194,6 +195,38 @@ class TestDeleteDuringUse:
         with pytest.raises(CLOSED_FILE_ERRORS):
             session.append_message(text_message("m2", "too late"))
         assert list(chats.layout.chats_folder.iterdir()) == []
+
+
+class TestCrashMidPurge:
+    def test_files_of_purged_or_superseded_generations_are_removed_on_open(self, tmp_path):
+        clock = FakeClock()
+        with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
+            purged = chats.create_chat().id
+            recreated = chats.create_chat().id
+            chats.delete_chat(purged)
+            chats.delete_chat(recreated)
+            chats.create_chat(chat_id=recreated)
+            layout = chats.layout
+        # What a crash between the commit and the file removal would leave behind:
+        leftovers = [layout.chat_path(purged, 1), layout.chat_path(recreated, 1)]
+        unknown = layout.chat_path("0000000000000000-000000", 1)
+        for path in [*leftovers, unknown]:
+            with Sessions(path) as sessions:
+                sessions.session("").append_message(text_message("m", "left over"))
+        with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0):
+            assert [p.exists() for p in leftovers] == [False, False]
+            assert unknown.exists()  # not ours to judge (RFC edge case 2)
+
+    def test_a_restore_racing_the_sweep_never_loses_the_files(self, chats, clock, monkeypatch):
+        summary = chats.create_chat()
+        chats.get_chat(summary.id).session.append_message(text_message("m", "keep"))
+        chats.delete_chat(summary.id)
+        clock.advance(WINDOW_S * 1000)
+        due = chats._directory.due_for_purge(clock.now, 10)
+        chats.restore_chat(summary.id)  # lands between the sweep's read and its purge
+        monkeypatch.setattr(chats._directory, "due_for_purge", lambda cutoff, limit: due)
+        assert chats.sweep() == []
+        assert chats.get_chat(summary.id).session.get_message("m") is not None
 
 
 class TestRecreation:
