@@ -85,12 +85,15 @@ from backend.runtime.state import SessionStateHandle, SessionStateStore
 from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, Tool, ToolContext, run_tool, tool_part
+from backend.sessions import estimate_message_tokens
 
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 4
 RETRIEVAL_LIMIT = 5
 MAX_IDLE_CONVERSATIONS = 32
+MAX_TRACKED_SUMMARIES = 4
+MAX_HEAD_MESSAGES = 3  # the protected head of a compacted thread (sessions' PROTECT_HEAD)
 RETRIEVAL_TERMS = 4
 PREVIEW_CHARS = 140
 TITLE_PROMPT = (
@@ -132,7 +135,12 @@ class _Conversation:
     worker: asyncio.Task[None] | None = None
     pending: bool = False
     active: _Active | None = None
-    compaction_for: tuple[str, int] | None = None  # agent whose budget the fn was built for
+    # Post-turn work (preview, title) runs beside the queue, not inside the run's lease.
+    background: set[asyncio.Task[None]] = field(default_factory=set)
+    compaction_for: tuple[str, int] | None = None
+    boundaries: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # see _scan_recent  # agent whose budget the fn was built for
 
 
 @dataclass
@@ -319,8 +327,11 @@ class ChatRuntime:
     async def wait_idle(self, chat_id: str) -> None:
         """Return once ``chat_id`` has no queued or running run (tests, the bench, shutdown)."""
         conv = await self._open(chat_id)
-        while conv.worker is not None and not conv.worker.done():
-            await asyncio.wait({conv.worker})
+        while True:
+            pending = {t for t in (conv.worker, *conv.background) if t and not t.done()}
+            if not pending:
+                return
+            await asyncio.wait(pending)
 
     async def get_conversation(self, chat_id: str) -> Conversation:
         """The conversation record (created with the default binding on first use)."""
@@ -386,9 +397,14 @@ class ChatRuntime:
                 conv.active.cancel_requested = True
                 conv.active.task.cancel()
         for conv in list(self._conversations.values()):
-            if conv.worker is not None and not conv.worker.done():
-                with contextlib.suppress(BaseException):
-                    await conv.worker
+            for task in (conv.worker, *conv.background):
+                if task is not None and not task.done():
+                    with contextlib.suppress(BaseException):
+                        await task
+        closer = getattr(self.model, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
         for event_log in self._logs.values():
             event_log.close()
 
@@ -433,7 +449,9 @@ class ChatRuntime:
         idle = [
             chat_id
             for chat_id, conv in self._conversations.items()
-            if conv.active is None and (conv.worker is None or conv.worker.done())
+            if conv.active is None
+            and (conv.worker is None or conv.worker.done())
+            and not conv.background
         ]
         for chat_id in idle[: max(0, len(self._conversations) - MAX_IDLE_CONVERSATIONS)]:
             del self._conversations[chat_id]
@@ -638,14 +656,11 @@ class ChatRuntime:
             },
         )
         try:
-            await self._maybe_compact(conv, run, agent)
-            history = await asyncio.to_thread(
-                _recent_history, conv.session, history_byte_budget(agent), run.user_message_id
-            )
+            scan = await self._window(conv, run, agent)
+            history = scan.window
             user_text = text_of(history[-1]) if history else ""
             memory = await self._frozen_memory(agent)
             retrieved = await self._retrieve(conv, run, user_text)
-            summary = await asyncio.to_thread(_latest_summary, conv.session, history)
             tools = {name: self.tools[name] for name in agent.tools if name in self.tools}
             context = ToolContext(conv.chat_id, handle, self._remember_fn(agent))
             extra: list[ModelMessage] = []
@@ -657,7 +672,7 @@ class ChatRuntime:
                     memory=memory,
                     retrieved=retrieved,
                     state=handle.data,
-                    summary=summary,
+                    summary=scan.summary,
                     chat_id=conv.chat_id,
                     run_id=run.id,
                 )
@@ -707,7 +722,9 @@ class ChatRuntime:
                 "text": turn.reply_text(),
             },
         )
-        await self._after_turn(conv, run, turn, user_text)
+        task = asyncio.ensure_future(self._after_turn(conv, run, turn, user_text))
+        conv.background.add(task)
+        task.add_done_callback(conv.background.discard)
 
     async def _stream_once(
         self, conv: _Conversation, run: RunRecord, request: Any, turn: _Turn
@@ -871,19 +888,27 @@ class ChatRuntime:
                 break
         return items
 
-    async def _maybe_compact(
-        self, conv: _Conversation, run: RunRecord, agent: AgentDefinition
-    ) -> None:
+    async def _window(self, conv: _Conversation, run: RunRecord, agent: AgentDefinition) -> _Scan:
+        """The turn's recent history; compacts the thread first when it is over the budget.
+
+        One newest-first scan decides both, so a turn reads O(budget) rows however long the
+        thread is; only an actual compaction reads the whole branch (a one-off per summary).
+        """
         threshold = agent.model.compact_after_tokens
-        if threshold is None:
-            return
-        self._install_compaction(conv, agent)
-        outcome = await asyncio.to_thread(
-            _compact_if_over, conv.session, threshold, run.user_message_id
+        budget = history_byte_budget(agent)
+        scan = await asyncio.to_thread(
+            _scan_recent, conv.session, run.user_message_id, budget, threshold, conv.boundaries
         )
-        if outcome is None:
-            return
-        before, after, result, version = outcome
+        if threshold is None or scan.tokens <= threshold:
+            return scan
+        self._install_compaction(conv, agent)
+        result = await asyncio.to_thread(conv.session.compact, run.user_message_id)
+        if result is None:  # nothing worth summarising (too few turns): go on uncompacted
+            return scan
+        after = await asyncio.to_thread(
+            _scan_recent, conv.session, run.user_message_id, budget, threshold, conv.boundaries
+        )
+        version = await asyncio.to_thread(lambda: len(conv.session.get_compactions()))
         conv.log.publish(
             "context.compacted",
             run.id,
@@ -891,10 +916,11 @@ class ChatRuntime:
                 "from_message_id": result.from_message_id,
                 "to_message_id": result.to_message_id,
                 "summary_version": version,
-                "tokens_before": before,
-                "tokens_after": after,
+                "tokens_before": scan.tokens,
+                "tokens_after": after.tokens,
             },
         )
+        return after
 
     def _install_compaction(self, conv: _Conversation, agent: AgentDefinition) -> None:
         if conv.compaction_for == (agent.id, agent.version):
@@ -988,33 +1014,96 @@ def _path_head(session: Any, message_id: str, count: int) -> list[dict[str, Any]
     return list(islice(session.history(leaf_id=message_id, newest_first=True), count))
 
 
-def _recent_history(session: Any, byte_budget: int, leaf_id: str) -> list[dict[str, Any]]:
-    return list(session.get_recent_history(byte_budget, leaf_id=leaf_id).messages)
+@dataclass
+class _Scan:
+    window: list[dict[str, Any]]
+    tokens: int  # estimate of the branch up to the leaf; a lower bound once over threshold
+    summary: str | None = None  # the thread summary covering what the window leaves out
 
 
-def _latest_summary(session: Any, history: Sequence[Mapping[str, Any]]) -> str | None:
-    """The thread summary when the window does not already show its overlay."""
-    if any(str(m.get("id", "")).startswith("compaction_") for m in history):
-        return None
-    compactions = session.get_compactions()
-    if not compactions:
-        return None
-    ids = {str(m.get("id")) for m in history}
-    newest = compactions[-1]
-    # An overlay whose range ends inside the window would duplicate messages we already send.
-    return None if newest.to_message_id in ids else newest.summary
+def _scan_recent(
+    session: Any,
+    leaf_id: str,
+    byte_budget: int,
+    token_threshold: int | None,
+    boundary_cache: dict[str, list[str]] | None = None,
+) -> _Scan:
+    """Newest-first walk from ``leaf_id``: the prompt window and a bounded token estimate.
+
+    The window holds the newest messages worth at most ``byte_budget`` bytes (the newest is
+    always in). The walk goes on past the window only until it knows whether the branch is
+    over ``token_threshold``, and it stops at the thread summary.
+
+    The summary boundary is found *before* the store reaches it: the children of each
+    summary's last covered message are known up front (a point read per summary), so the
+    walk stops on that child and never pulls the covered message itself. Pulling it would
+    make the store read every id of the remaining path to plan overlays (O(thread length));
+    and past its 10,000-row walk cap the store stops applying overlays that start near the
+    root at all. The messages before the summarised range (the head that set the task) are
+    then read from the range's start, a few point reads. So a turn costs the same at 10 or
+    10,000 messages, where ``get_recent_history`` / ``token_estimate`` size the whole path.
+
+    ``boundary_cache`` (compaction id → child ids) is kept per conversation: finding children
+    is a scan of the message table in the store, so it is paid once per summary. A branch
+    created later under a covered message is merely not recognised; the walk then falls back
+    to the store's own overlay (correct, just slower).
+    """
+    cache = boundary_cache if boundary_cache is not None else {}
+    boundaries: dict[str, Any] = {}
+    for compaction in session.get_compactions()[-MAX_TRACKED_SUMMARIES:]:  # newest wins
+        if compaction.id not in cache:
+            children = session.get_branches(compaction.to_message_id)
+            cache[compaction.id] = [str(child["id"]) for child in children]
+        for child_id in cache[compaction.id]:
+            boundaries[child_id] = compaction
+    window: list[dict[str, Any]] = []
+    used = 0
+    tokens = 0
+    window_full = False
+    reached: Any = None
+    for message in session.history(leaf_id=leaf_id, newest_first=True):
+        message_id = str(message.get("id", ""))
+        if message_id.startswith("compaction_"):  # an overlay the store did apply
+            reached = _OverlaySummary(text_of(message))
+            break
+        tokens += estimate_message_tokens([message])
+        if not window_full:
+            size = len(_json(message).encode())
+            if window and used + size > byte_budget:
+                window_full = True
+            else:
+                window.append(message)
+                used += size
+        if message_id in boundaries:
+            reached = boundaries[message_id]
+            break
+        if window_full and (token_threshold is None or tokens > token_threshold):
+            break
+    window.reverse()
+    if reached is None:
+        return _Scan(window, tokens)
+    summary = reached.summary
+    tokens += estimate_message_tokens([{"role": "assistant", "parts": [_text_part(summary)]}])
+    head: list[dict[str, Any]] = []
+    if isinstance(reached, _OverlaySummary):
+        return _Scan(window, tokens, summary)
+    older = session.history(leaf_id=reached.from_message_id, newest_first=True)
+    for message in islice(older, 1, 1 + MAX_HEAD_MESSAGES):
+        head.append(message)
+        tokens += estimate_message_tokens([message])
+    head.reverse()
+    if not window_full:
+        window = head + window
+    return _Scan(window, tokens, summary)
 
 
-def _compact_if_over(
-    session: Any, threshold: int, leaf_id: str
-) -> tuple[int, int, Any, int] | None:
-    before = session.token_estimate()
-    if before <= threshold:
-        return None
-    result = session.compact(leaf_id)
-    if result is None:
-        return None
-    return before, session.token_estimate(), result, len(session.get_compactions())
+@dataclass
+class _OverlaySummary:
+    summary: str
+
+
+def _text_part(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
 
 
 def _chat_title(chats: Any, chat_id: str, default: str | None = "another chat") -> str | None:

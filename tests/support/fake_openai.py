@@ -255,7 +255,7 @@ class FakeOpenAI:
         class Handler(_Handler):
             server_owner = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -282,6 +282,11 @@ class FakeOpenAI:
 
     def _sleep(self, seconds: float) -> None:
         self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog (5) refuses connections when a bench opens dozens at once.
+    request_queue_size = 256
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -354,3 +359,35 @@ class _Handler(BaseHTTPRequestHandler):
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve from a separate process (benches): one fixed reply, printed base URL, until EOF.
+
+    ``python -m tests.support.fake_openai --first-delay-s 0.2`` prints the base URL on its
+    first line and serves until its stdin closes. A separate process keeps the server's
+    threads from competing with the code under measurement for the GIL.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--first-delay-s", type=float, default=0.0)
+    parser.add_argument("--chunk-delay-s", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    reply = text(
+        "Hello",
+        " from",
+        " the",
+        " fake",
+        " model.",
+        first_delay_s=args.first_delay_s,
+        delay_s=args.chunk_delay_s,
+    )
+    with FakeOpenAI(default=reply) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+import backend.runtime
+from tests.support.exports import assert_public_surface
+
+
+def test_the_public_surface_is_pinned_and_sorted():
+    assert_public_surface(
+        backend.runtime,
+        {
+            "DEFAULT_AGENT",
+            "DEFAULT_AGENT_ID",
+            "DEFAULT_MAX_STATE_BYTES",
+            "MEMORY_LABEL",
+            "AgentDefinition",
+            "AgentRegistry",
+            "ChatRuntime",
+            "ContextBlock",
+            "Conversation",
+            "DistributedLockStore",
+            "EventLog",
+            "InProcessLockStore",
+            "ModelInfo",
+            "ModelSettings",
+            "RunEvent",
+            "RunKind",
+            "RunRecord",
+            "RunStatus",
+            "RunStatusView",
+            "RunTicket",
+            "SessionState",
+            "SessionStateHandle",
+            "SessionStateStore",
+            "Tool",
+            "ToolContext",
+            "ToolError",
+        },
+    )
