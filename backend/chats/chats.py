@@ -432,12 +432,18 @@ class Chats:
         return changed
 
     def _close_entry(self, entry: _OpenChat) -> None:
-        """Flush, stop listening, close the file, release the lease (in that order)."""
+        """Close the file, flush, stop listening, release the lease (in that order).
+
+        Closing first means no commit can follow the final flush; an event whose commit
+        raced the close is still heard (the listener goes last) and flushed before release.
+        """
         try:
+            entry.sessions.close()
             self._index.flush()
         finally:
             entry.unsubscribe()
-            entry.sessions.close()
+        if self._index.has_pending(entry.num):
+            self._index.flush()
         if not self.database.closed:
             self._index.release_lease(entry.num)
 

@@ -594,6 +594,10 @@ class MessageIndex:
                 del self._hints[key]
             self._needs_resync.discard(chat_num)
 
+    def has_pending(self, chat_num: int) -> bool:
+        with self._hints_lock:
+            return chat_num in self._needs_resync or any(k[0] == chat_num for k in self._hints)
+
     def needs_resync(self, chat_num: int) -> bool:
         with self._hints_lock:
             return chat_num in self._needs_resync
