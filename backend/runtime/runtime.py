@@ -90,6 +90,8 @@ from backend.sessions import estimate_message_tokens
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 4
+# A streaming reply is saved this often, so a crash loses at most this much of it.
+DEFAULT_CHECKPOINT_INTERVAL_S = 2.0
 RETRIEVAL_LIMIT = 5
 MAX_IDLE_CONVERSATIONS = 32
 MAX_TRACKED_SUMMARIES = 4
@@ -149,6 +151,7 @@ class _Turn:
 
     parts: list[dict[str, Any]] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
+    checkpointed_at: float = field(default_factory=time.monotonic)
 
     def flush_text(self) -> None:
         if self.text:
@@ -187,6 +190,7 @@ class ChatRuntime:
         tenant_id: str | None = None,
         owner_principal_id: str | None = None,
         lease_ttl_s: float = 30.0,
+        checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
         clock_ms: Callable[[], int] = _now_ms,
     ) -> None:
         self.settings = settings
@@ -204,6 +208,7 @@ class ChatRuntime:
         self.tenant_id = tenant_id or directory_id
         self.owner_principal_id = owner_principal_id or settings.user_id
         self.lease_ttl_s = lease_ttl_s
+        self.checkpoint_interval_s = checkpoint_interval_s
         self._clock = clock_ms
         self._owner = _new_id("runtime")
         # Open conversations pin their chat file; idle ones beyond MAX_IDLE_CONVERSATIONS are
@@ -364,6 +369,20 @@ class ChatRuntime:
             return record
 
         return await asyncio.to_thread(bind)
+
+    async def set_archived(self, chat_id: str, archived: bool = True) -> Conversation:
+        """Mark the conversation record archived (or not); it keeps running if messaged."""
+        conv = await self._open(chat_id)
+
+        def archive() -> Conversation:
+            self._ensure_record(conv)
+            now = self._clock()
+            conv.store.set_archived(chat_id, now if archived else None, now)
+            record = conv.store.load_conversation(chat_id)
+            assert record is not None
+            return record
+
+        return await asyncio.to_thread(archive)
 
     async def get_session_state(self, chat_id: str) -> SessionState:
         conv = await self._open(chat_id)
@@ -684,6 +703,17 @@ class ChatRuntime:
                 turn.flush_text()
                 results: list[ModelMessage] = []
                 for call in calls:
+                    conv.log.publish(
+                        "tool.call",
+                        run.id,
+                        {
+                            "assistant_message_id": run.assistant_message_id,
+                            "type": f"tool-{call.name}",
+                            "toolCallId": call.id,
+                            "state": "input-available",
+                            "input": call.arguments,
+                        },
+                    )
                     output, error = await run_tool(tools, context, call)
                     part = tool_part(call, output, error)
                     turn.parts.append(part)
@@ -740,11 +770,25 @@ class ChatRuntime:
                     run.id,
                     {"message_id": run.assistant_message_id, "text": event.text},
                 )
+                if time.monotonic() - turn.checkpointed_at >= self.checkpoint_interval_s:
+                    turn.checkpointed_at = time.monotonic()
+                    await asyncio.to_thread(self._checkpoint, conv, run, turn)
             elif isinstance(event, ToolCall):
                 calls.append(event)
             elif isinstance(event, Finish):
                 break
         return calls
+
+    def _checkpoint(self, conv: _Conversation, run: RunRecord, turn: _Turn) -> None:
+        """Save the reply so far (status still ``running``) while the run is still running.
+
+        The check and the write share a transaction, so a checkpoint that loses the race with
+        the run's end (a cancel, a failure) never overwrites the final state.
+        """
+        message = self._final_message(conv, run, turn, {"status": "running"})
+        with conv.db.transaction():
+            if conv.store.load_run(run.id).status == RunStatus.RUNNING:
+                conv.session.update_message(message)
 
     def _commit(
         self,

@@ -126,6 +126,37 @@ class TestStreaming:
         await runtime.aclose()
 
 
+class TestCheckpoints:
+    async def test_a_long_reply_is_saved_while_it_streams(self, tmp_path, chats):
+        chat_id = chats.create_chat().id
+        hold = Hold()
+        runtime = make_runtime(
+            tmp_path,
+            chats,
+            ScriptedModel(["First part. ", 0.02, "Second part. ", hold, "End."]),
+            checkpoint_interval_s=0.01,
+        )
+        ticket = await runtime.send_message(chat_id, "write a lot")
+        await hold.reached()
+        saved = session_of(chats, chat_id).get_message(ticket.assistant_message_id)
+        assert saved["metadata"]["status"] == "running"
+        assert saved["parts"][0]["text"].startswith("First part. Second part.")
+        hold.release()
+        await runtime.wait_idle(chat_id)
+        final = session_of(chats, chat_id).get_message(ticket.assistant_message_id)
+        assert final["parts"] == [{"type": "text", "text": "First part. Second part. End."}]
+        assert final["metadata"]["status"] == "completed"
+        await runtime.aclose()
+
+    async def test_archiving_is_recorded_on_the_conversation(self, tmp_path, chats):
+        chat_id = chats.create_chat().id
+        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        archived = await runtime.set_archived(chat_id)
+        assert archived.archived_at is not None
+        assert (await runtime.set_archived(chat_id, False)).archived_at is None
+        await runtime.aclose()
+
+
 class TestCancel:
     async def test_cancelling_keeps_the_partial_reply_marked_cancelled(self, tmp_path, chats):
         chat_id = chats.create_chat().id

@@ -70,7 +70,11 @@ async def test_a_tool_call_round_trip_is_stored_as_message_parts(fake_openai, tm
     )
     runtime = runtime_for(fake_openai, tmp_path, chats)
     _chat_id, ticket, events, session = await send(runtime, chats, "remember I'm vegetarian")
-    assert [e.type for e in events if e.type == "tool.call"] == ["tool.call"]
+    tool_events = [e.data for e in events if e.type == "tool.call"]
+    assert [(d["toolCallId"], d["state"]) for d in tool_events] == [
+        ("call_7", "input-available"),
+        ("call_7", "output-available"),
+    ]
     assert events[-1].type == "run.completed"
     reply = session.get_message(ticket.assistant_message_id)
     assert reply["parts"] == [
