@@ -54,15 +54,21 @@ def message(message_id: str, text: str) -> dict:
     return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
 
 
-def best_per_call(fn: Callable[[], object], calls: int, rounds: int = 5) -> float:
-    """Seconds per call: the best of ``rounds`` medians-of-blocks (robust on a noisy box)."""
-    samples = []
+def best_per_call(
+    measured: Callable[[], object],
+    baseline: Callable[[], object],
+    calls: tuple[int, int],
+    rounds: int = 7,
+) -> tuple[float, float]:
+    """Seconds per call of each, best of ``rounds``; rounds alternate so both see one noise."""
+    best = [float("inf"), float("inf")]
     for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - start) / calls)
-    return min(samples)
+        for slot, (fn, n) in enumerate(((measured, calls[0]), (baseline, calls[1]))):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[slot] = min(best[slot], (time.perf_counter() - start) / n)
+    return best[0], best[1]
 
 
 def build_directory(root: Path, name: str, chats_count: int) -> Chats:
@@ -80,8 +86,11 @@ def bench_list(root: Path) -> str:
     large = build_directory(root, "large", LIST_LARGE)
     try:
         assert len(large.list_chats(limit=LIST_LIMIT)) == LIST_LIMIT
-        t_small = best_per_call(lambda: small.list_chats(limit=LIST_LIMIT), 400)
-        t_large = best_per_call(lambda: large.list_chats(limit=LIST_LIMIT), 400)
+        t_large, t_small = best_per_call(
+            lambda: large.list_chats(limit=LIST_LIMIT),
+            lambda: small.list_chats(limit=LIST_LIMIT),
+            (300, 300),
+        )
     finally:
         small.close()
         large.close()
@@ -114,9 +123,11 @@ def bench_search(root: Path) -> str:
         indexed = chats.search_messages(query, limit=SEARCH_LIMIT)
         total_hits = len(chats.search_messages(query, limit=1_000_000))
         assert len(indexed) == len(fanned) == SEARCH_LIMIT
-        t_indexed = best_per_call(lambda: chats.search_messages(query, limit=SEARCH_LIMIT), 20)
-        t_fanout = best_per_call(
-            lambda: chats.search_messages_fanout(query, limit=SEARCH_LIMIT), 1, rounds=3
+        t_indexed, t_fanout = best_per_call(
+            lambda: chats.search_messages(query, limit=SEARCH_LIMIT),
+            lambda: chats.search_messages_fanout(query, limit=SEARCH_LIMIT),
+            (20, 1),
+            rounds=3,
         )
     finally:
         chats.close()
