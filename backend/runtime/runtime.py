@@ -64,7 +64,7 @@ from backend.models import (
     provider_from_settings,
 )
 from backend.providers import RemoteContextProvider
-from backend.runtime.agents import AgentDefinition, AgentRegistry
+from backend.runtime.agents import DEFAULT_AGENT_ID, AgentDefinition, AgentRegistry
 from backend.runtime.compaction import compact_function_for
 from backend.runtime.events import EventLog
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, hold
@@ -139,10 +139,10 @@ class _Conversation:
     active: _Active | None = None
     # Post-turn work (preview, title) runs beside the queue, not inside the run's lease.
     background: set[asyncio.Task[None]] = field(default_factory=set)
+    # The agent version whose budget the installed compaction function was built for.
     compaction_for: tuple[str, int] | None = None
-    boundaries: dict[str, list[str]] = field(
-        default_factory=dict
-    )  # see _scan_recent  # agent whose budget the fn was built for
+    # Compaction id -> children of its last covered message (see _scan_recent).
+    boundaries: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -197,9 +197,8 @@ class ChatRuntime:
         self.chats = chats
         self.model: ModelProvider = model or provider_from_settings(settings)
         self.agents = agents or AgentRegistry()
-        self.default_agent_id = default_agent_id or self.agents.ids()[0]
-        if default_agent_id is None and "assistant" in self.agents.ids():
-            self.default_agent_id = "assistant"
+        self.default_agent_id = default_agent_id or DEFAULT_AGENT_ID
+        self.agents.get(self.default_agent_id)  # fail now, not at the first message
         self.default_version_policy: VersionPolicy = default_version_policy
         self.locks: DistributedLockStore = lock_store or InProcessLockStore()
         self.tools: dict[str, Tool] = dict(BUILTIN_TOOLS if tools is None else tools)
@@ -231,12 +230,15 @@ class ChatRuntime:
         *,
         images: Sequence[str] = (),
         attachments: Sequence[Mapping[str, Any]] = (),
-        parent_id: Any = None,
+        parent_id: str | None = None,
     ) -> RunTicket:
         """Store the user's message and queue a reply; returns once both are durable.
 
         ``images`` are ``data:`` URLs; ``attachments`` are ready-made AI SDK file parts.
-        ``parent_id`` (default: the newest message of the chat) chooses the branch.
+        ``parent_id`` picks the branch to continue (the message to answer after, usually the
+        reply on screen); ``None`` continues after the newest message of the chat — which,
+        while a reply is queued or streaming, is that reply's placeholder, so the new
+        message lands after it.
         """
         parts = self._user_parts(text, images, attachments)
         conv = await self._open(chat_id)
@@ -432,9 +434,10 @@ class ChatRuntime:
     async def _open(self, chat_id: str) -> _Conversation:
         if self._closed:
             raise ChatsError("the runtime is closed")
-        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)
+        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
         conv = self._conversations.get(chat_id)
-        if conv is not None and conv.session is chat.session:
+        generation = getattr(chat, "generation", None)
+        if conv is not None and getattr(conv.chat, "generation", None) == generation:
             self._conversations.move_to_end(chat_id)
             return conv
         pending = self._opening.get(chat_id)

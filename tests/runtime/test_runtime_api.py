@@ -354,6 +354,42 @@ class TestDirectoryIntegration:
         assert model.requests[0].section("memory") is None
         await runtime.aclose()
 
+    async def test_a_reply_streaming_into_a_chat_deleted_elsewhere_still_finishes(
+        self, tmp_path, chats
+    ):
+        chat_id = chats.create_chat().id
+        hold = Hold()
+        runtime = make_runtime(tmp_path, chats, ScriptedModel([hold, "done"]))
+        ticket = await runtime.send_message(chat_id, "hello")
+        await hold.reached()
+        watching = asyncio.ensure_future(events_until_done(runtime, chat_id, ticket.run_id))
+        await asyncio.sleep(0.01)
+        handle = chats.get_chat(chat_id)  # a tab that still holds the chat
+        chats.delete_chat(chat_id)
+        hold.release()
+        events = await watching
+        assert events[-1].type == "run.completed"
+        reply = handle.session.get_message(ticket.assistant_message_id)
+        assert reply["metadata"]["status"] == "completed"
+        with pytest.raises(ChatNotFoundError):
+            await runtime.send_message(chat_id, "again")
+        await runtime.aclose()
+
+    async def test_a_re_created_chat_starts_a_fresh_conversation(self, tmp_path, chats):
+        chat_id = chats.create_chat().id
+        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        await runtime.send_message(chat_id, "old life")
+        await runtime.wait_idle(chat_id)
+        await runtime.put_session_state(chat_id, {"old": True}, expected_version=0)
+        chats.delete_chat(chat_id)
+        chats.create_chat(chat_id=chat_id)
+        ticket = await runtime.send_message(chat_id, "new life")
+        await runtime.wait_idle(chat_id)
+        assert texts(session_of(chats, chat_id)) == [("user", "new life"), ("assistant", "OK.")]
+        assert (await runtime.get_session_state(chat_id)).data == {}
+        assert (await runtime.get_conversation(chat_id)).last_run_id == ticket.run_id
+        await runtime.aclose()
+
     async def test_model_info_describes_what_answers(self, tmp_path, chats):
         runtime = ChatRuntime(settings(tmp_path), chats)
         info = runtime.model_info()
