@@ -1,4 +1,4 @@
-"""Pure text rules of the directory: titles, previews, FTS5 queries, snippets, message text.
+"""Pure text rules of the directory: titles, previews, FTS5 queries, snippets.
 
 No I/O here. Every string a user types reaches SQLite's ``MATCH`` only through the quoting
 functions of this module, so no user input is ever parsed as FTS5 syntax (no ``OR``,
@@ -13,9 +13,7 @@ pieces as text, never as HTML, so message content cannot inject markup through a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from backend.errors import InvalidInputError
 
@@ -123,27 +121,3 @@ def split_snippet(snippet: str) -> list[tuple[str, bool]]:
         if hit:
             pieces.append((hit, True))
     return pieces
-
-
-# ── message text ────────────────────────────────────────────────────
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The searchable text of a message: its ``text`` parts joined by one space.
-
-    This is the rule ``backend.sessions`` applies to its own FTS index (reasoning, tool
-    payloads and files are not indexed), so the directory index and a chat's own index agree
-    on what a message says.
-    """
-    parts = message.get("parts") if isinstance(message, Mapping) else None
-    if not isinstance(parts, list):
-        return ""
-    return " ".join(_text_parts(parts))
-
-
-def _text_parts(parts: Iterable[Any]) -> Iterable[str]:
-    for part in parts:
-        if isinstance(part, Mapping) and part.get("type") == "text":
-            text = part.get("text")
-            if isinstance(text, str) and text:
-                yield text

@@ -13,7 +13,6 @@ from backend.chats.text import (
     clean_preview,
     clean_title,
     default_title,
-    message_text,
     phrase_query,
     prefix_query,
     split_snippet,
@@ -101,21 +100,3 @@ class TestSnippets:
 
     def test_markup_in_a_snippet_stays_text(self):
         assert split_snippet("<b>x</b>") == [("<b>x</b>", False)]
-
-
-class TestMessageText:
-    def test_only_text_parts_are_searchable(self):
-        message = {
-            "id": "m",
-            "role": "user",
-            "parts": [
-                {"type": "text", "text": "hello"},
-                {"type": "reasoning", "text": "secret thoughts"},
-                {"type": "text", "text": "world"},
-                {"type": "file", "url": "data:..."},
-            ],
-        }
-        assert message_text(message) == "hello world"
-
-    def test_a_message_without_parts_has_no_text(self):
-        assert message_text({"id": "m"}) == ""
