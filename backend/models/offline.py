@@ -303,6 +303,8 @@ def _quotes(hits: Sequence[ContextItem]) -> str:
 def _recall(topic: str, memory_items: Sequence[ContextItem], hits: Sequence[ContextItem]) -> str:
     words = keywords(topic)
     remembered = _matching(memory_items, words)
+    # Earlier "what did I say about ..." questions are not things the user said about it.
+    hits = [item for item in hits if _recall_topic(item.text) is None]
     parts = []
     if hits:
         parts.append(f"Here's what you said about “{topic}”:\n{_quotes(hits)}")

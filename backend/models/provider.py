@@ -49,6 +49,8 @@ def provider_from_settings(settings: Settings) -> ModelProvider:
     if settings.offline_model:
         from backend.models.offline import OfflineAssistant
 
+        if settings.offline_chunk_delay_s is not None:
+            return OfflineAssistant(chunk_delay_s=settings.offline_chunk_delay_s)
         return OfflineAssistant()
     from backend.models.openai_compatible import OpenAICompatibleProvider
 

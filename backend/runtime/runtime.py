@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
+from backend.chats import SNIPPET_END, SNIPPET_START
 from backend.chats.text import DEFAULT_TITLE_PREFIX
 from backend.config import Settings
 from backend.errors import (
@@ -58,6 +60,7 @@ from backend.models import (
     Finish,
     ModelMessage,
     ModelProvider,
+    ModelRequest,
     TextDelta,
     ToolCall,
     heuristic_title,
@@ -760,7 +763,7 @@ class ChatRuntime:
         task.add_done_callback(conv.background.discard)
 
     async def _stream_once(
-        self, conv: _Conversation, run: RunRecord, request: Any, turn: _Turn
+        self, conv: _Conversation, run: RunRecord, request: ModelRequest, turn: _Turn
     ) -> list[ToolCall]:
         calls: list[ToolCall] = []
         async for event in self.model.stream(request):
@@ -1172,23 +1175,14 @@ def _load_message(chats: Any, chat_id: str, message_id: str) -> dict[str, Any] |
 
 
 def _plain_snippet(snippet: str) -> str:
-    try:
-        from backend.chats import SNIPPET_END, SNIPPET_START
-
-        return snippet.replace(SNIPPET_START, "").replace(SNIPPET_END, "")
-    except ImportError:  # pragma: no cover - the directory always ships them
-        return snippet
+    return snippet.replace(SNIPPET_START, "").replace(SNIPPET_END, "")
 
 
-def _with_extra(request: Any, extra: Sequence[ModelMessage]) -> Any:
-    from dataclasses import replace
-
+def _with_extra(request: ModelRequest, extra: Sequence[ModelMessage]) -> ModelRequest:
     return replace(request, messages=(*request.messages, *extra))
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False, default=str)
 
 

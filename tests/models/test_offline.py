@@ -122,6 +122,20 @@ async def test_what_did_i_say_quotes_past_messages_with_their_chat_titles():
     assert "In “Todo”: “Book the Lisbon hotel near Alfama”" in text
 
 
+async def test_earlier_recall_questions_are_not_quoted_as_answers():
+    retrieved = ContextSection(
+        "retrieval",
+        "From your past chats",
+        items=(
+            ContextItem("what did I say about Lisbon?", source="Old chat"),
+            ContextItem("Lisbon trip is in May", source="Trip"),
+        ),
+    )
+    text = await reply_text(ask("What did I say about Lisbon?", retrieved))
+    assert "In “Trip”: “Lisbon trip is in May”" in text
+    assert "Old chat" not in text
+
+
 async def test_recall_also_answers_from_shared_memory():
     text = await reply_text(ask("what did I tell you about my sister?", MEMORY))
     assert "My sister is called Ana" in text
