@@ -53,6 +53,8 @@ from backend.errors import (
     InputTooLargeError,
     InvalidInputError,
     ModelError,
+    ModelHTTPError,
+    ModelTimeoutError,
     NotFoundError,
 )
 from backend.models import (
@@ -1188,8 +1190,26 @@ def _json(value: Any) -> str:
 
 def _describe(exc: BaseException) -> str:
     """A sentence for the UI."""
+    if isinstance(exc, ModelHTTPError):
+        return f"The model server answered HTTP {exc.status_code}: {_error_detail(exc.body)}"
+    if isinstance(exc, ModelTimeoutError):
+        return f"The model did not answer in time. ({exc})"
     if isinstance(exc, ModelError):
         return f"The model failed: {exc}"
     if isinstance(exc, ChatsError):
         return str(exc)
     return f"Unexpected error: {type(exc).__name__}: {exc}"
+
+
+def _error_detail(body: str) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
+    try:
+        parsed = json.loads(body)
+    except (ValueError, TypeError):
+        return body.strip()[:300] or "no details"
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])[:300]
+    if isinstance(error, str):
+        return error[:300]
+    return body.strip()[:300]

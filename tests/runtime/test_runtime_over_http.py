@@ -106,7 +106,7 @@ async def test_an_http_500_fails_the_run_and_keeps_the_user_message(fake_openai,
     failed = events[-1]
     assert failed.type == "run.failed"
     assert failed.data["error_type"] == "ModelHTTPError"
-    assert "HTTP 500" in failed.data["error"] and "CUDA out of memory" in failed.data["error"]
+    assert failed.data["error"] == "The model server answered HTTP 500: CUDA out of memory"
     assert_user_message_kept(session, ticket, "hello")
     reply = session.get_message(ticket.assistant_message_id)
     assert reply["metadata"]["status"] == "failed"
