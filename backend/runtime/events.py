@@ -7,7 +7,9 @@ gaps or duplicates.
 
 Invariants:
 
-* ``seq`` starts at 1 and grows by exactly one per event of a conversation.
+* ``seq`` starts at 1 and grows by exactly one per event of a conversation, for the life of
+  the runtime. A subscriber resuming with a number from a previous process (larger than any
+  current one) is replayed from the start of the buffer.
 * The buffer keeps at least the whole current run; older runs are evicted oldest-first once
   it holds more than ``max_events``. A subscriber asking for evicted events starts at the
   oldest one still buffered (the messages themselves are in the store; events are only the
@@ -83,8 +85,14 @@ class EventLog:
             self._events.popleft()
 
     def since(self, after_seq: int) -> list[RunEvent]:
-        """Buffered events with ``seq > after_seq``, in order."""
+        """Buffered events with ``seq > after_seq``, in order.
+
+        An ``after_seq`` beyond the newest event can only come from a previous log (the
+        process restarted and numbering began again): such a subscriber gets everything.
+        """
         with self._lock:
+            if after_seq > self._last_seq:
+                after_seq = 0
             if not self._events or self._events[-1].seq <= after_seq:
                 return []
             first = self._events[0].seq
@@ -105,7 +113,7 @@ class EventLog:
         with self._lock:
             self._waiters.add(waiter)
         try:
-            cursor = after_seq
+            cursor = 0 if after_seq > self.last_seq else after_seq  # see since()
             while True:
                 waiter.event.clear()
                 batch = self.since(cursor)

@@ -86,6 +86,18 @@ class TestEventLog:
         await asyncio.wait_for(task, 5)
         assert seen == [(2, "message.delta"), (3, "message.delta"), (4, "run.completed")]
 
+    async def test_a_sequence_number_from_before_a_restart_replays_everything(self):
+        log = EventLog("c")
+        log.publish("run.started", "r")
+        log.publish("run.completed", "r")
+        assert [e.seq for e in log.since(500)] == [1, 2]
+        seen = []
+        async for event in log.subscribe(after_seq=500):
+            seen.append(event.seq)
+            if event.type == "run.completed":
+                break
+        assert seen == [1, 2]
+
     async def test_the_buffer_is_bounded_but_keeps_the_current_run(self):
         log = EventLog("c", max_events=3)
         for run in ("r1", "r2"):
