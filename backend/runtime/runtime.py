@@ -29,6 +29,24 @@ Invariants (seed 004 and the spec):
   per conversation and replayable from any sequence number.
 * Blocking SQLite work runs in worker threads (``asyncio.to_thread``); the event loop never
   waits on a disk.
+
+Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``run_id``, ``at``)::
+
+    run.queued         kind ("send"|"regenerate"|"edit"), user_message_id, assistant_message_id
+    run.started        user_message_id, assistant_message_id, agent_id, agent_version, model
+    context.compacted  from_message_id, to_message_id, summary_version, tokens_before,
+                       tokens_after
+    message.delta      message_id (the assistant message), text
+    tool.call          assistant_message_id + the AI SDK tool part: type ("tool-<name>"),
+                       toolCallId, input, state ("input-available" before the tool runs,
+                       then "output-available" with output | "output-error" with errorText)
+    run.completed      assistant_message_id, text (the whole reply text)
+    run.failed         assistant_message_id, error (a sentence), error_type, partial (bool)
+    run.cancelled      assistant_message_id, partial (bool)
+
+Assistant messages carry ``metadata = {"status", "runId", "model", "agent", "error"?}`` with
+status ``queued`` / ``running`` (placeholder, parts so far) / ``completed`` / ``failed`` /
+``cancelled``.
 """
 
 from __future__ import annotations
