@@ -36,6 +36,7 @@ from backend.runtime.records import (
     RunStatusView,
     RunTicket,
     SessionState,
+    ThreadSummary,
 )
 from backend.runtime.runtime import ChatRuntime
 from backend.runtime.state import SessionStateHandle, SessionStateStore
@@ -66,6 +67,7 @@ __all__ = [
     "SessionState",
     "SessionStateHandle",
     "SessionStateStore",
+    "ThreadSummary",
     "Tool",
     "ToolContext",
     "ToolError",

@@ -65,6 +65,17 @@ class SessionState:
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadSummary:
+    """The newest compacted summary of a thread; ``version`` counts summaries so far."""
+
+    version: int
+    summary: str
+    from_message_id: str
+    to_message_id: str
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     id: str
     conversation_id: str

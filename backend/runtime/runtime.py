@@ -102,6 +102,7 @@ from backend.runtime.records import (
     RunStatusView,
     RunTicket,
     SessionState,
+    ThreadSummary,
     VersionPolicy,
 )
 from backend.runtime.state import SessionStateHandle, SessionStateStore
@@ -408,6 +409,21 @@ class ChatRuntime:
             return record
 
         return await asyncio.to_thread(archive)
+
+    async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
+        """The thread's newest compacted summary (the session's compaction records)."""
+        conv = await self._open(chat_id)
+        compactions = await asyncio.to_thread(conv.session.get_compactions)
+        if not compactions:
+            return None
+        newest = compactions[-1]
+        return ThreadSummary(
+            version=len(compactions),
+            summary=newest.summary,
+            from_message_id=newest.from_message_id,
+            to_message_id=newest.to_message_id,
+            created_at=newest.created_at,
+        )
 
     async def get_session_state(self, chat_id: str) -> SessionState:
         conv = await self._open(chat_id)

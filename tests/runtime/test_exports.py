@@ -29,6 +29,7 @@ def test_the_public_surface_is_pinned_and_sorted():
             "SessionState",
             "SessionStateHandle",
             "SessionStateStore",
+            "ThreadSummary",
             "Tool",
             "ToolContext",
             "ToolError",

@@ -72,7 +72,9 @@ async def test_after_compacting_the_next_turns_reuse_the_summary_without_compact
     assert contents[0].startswith("turn 0 ")  # the head that set the task
     assert contents[-1] == "follow-up 2"
     assert not any(c.startswith("turn 100 ") for c in contents)
-    assert len(chats.get_chat(chat_id).session.get_compactions()) == 1
+    summary_record = await runtime.get_thread_summary(chat_id)
+    assert summary_record.version == 1
+    assert summary_record.summary == summary
     await runtime.aclose()
 
 
