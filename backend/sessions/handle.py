@@ -51,7 +51,7 @@ from backend.sessions.records import (
 )
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
 from backend.sessions.search import DEFAULT_SEARCH_LIMIT
-from backend.sessions.store import MAX_PATH_DEPTH, PathRow
+from backend.sessions.store import MAX_PATH_DEPTH, NOT_INSERTED, PathRow
 
 if TYPE_CHECKING:
     from backend.sessions.feed import ChangeFeed
@@ -145,9 +145,10 @@ class Session:
         parent = (
             store.leaf_id(self._id) if parent_id is OMITTED else self._resolve_parent(parent_id)
         )
-        if store.insert(self._id, encoded, parent, time.time_ns() // 1_000_000):
+        stored_parent = store.insert(self._id, encoded, parent, time.time_ns() // 1_000_000)
+        if stored_parent is not NOT_INSERTED:
             if self._feed.has_listeners:
-                self._feed.publish(AppendEvent(self._id, encoded.message, parent, True))
+                self._feed.publish(AppendEvent(self._id, encoded.message, stored_parent, True))
             if self._compaction_fn is not None and self._compact_after is not None:
                 self._db.after_commit(self._auto_compact)
             return AppendResult(True, encoded.message)
@@ -222,7 +223,8 @@ class Session:
         nested = self._db.in_transaction
         with self._db.transaction():
             self._store.begin_write(self._id, nested)
-            if self._store.insert(self._id, encoded, parent_id, created_at, keep_memo=False):
+            stored = self._store.insert(self._id, encoded, parent_id, created_at, keep_memo=False)
+            if stored is not NOT_INSERTED:
                 self._feed.publish(ImportEvent(self._id, encoded.message, parent_id))
 
     def delete_messages(self, ids: Iterable[str]) -> None:

@@ -33,11 +33,13 @@ Invariants:
 
 from __future__ import annotations
 
+import enum
 import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Final
 
 from backend.sessions.attachments import Payload, find_pointers, resolve_attachments
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
@@ -193,6 +195,13 @@ class StoredRow:
     chunks: int
     token_estimate: int
     parent_id: str | None
+
+
+class _NotInserted(enum.Enum):
+    NOT_INSERTED = "NOT_INSERTED"
+
+
+NOT_INSERTED: Final = _NotInserted.NOT_INSERTED
 
 
 # ── statements ──────────────────────────────────────────────────────────
@@ -587,8 +596,10 @@ class SessionStore:
         created_at: int,
         *,
         keep_memo: bool = True,
-    ) -> bool:
-        """Insert a new row as the session's tail; False (nothing written) if the id exists."""
+    ) -> str | _NotInserted | None:
+        """Insert a new row as the session's tail and return the parent it was stored under;
+        ``NOT_INSERTED`` (nothing written) if the id exists. Call after ``begin_write``.
+        """
         tail = self._tails.get(session_id) or self._tail(session_id)
         cursor = self.db.execute(
             self._INSERT_MESSAGE,
@@ -606,7 +617,7 @@ class SessionStore:
             ),
         )
         if cursor.rowcount == 0:
-            return False
+            return NOT_INSERTED
         if encoded.continuation_count:
             self._write_continuations(session_id, encoded)
         if encoded.payloads:
@@ -621,7 +632,7 @@ class SessionStore:
             self._memo_after_insert(session_id, encoded.id, parent_id, encoded.token_estimate)
         else:
             self._memos.pop(session_id, None)
-        return True
+        return parent_id
 
     _UPSERT_CONTINUATION = (
         "INSERT INTO session_message_chunks (session_id, id, idx, content) VALUES (?, ?, ?, ?)"

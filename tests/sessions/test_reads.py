@@ -259,3 +259,27 @@ class TestPathCap:
         assert forward == chain[1:]
         backward = ids(session.history(newest_first=True))
         assert backward == forward[::-1]
+
+    @pytest.mark.slow
+    def test_a_hidden_overlay_echo_counts_toward_the_cap(self, session):
+        total = MAX_PATH_DEPTH + 1
+        compaction = session.add_compaction("s", "ghost-a", "ghost-b")
+        echo = f"compaction_{compaction.id}"
+        chain = [f"m{i}" for i in range(total)]
+        with session._db.transaction():
+            parent = None
+            for index, message_id in enumerate(chain):
+                session.import_message(
+                    text_message(message_id, "x"), parent_id=parent, created_at=index
+                )
+                parent = message_id
+                if index == total // 2:  # an echo row stored before the write guard existed
+                    session.import_message(
+                        text_message(echo, "echo"), parent_id=parent, created_at=index
+                    )
+                    parent = echo
+        recent = session.get_recent_history(10**12)
+        assert recent.truncated is True
+        assert ids(recent.messages) == chain[1:]  # 10,001 rows walked, the echo among them
+        per_row = session.get_history_row_stats()[0].token_estimate
+        assert session.token_estimate() == per_row * (total - 1)
