@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.sessions import Session, Sessions
 
-APPEND_ROUNDS = 30
-APPEND_BLOCK = 200
+APPEND_ROUNDS = 60
+APPEND_BLOCK = 100
 COMPETITOR_APPENDS = 400
 READ_ROUNDS = 40
 READ_REPEATS = 10

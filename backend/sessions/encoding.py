@@ -58,17 +58,17 @@ def encode_message(message: dict[str, Any]) -> EncodedMessage:
             text, data = dump_json(stored)
     slices = [text] if len(data) <= MAX_INLINE_ROW_BYTES else split_content(text, encoded=data)
     references = frozenset(find_pointers(text)) if POINTER_PREFIX in text else _NO_REFERENCES
-    return EncodedMessage(
-        id=message["id"],
-        role=message["role"],
-        message=message,
-        content=text,
-        slices=slices,
-        digest=hashlib.sha256(data).digest(),
-        token_estimate=estimate_row_tokens(message),
-        payloads=payloads,
-        references=references,
-        continuation_count=len(slices) - 1,
+    return EncodedMessage(  # positional: this runs on every write
+        message["id"],
+        message["role"],
+        message,
+        text,
+        slices,
+        hashlib.sha256(data).digest(),
+        estimate_row_tokens(message),
+        payloads,
+        references,
+        len(slices) - 1,
     )
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import enum
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
@@ -227,6 +227,7 @@ class SessionStore:
         self._unsettled: set[str] = set()
         self._restructured: set[str] = set()
         self._settle_armed = False
+        self._forgetters: dict[str, Callable[[], None]] = {}
 
     # ── cache coherence ─────────────────────────────────────────────
 
@@ -270,7 +271,10 @@ class SessionStore:
             self._after_foreign_commit(version)
         if nested:
             self._enter_caller_transaction(session_id)
-        self.db.on_rollback(partial(self.forget, session_id))
+        forget = self._forgetters.get(session_id)
+        if forget is None:
+            forget = self._forgetters[session_id] = partial(self.forget, session_id)
+        self.db.on_rollback(forget)
 
     def _enter_caller_transaction(self, session_id: str) -> None:
         if session_id in self._unsettled:
