@@ -338,10 +338,14 @@ class ChatRuntime:
     async def subscribe(self, chat_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
         """Every run event of ``chat_id`` after ``after_seq``: buffered ones, then live ones.
 
-        Runs until the runtime closes (or the consumer stops iterating).
+        Runs until the runtime closes (or the consumer stops iterating). Watching a chat
+        does not open (or create) its file: only the directory is asked whether it is live.
         """
-        conv = await self._open(chat_id)
-        async for event in conv.log.subscribe(after_seq):
+        if self._closed:
+            raise ChatsError("the runtime is closed")
+        await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError/ValueError if not live
+        log = self._logs.setdefault(chat_id, EventLog(chat_id))
+        async for event in log.subscribe(after_seq):
             yield event
 
     async def run_status(self, chat_id: str) -> RunStatusView:

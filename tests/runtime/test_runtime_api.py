@@ -79,6 +79,19 @@ class TestStreaming:
         assert replayed[-1].type == "run.completed"
         await runtime.aclose()
 
+    async def test_watching_a_new_chat_does_not_create_its_file(self, tmp_path, chats):
+        chat_id = chats.create_chat().id
+        runtime = make_runtime(tmp_path, chats, ScriptedModel("hi"))
+        watching = asyncio.ensure_future(anext(runtime.subscribe(chat_id)))
+        await asyncio.sleep(0.01)
+        assert list((tmp_path / "data" / "user1").rglob(f"{chat_id}*.sqlite")) == []
+        ticket = await runtime.send_message(chat_id, "hello")
+        first = await asyncio.wait_for(watching, 5)
+        assert (first.type, first.run_id) == ("run.queued", ticket.run_id)
+        await runtime.wait_idle(chat_id)
+        assert list((tmp_path / "data" / "user1").rglob(f"{chat_id}*.sqlite"))  # now it does
+        await runtime.aclose()
+
     async def test_the_user_message_is_stored_before_the_model_is_called(self, tmp_path, chats):
         chat_id = chats.create_chat().id
         hold = Hold()
