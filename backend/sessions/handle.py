@@ -284,15 +284,20 @@ class Session:
             window.append(entry)
         yield from self._hydrate(window)
 
-    def _hydrate(self, entries: Sequence[PathRow | StoredCompaction]) -> Iterator[Message]:
-        """Messages of ``entries`` in order; rows that vanished or do not parse are skipped."""
-        ids = [entry.id for entry in entries if isinstance(entry, PathRow)]
+    def _hydrate(self, entries: Sequence[str | PathRow | StoredCompaction]) -> Iterator[Message]:
+        """Messages of ``entries`` (rows, row ids, overlays) in order, loaded with one query;
+        rows that vanished or do not parse are skipped."""
+        ids = [
+            entry if isinstance(entry, str) else entry.id
+            for entry in entries
+            if not isinstance(entry, StoredCompaction)
+        ]
         contents = self._store.load_contents(self._id, ids) if ids else {}
         for entry in entries:
             if isinstance(entry, StoredCompaction):
                 yield overlay_message(entry)
                 continue
-            content = contents.pop(entry.id, None)
+            content = contents.pop(entry if isinstance(entry, str) else entry.id, None)
             if content is None:
                 continue
             message = self._store.decode(content)
@@ -334,7 +339,7 @@ class Session:
     ) -> Iterator[Message]:
         ids = [i for i in self._store.path_ids(self._id, start_id, cap) if i not in hidden]
         entries = collapse(ids, plan_overlays(ids, compactions))
-        window: list[PathRow | StoredCompaction] = []
+        window: list[str | StoredCompaction] = []
         rows = 0
         for entry in reversed(entries):
             if isinstance(entry, str):
@@ -342,9 +347,7 @@ class Session:
                     yield from self._hydrate(window)
                     window, rows = [], 0
                 rows += 1
-                window.append(PathRow(entry, None, "", 0, 0, 0, 0))
-            else:
-                window.append(entry)
+            window.append(entry)
         yield from self._hydrate(window)
 
     def history_batches(
@@ -479,12 +482,6 @@ class Session:
         self, summary: str, from_message_id: str, to_message_id: str
     ) -> StoredCompaction:
         """Store an overlay replacing ``from..to`` on reads (ids are not checked)."""
-        compaction = self._store_compaction(summary, from_message_id, to_message_id, event=True)
-        return compaction
-
-    def _store_compaction(
-        self, summary: str, from_message_id: str, to_message_id: str, *, event: bool
-    ) -> StoredCompaction:
         if not all(isinstance(v, str) for v in (summary, from_message_id, to_message_id)):
             raise TypeError("summary and message ids are strings")
         compaction = StoredCompaction(
@@ -494,8 +491,7 @@ class Session:
         with self._db.transaction():
             self._store.begin_write(self._id, nested)
             self._store.add_compaction(self._id, compaction)
-            if event:
-                self._feed.publish(CompactionEvent(self._id, compaction))
+            self._feed.publish(CompactionEvent(self._id, compaction))
         return compaction
 
     def get_compactions(self) -> list[StoredCompaction]:

@@ -368,13 +368,6 @@ class SessionStore:
             row["content_hash"], row["content_chunks"], row["token_estimate"], row["parent_id"]
         )
 
-    _SELECT_PARENT = "SELECT parent_id FROM session_messages WHERE session_id = ? AND id = ?"
-
-    def parent_of(self, session_id: str, message_id: str) -> tuple[bool, str | None]:
-        """``(exists, parent_id)`` of one row."""
-        row = self.db.query_one(self._SELECT_PARENT, (session_id, message_id))
-        return (False, None) if row is None else (True, row["parent_id"])
-
     _SELECT_ROW = (
         "SELECT id, parent_id, content, content_chunks FROM session_messages"
         " WHERE session_id = ? AND id = ?"
