@@ -7,7 +7,7 @@ from :mod:`backend.errors`; a provider never swallows a failure into a normal-lo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Protocol, runtime_checkable
 
 from backend.config import Settings
@@ -27,8 +27,12 @@ class ModelProvider(Protocol):
     label: str
     offline: bool
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream the reply: text deltas, complete tool calls, then one ``Finish``."""
+    def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
+        """Stream the reply: text deltas, complete tool calls, then one ``Finish``.
+
+        An async generator: the runtime ``aclose()``s it when it stops early, which must
+        release the request (close the HTTP response).
+        """
         ...
 
     async def complete(self, prompt: str) -> str:

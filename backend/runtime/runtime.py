@@ -806,24 +806,26 @@ class ChatRuntime:
         self, conv: _Conversation, run: RunRecord, request: ModelRequest, turn: _Turn
     ) -> list[ToolCall]:
         calls: list[ToolCall] = []
-        async for event in self.model.stream(request):
-            if isinstance(event, TextDelta):
-                if not event.text:
-                    continue
-                turn.text.append(event.text)
-                conv.log.publish(
-                    "message.delta",
-                    run.id,
-                    {"message_id": run.assistant_message_id, "text": event.text},
-                )
-                if time.monotonic() - turn.checkpointed_at >= self.checkpoint_interval_s:
-                    turn.checkpointed_at = time.monotonic()
-                    await asyncio.to_thread(self._checkpoint, conv, run, turn)
-            elif isinstance(event, ToolCall):
-                calls.append(event)
-            elif isinstance(event, Finish):
-                break
+        # aclosing: leaving early (Finish, cancel, error) closes the HTTP response at once
+        # instead of whenever the abandoned generator is collected.
+        async with contextlib.aclosing(self.model.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, Finish):
+                    break
+                if isinstance(event, ToolCall):
+                    calls.append(event)
+                elif isinstance(event, TextDelta) and event.text:
+                    self._on_delta(conv, run, turn, event.text)
+                    if time.monotonic() - turn.checkpointed_at >= self.checkpoint_interval_s:
+                        turn.checkpointed_at = time.monotonic()
+                        await asyncio.to_thread(self._checkpoint, conv, run, turn)
         return calls
+
+    def _on_delta(self, conv: _Conversation, run: RunRecord, turn: _Turn, text: str) -> None:
+        turn.text.append(text)
+        conv.log.publish(
+            "message.delta", run.id, {"message_id": run.assistant_message_id, "text": text}
+        )
 
     def _checkpoint(self, conv: _Conversation, run: RunRecord, turn: _Turn) -> None:
         """Save the reply so far (status still ``running``) while the run is still running.
