@@ -66,11 +66,21 @@ def validate_message(message: object) -> str:
     message_id = message.get("id")
     if not isinstance(message_id, str) or not message_id:
         raise InvalidInputError("a message needs a non-empty string 'id'")
+    if not message_id.isascii():
+        check_storable_text(message_id, "message id")
     if not isinstance(message.get("role"), str):
         raise InvalidInputError(f"message {message_id!r} needs a string 'role'")
     if not isinstance(message.get("parts"), list):
         raise InvalidInputError(f"message {message_id!r} needs a list of 'parts'")
     return message_id
+
+
+def check_storable_text(text: str, what: str) -> None:
+    """A key column holds UTF-8: refuse a string with a lone surrogate, which has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{what} {text!r} is not valid Unicode text") from exc
 
 
 def dump_json(value: object) -> tuple[str, bytes]:

@@ -25,6 +25,7 @@ from types import TracebackType
 from backend.sessions.events import SessionChangeListener
 from backend.sessions.feed import ChangeFeed
 from backend.sessions.handle import Session
+from backend.sessions.sanitize import check_storable_text
 from backend.sessions.store import SessionStore
 from backend.storage import Database
 
@@ -56,6 +57,7 @@ class Sessions:
         """The handle of ``session_id`` ("" is the conversation of a one-chat file)."""
         if not isinstance(session_id, str):
             raise TypeError("session_id is a string")
+        check_storable_text(session_id, "session id")
         with self._handles_lock:
             handle = self._handles.get(session_id)
             if handle is None:

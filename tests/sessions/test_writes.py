@@ -138,6 +138,12 @@ class TestInputValidation:
         with pytest.raises(InvalidInputError):
             session.append_message(message)
 
+    def test_an_id_that_is_not_valid_unicode_is_rejected(self, sessions, session):
+        with pytest.raises(InvalidInputError):
+            session.append_message(text_message("bad\ud800id"))
+        with pytest.raises(InvalidInputError):
+            sessions.session("bad\udfffsession")
+
     def test_an_unknown_source_is_rejected(self, session):
         with pytest.raises(ValueError):
             session.append_message(text_message("m"), source="browser")
