@@ -16,12 +16,15 @@ only once something searched:
 
 Invariants:
 
-* ``seq`` orders rows of a session; a child is always inserted after its parent, so the max-seq
-  row is the **active leaf**. The tail ``{leaf_id, next_seq}`` is read once and then maintained in
-  place; the token estimate of the active path is memoised per leaf. Both are caches of the
+* ``seq`` orders rows of a session; a child is inserted after its parent (only an import may
+  name a parent that comes later), so the max-seq row is the **active leaf**. The tail
+  ``{leaf_id, next_seq}`` is read once and then maintained in place; the token estimate of
+  the active path is memoised per leaf. Both are caches of the
   file: they are dropped when a transaction rolls back (``Database.on_rollback``) and when
   another connection committed (``PRAGMA data_version`` moved), so a foreign process writing the
-  same file can never make this one reuse a ``seq`` or miss a leaf.
+  same file can never make this one reuse a ``seq`` or miss a leaf. A write inside a
+  transaction the caller owns re-checks them against the file (the caller may roll back to a
+  savepoint, which runs no hook): see ``begin_write``.
 * Every method that writes must run inside ``database.transaction()``; every method that reads
   caches must run under ``database.lock``. The handle guarantees both.
 * ``content_hash`` is the raw 32-byte sha256 of the stored JSON (a BLOB, not 64 hex
