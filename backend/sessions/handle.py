@@ -23,8 +23,8 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from backend.sessions.chunking import utf8_length
 from backend.sessions.compaction import CompactionFunction
@@ -67,6 +67,7 @@ DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
 
 Message = dict[str, Any]
 Source = Literal["server", "client"]
+T = TypeVar("T")
 
 
 def _now_ms() -> int:
@@ -99,6 +100,21 @@ class Session:
         return f"Session({self._id!r})"
 
     # ── write pipeline ──────────────────────────────────────────────
+
+    def _write(self, work: Callable[[], T]) -> T:
+        """Run ``work`` as one write transaction (joining the caller's, if any).
+
+        If the transaction this call opened fails, the session's cached state is dropped right
+        here; inside a caller's transaction the store arms a rollback hook instead.
+        """
+        nested = self._db.in_transaction
+        try:
+            with self._db.transaction():
+                self._store.begin_write(self._id, nested)
+                return work()
+        except BaseException:
+            self._store.forget(self._id)
+            raise
 
     def _prepare(self, message: Message, source: Source) -> EncodedMessage:
         if source not in ("server", "client"):
@@ -135,10 +151,7 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return AppendResult(False, message)
         encoded = self._prepare(message, source)
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
-            return self._append(encoded, parent_id)
+        return self._write(lambda: self._append(encoded, parent_id))
 
     def _append(self, encoded: EncodedMessage, parent_id: str | _Omitted | None) -> AppendResult:
         store = self._store
@@ -167,10 +180,7 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return None
         encoded = self._prepare(message, source)
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
-            return self._update(encoded)
+        return self._write(lambda: self._update(encoded))
 
     def _update(self, encoded: EncodedMessage) -> Message | None:
         previous = self._store.stored_row(self._id, encoded.id)
@@ -199,13 +209,14 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return AppendResult(False, message)
         encoded = self._prepare(message, source)
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
+
+        def upsert() -> AppendResult:
             if not self._store.exists(self._id, encoded.id):
                 return self._append(encoded, parent_id)
             updated = self._update(encoded)
             return AppendResult(False, updated if updated is not None else encoded.message)
+
+        return self._write(upsert)
 
     def import_message(self, message: Message, *, parent_id: str | None, created_at: int) -> None:
         """Write one historical message verbatim: explicit parent (not checked) and timestamp.
@@ -220,12 +231,13 @@ class Session:
         if isinstance(created_at, bool) or not isinstance(created_at, int):
             raise TypeError("created_at is integer milliseconds")
         encoded = encode_message(message)
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
+
+        def insert() -> None:
             stored = self._store.insert(self._id, encoded, parent_id, created_at, keep_memo=False)
             if stored is not NOT_INSERTED:
                 self._feed.publish(ImportEvent(self._id, encoded.message, parent_id))
+
+        self._write(insert)
 
     def delete_messages(self, ids: Iterable[str]) -> None:
         """Delete messages; their surviving children move to the nearest surviving ancestor."""
@@ -234,19 +246,21 @@ class Session:
         unique = tuple(dict.fromkeys(ids))
         if not unique:
             return
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
+
+        def delete() -> None:
             self._store.delete(self._id, unique)
             self._feed.publish(DeleteEvent(self._id, unique))
 
+        self._write(delete)
+
     def clear_messages(self) -> None:
         """Delete every message, continuation, compaction and attachment reference."""
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
+
+        def clear() -> None:
             self._store.clear(self._id)
             self._feed.publish(ClearEvent(self._id))
+
+        self._write(clear)
 
     # ── reads ───────────────────────────────────────────────────────
 
@@ -487,11 +501,12 @@ class Session:
         compaction = StoredCompaction(
             str(uuid.uuid4()), summary, from_message_id, to_message_id, _now_ms()
         )
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
+
+        def add() -> None:
             self._store.add_compaction(self._id, compaction)
             self._feed.publish(CompactionEvent(self._id, compaction))
+
+        self._write(add)
         return compaction
 
     def get_compactions(self) -> list[StoredCompaction]:
@@ -531,9 +546,8 @@ class Session:
         visible = {message["id"] for message in history}
         if result.to_message_id not in visible:
             return None
-        nested = self._db.in_transaction
-        with self._db.transaction():
-            self._store.begin_write(self._id, nested)
+
+        def store() -> str:
             extended = [
                 c
                 for c in self._store.compactions(self._id)
@@ -546,6 +560,9 @@ class Session:
             )
             self._store.add_compaction(self._id, compaction)
             self._feed.publish(CompactEvent(self._id, compaction))
+            return from_id
+
+        from_id = self._write(store)
         return CompactResult(from_id, result.to_message_id, result.summary)
 
     def _auto_compact(self) -> None:

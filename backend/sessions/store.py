@@ -19,12 +19,13 @@ Invariants:
 * ``seq`` orders rows of a session; a child is inserted after its parent (only an import may
   name a parent that comes later), so the max-seq row is the **active leaf**. The tail
   ``{leaf_id, next_seq}`` is read once and then maintained in place; the token estimate of
-  the active path is memoised per leaf. Both are caches of the
-  file: they are dropped when a transaction rolls back (``Database.on_rollback``) and when
-  another connection committed (``PRAGMA data_version`` moved), so a foreign process writing the
-  same file can never make this one reuse a ``seq`` or miss a leaf. A write inside a
-  transaction the caller owns re-checks them against the file (the caller may roll back to a
-  savepoint, which runs no hook): see ``begin_write``.
+  the active path is memoised per leaf. Both are caches of the file: they are dropped when a
+  write's transaction rolls back (the handle catches the failure of a transaction it opened;
+  a caller's transaction gets a ``Database.on_rollback`` hook) and when another connection
+  committed (``PRAGMA data_version`` moved), so a foreign process writing the same file can
+  never make this one reuse a ``seq`` or miss a leaf. A write inside a transaction the caller
+  owns re-checks them against the file (the caller may roll back to a savepoint, which runs
+  no hook): see ``begin_write``.
 * Every method that writes must run inside ``database.transaction()``; every method that reads
   caches must run under ``database.lock``. The handle guarantees both.
 * ``content_hash`` is the raw 32-byte sha256 of the stored JSON (a BLOB, not 64 hex
@@ -264,7 +265,7 @@ class SessionStore:
         """First step of every write, inside its transaction.
 
         Catches up with foreign commits (inside BEGIN IMMEDIATE no other connection can commit
-        until this transaction ends) and arms the rollback hook. ``nested`` says the caller
+        until this transaction ends). ``nested`` says the caller
         owns the enclosing transaction: it may roll back to a savepoint of its own, which runs
         no hook, so the cached state of a session written in such a transaction is checked
         against the file before it is used again, and once more after the commit.
@@ -273,11 +274,13 @@ class SessionStore:
         if version != self._data_version:
             self._after_foreign_commit(version)
         if nested:
+            # The caller may roll back after this write returned: hook its rollback. (A
+            # transaction the handle opened itself reports failure by raising through it.)
             self._enter_caller_transaction(session_id)
-        forget = self._forgetters.get(session_id)
-        if forget is None:
-            forget = self._forgetters[session_id] = partial(self.forget, session_id)
-        self.db.on_rollback(forget)
+            forget = self._forgetters.get(session_id)
+            if forget is None:
+                forget = self._forgetters[session_id] = partial(self.forget, session_id)
+            self.db.on_rollback(forget)
 
     def _enter_caller_transaction(self, session_id: str) -> None:
         if session_id in self._unsettled:
