@@ -115,18 +115,23 @@ def bench_append(tmp: Path) -> float:
     raw_append(make())
     ours_times: list[float] = []
     raw_times: list[float] = []
+    cpu = {"ours": 0.0, "raw": 0.0}
     gc.disable()
     try:
         for round_index in range(APPEND_ROUNDS):
-            sides = [(session.append_message, ours_times), (raw_append, raw_times)]
+            sides = [
+                ("ours", session.append_message, ours_times),
+                ("raw", raw_append, raw_times),
+            ]
             if round_index % 2:
                 sides.reverse()
-            for append, times in sides:
+            for name, append, times in sides:
                 block = [make() for _ in range(APPEND_BLOCK)]
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 for message in block:
                     append(message)
                 times.append(time.perf_counter() - start)
+                cpu[name] += time.process_time() - start_cpu
     finally:
         gc.enable()
     ratio = statistics.median(o / r for o, r in zip(ours_times, raw_times, strict=True))
@@ -141,7 +146,8 @@ def bench_append(tmp: Path) -> float:
         f"median of {APPEND_ROUNDS} interleaved rounds of {APPEND_BLOCK}; ours {ours_us:.1f} us"
         f"/append, raw sqlite3 {raw_us:.1f} us/append (BEGIN IMMEDIATE, INSERT id/parent/json/"
         f"time, COMMIT; WAL, synchronous=NORMAL); mean ratio {ours_us / raw_us:.2f}; "
-        f"{written} rows",
+        f"CPU-time ratio {cpu['ours'] / cpu['raw']:.2f}; load average {os.getloadavg()[0]:.1f}"
+        f" on {os.cpu_count()} cpus; {written} rows",
     )
     store.close()
     raw.close()
