@@ -175,6 +175,9 @@ class Database:
         with self.lock:
             outermost = self._depth == 0
             savepoint = f"sp_{self._depth}"
+            # Hooks registered inside a savepoint belong to it: a rollback to the savepoint
+            # drops its after-commit hooks and runs its rollback hooks.
+            marks = (len(self._after_commit), len(self._on_rollback))
             self.execute("BEGIN IMMEDIATE" if outermost else f"SAVEPOINT {savepoint}")
             self._depth += 1
             try:
@@ -186,6 +189,11 @@ class Database:
                 else:
                     self.execute(f"ROLLBACK TO {savepoint}")
                     self.execute(f"RELEASE {savepoint}")
+                    undone = self._on_rollback[marks[1] :]
+                    del self._after_commit[marks[0] :]
+                    del self._on_rollback[marks[1] :]
+                    for callback in undone:
+                        callback()
                 raise
             self._depth -= 1
             if not outermost:

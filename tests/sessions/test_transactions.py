@@ -110,12 +110,6 @@ class TestCallerTransactions:
             session.append_message(text_message("c"))
         assert ids(session.get_history()) == ["a", "b", "c"]
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="backend.storage.Database keeps after_commit callbacks registered inside a "
-        "savepoint that rolled back; the store cannot see that rollback (caches are re-checked, "
-        "see the two tests above, but the event of the undone write is still delivered)",
-    )
     def test_a_write_undone_by_a_caller_savepoint_emits_no_event(self, sessions, session, events):
         with sessions.database.transaction():
             with pytest.raises(Boom), sessions.database.transaction():

@@ -115,3 +115,18 @@ class TestConcurrency:
         for thread in threads:
             thread.join()
         assert Database(path).query_one("SELECT v FROM n")["v"] == 400
+
+
+class TestSavepointHooks:
+    def test_a_rolled_back_savepoint_drops_its_after_commit_hooks_and_runs_its_rollback_hooks(
+        self, db
+    ):
+        seen: list[str] = []
+        with db.transaction():
+            db.after_commit(lambda: seen.append("outer committed"))
+            with pytest.raises(RuntimeError), db.transaction():
+                db.after_commit(lambda: seen.append("inner committed"))
+                db.on_rollback(lambda: seen.append("inner rolled back"))
+                raise RuntimeError
+            assert seen == ["inner rolled back"]
+        assert seen == ["inner rolled back", "outer committed"]
