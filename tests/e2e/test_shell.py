@@ -9,4 +9,4 @@ def test_the_home_page_renders_the_sidebar_and_the_main_pane(app_server: AppServ
     page.goto(app_server.url)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
     expect(page.locator("#main-pane")).to_be_visible()
-    expect(page.get_by_role("button", name="New chat")).to_be_visible()
+    expect(page.locator("#new-chat")).to_be_visible()

@@ -1,0 +1,188 @@
+"""Render-ready windows of one conversation, for any front end (Reflex UI, CLI).
+
+A client never receives a whole transcript: it gets the newest messages that fit a byte
+budget (``Session.get_recent_history``), and asks for earlier ones page by page through a
+newest-first read that stops as soon as the page is full. Each entry carries what a chat view
+needs and nothing more: plain text for markdown, image URLs, tool calls, the run status a reply
+was left in, and its position among its siblings ("‹ 2/3 ›") so branches are navigable.
+
+Branch rule: a sibling of entry *i* is another child of entry *i-1* (the previous entry on the
+path is its parent). Choosing a sibling shows the newest leaf below it (the most recently
+written descendant), which is where the user last was on that branch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+COMPACTION_PREFIX = "compaction_"
+DEFAULT_WINDOW_BYTES = 256 * 1024
+EARLIER_PAGE_SIZE = 20
+_MAX_DESCENT = 10_000
+_SHOWN_STATUSES = frozenset({"queued", "running", "cancelled", "failed"})
+
+
+class SessionReader(Protocol):
+    """The read side of ``backend.sessions.Session`` this module needs."""
+
+    def get_recent_history(self, max_content_bytes: int, *, leaf_id: str | None = None) -> Any: ...
+    def history(
+        self, *, leaf_id: str | None = None, newest_first: bool = False
+    ) -> Iterable[dict]: ...
+    def get_branches(self, message_id: str) -> list[dict]: ...
+    def get_latest_leaf(self) -> dict | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallView:
+    name: str
+    input: str
+    output: str
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptEntry:
+    id: str
+    role: str
+    text: str
+    images: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCallView, ...] = ()
+    # "" (done), "queued" / "running" (a reply still being written), "cancelled", "failed"
+    status: str = ""
+    is_summary: bool = False
+    sibling_index: int = 1
+    sibling_count: int = 1
+    prev_sibling_id: str = ""
+    next_sibling_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptWindow:
+    entries: tuple[TranscriptEntry, ...]
+    has_earlier: bool
+    leaf_id: str | None
+    total_bytes: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def load_window(
+    session: SessionReader, *, leaf_id: str | None = None, byte_budget: int = DEFAULT_WINDOW_BYTES
+) -> TranscriptWindow:
+    """The newest messages on the path ending at ``leaf_id`` (default: the active leaf)."""
+    recent = session.get_recent_history(byte_budget, leaf_id=leaf_id)
+    messages: list[dict] = list(recent.messages)
+    entries = _with_siblings(session, messages)
+    resolved_leaf = messages[-1]["id"] if messages else None
+    return TranscriptWindow(
+        entries=tuple(entries),
+        has_earlier=bool(recent.truncated),
+        leaf_id=resolved_leaf,
+        total_bytes=int(recent.total_content_bytes),
+    )
+
+
+def load_earlier(
+    session: SessionReader, *, leaf_id: str, before_id: str, count: int = EARLIER_PAGE_SIZE
+) -> tuple[list[TranscriptEntry], bool]:
+    """Up to ``count`` entries just before ``before_id`` on the path of ``leaf_id``.
+
+    Reads newest-first from the leaf and stops once the page is full (plus one row to know
+    whether anything earlier remains), so the cost does not grow with the transcript.
+    """
+    page: list[dict] = []
+    seen_anchor = False
+    has_more = False
+    for message in session.history(leaf_id=leaf_id, newest_first=True):
+        if not seen_anchor:
+            seen_anchor = message.get("id") == before_id
+            continue
+        if len(page) == count:
+            has_more = True
+            break
+        page.append(message)
+    page.reverse()
+    return _with_siblings(session, page), has_more
+
+
+def newest_leaf_below(session: SessionReader, message_id: str) -> str:
+    """The most recently written leaf in the subtree of ``message_id``."""
+    current = message_id
+    for _ in range(_MAX_DESCENT):
+        children = session.get_branches(current)
+        if not children:
+            return current
+        current = children[-1]["id"]
+    return current
+
+
+def entry_from_message(message: dict) -> TranscriptEntry:
+    """Project one stored message onto what a chat view renders."""
+    texts: list[str] = []
+    images: list[str] = []
+    tools: list[ToolCallView] = []
+    for part in message.get("parts") or []:
+        if not isinstance(part, dict):
+            continue
+        kind = str(part.get("type", ""))
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "file" and str(part.get("mediaType", "")).startswith("image/"):
+            url = part.get("url")
+            if isinstance(url, str):
+                images.append(url)
+        elif kind.startswith("tool-") or kind == "dynamic-tool":
+            name = str(part.get("toolName") or kind.removeprefix("tool-"))
+            tools.append(
+                ToolCallView(
+                    name=name,
+                    input=_short_json(part.get("input")),
+                    output=_short_json(part.get("output")),
+                )
+            )
+    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    status = str(metadata.get("status", "")) if metadata else ""
+    message_id = str(message.get("id", ""))
+    return TranscriptEntry(
+        id=message_id,
+        role=str(message.get("role", "")),
+        text="\n\n".join(texts),
+        images=tuple(images),
+        tool_calls=tuple(tools),
+        status=status if status in _SHOWN_STATUSES else "",
+        is_summary=message_id.startswith(COMPACTION_PREFIX),
+    )
+
+
+def _with_siblings(session: SessionReader, messages: list[dict]) -> list[TranscriptEntry]:
+    entries: list[TranscriptEntry] = []
+    for index, message in enumerate(messages):
+        entry = entry_from_message(message)
+        parent = messages[index - 1]["id"] if index > 0 else None
+        if parent is not None and not entry.is_summary:
+            entry = _placed_among_siblings(entry, session.get_branches(parent))
+        entries.append(entry)
+    return entries
+
+
+def _placed_among_siblings(entry: TranscriptEntry, siblings: list[dict]) -> TranscriptEntry:
+    ids = [str(s.get("id")) for s in siblings]
+    if entry.id not in ids or len(ids) < 2:
+        return entry
+    position = ids.index(entry.id)
+    return replace(
+        entry,
+        sibling_index=position + 1,
+        sibling_count=len(ids),
+        prev_sibling_id=ids[position - 1] if position > 0 else "",
+        next_sibling_id=ids[position + 1] if position + 1 < len(ids) else "",
+    )
+
+
+def _short_json(value: object, limit: int = 400) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,203 @@
+"""Pushes backend changes into the shared states, so every linked tab sees them live.
+
+Two sources feed it, both inside this worker process:
+
+* the directory's change feed (``Chats.subscribe``): created / renamed / deleted / turn
+  recorded / shared context changed. Listeners may fire on a worker thread (storage calls are
+  offloaded), so they only *schedule* work on the event loop; a burst of events coalesces into
+  one refresh per user.
+* the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
+  chat applies them to ``ConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
+  flushes so a fast model does not cost one websocket frame per token.
+
+Updates are applied with ``app.modify_state`` on the *shared* token, from detached tasks (never
+from inside an event handler: that deadlocks the state manager), and Reflex fans them out to
+every linked tab — across workers too when ``REFLEX_REDIS_URL`` is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+import reflex as rx
+
+from chatsapp.identity import conversation_token, directory_token
+from chatsapp.services import offload, services
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_S = 0.04
+
+_app: Any = None
+_loop: asyncio.AbstractEventLoop | None = None
+_pending_directory: set[str] = set()
+_pending_memory: set[str] = set()
+_pumps: dict[tuple[str, str], asyncio.Task] = {}
+_watched_directories: set[str] = set()
+_tasks: set[asyncio.Task] = set()
+
+
+def install(app: Any) -> None:
+    """Called once at import of the app module."""
+    global _app
+    _app = app
+    services().on_directory_opened(_watch_directory)
+
+
+def watch_conversation(user_id: str, chat_id: str) -> None:
+    """Make sure run events of ``chat_id`` reach its shared state (idempotent)."""
+    _capture_loop()
+    key = (user_id, chat_id)
+    task = _pumps.get(key)
+    if task is None or task.done():
+        _pumps[key] = _spawn(_pump_runs(user_id, chat_id))
+
+
+# ── directory events ────────────────────────────────────────────────
+
+
+def _watch_directory(user_id: str, chats: Any) -> None:
+    _capture_loop()
+    if user_id in _watched_directories:
+        return
+    _watched_directories.add(user_id)
+    chats.subscribe(lambda event: _on_directory_event(user_id, event))
+
+
+def _on_directory_event(user_id: str, event: Any) -> None:
+    loop = _loop
+    if loop is None or loop.is_closed():
+        return
+    kind = str(getattr(event, "type", ""))
+
+    def schedule() -> None:
+        if kind.startswith("shared"):
+            if user_id not in _pending_memory:
+                _pending_memory.add(user_id)
+                _spawn(_refresh_memory(user_id))
+            return
+        if user_id not in _pending_directory:
+            _pending_directory.add(user_id)
+            _spawn(_refresh_directory(user_id))
+        chat_id = str(getattr(event, "chat_id", "") or "")
+        if chat_id and kind in ("deleted", "renamed"):
+            _spawn(_apply_chat_event(user_id, chat_id, kind))
+
+    loop.call_soon_threadsafe(schedule)
+
+
+async def _refresh_directory(user_id: str) -> None:
+    from chatsapp.states.directory import DirectoryState
+
+    _pending_directory.discard(user_id)
+    async with _modify(directory_token(user_id), DirectoryState) as state:
+        await state.reload(user_id)
+
+
+async def _refresh_memory(user_id: str) -> None:
+    from chatsapp.states.memory import MemoryState
+
+    _pending_memory.discard(user_id)
+    async with _modify(directory_token(user_id), MemoryState) as state:
+        await state.reload(user_id)
+
+
+async def _apply_chat_event(user_id: str, chat_id: str, kind: str) -> None:
+    from chatsapp.states.conversation import ConversationState
+
+    title = ""
+    if kind == "renamed":
+        with contextlib.suppress(KeyError, ValueError):
+            title = (await offload(services().directory(user_id).get_summary, chat_id)).title
+    async with _modify(conversation_token(chat_id), ConversationState) as state:
+        if kind == "deleted":
+            state.deleted = True
+            state.loaded = False
+        elif title:
+            state.title = title
+
+
+# ── run events ──────────────────────────────────────────────────────
+
+
+async def _pump_runs(user_id: str, chat_id: str) -> None:
+    from chatsapp.states.conversation import ConversationState
+
+    runtime = services().runtime(user_id)
+    token = conversation_token(chat_id)
+    buffer: list[str] = []
+    last_flush = time.monotonic()
+
+    async def flush_text() -> None:
+        nonlocal last_flush
+        if buffer:
+            text = "".join(buffer)
+            buffer.clear()
+            async with _modify(token, ConversationState) as state:
+                state.streaming_text += text
+        last_flush = time.monotonic()
+
+    async for event in runtime.subscribe(chat_id):
+        kind = event.type
+        if kind == "message.delta":
+            buffer.append(str(event.data.get("text", "")))
+            if time.monotonic() - last_flush >= FLUSH_INTERVAL_S:
+                await flush_text()
+            continue
+        await flush_text()
+        async with _modify(token, ConversationState) as state:
+            await _apply_run_event(state, user_id, event)
+
+
+async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
+    kind = event.type
+    if kind == "run.queued":
+        state.queued += 1
+        await state.refresh(user_id)  # the user's message is already stored: show it
+    elif kind == "run.started":
+        state.queued = max(0, state.queued - 1)
+        state.streaming, state.streaming_text, state.error = True, "", ""
+        state.streaming_message_id = str(event.data.get("assistant_message_id", ""))
+        state.view_leaf_id = ""
+        await state.refresh(user_id)
+    elif kind == "context.compacted":
+        await state.refresh(user_id)
+    elif kind in ("run.completed", "run.failed", "run.cancelled"):
+        state.streaming, state.streaming_text, state.streaming_message_id = False, "", ""
+        state.view_leaf_id = ""
+        if kind == "run.failed":
+            state.error = str(event.data.get("error", "The model failed."))
+        await state.refresh(user_id)
+
+
+# ── plumbing ────────────────────────────────────────────────────────
+
+
+@contextlib.asynccontextmanager
+async def _modify(token: str, state_cls: type[rx.State]):
+    async with _app.modify_state(rx.BaseStateToken(ident=token, cls=state_cls)) as root:
+        yield await root.get_state(state_cls)
+
+
+def _capture_loop() -> None:
+    global _loop
+    with contextlib.suppress(RuntimeError):
+        _loop = asyncio.get_running_loop()
+
+
+def _spawn(coro: Awaitable[None]) -> asyncio.Task:
+    task = asyncio.ensure_future(coro)
+    _tasks.add(task)
+    task.add_done_callback(_finished)
+    return task
+
+
+def _finished(task: asyncio.Task) -> None:
+    _tasks.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("bridge task failed", exc_info=task.exception())

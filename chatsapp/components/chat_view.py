@@ -1,0 +1,168 @@
+"""The main pane: header, transcript window, streamed reply, composer."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from chatsapp.components.memory_panel import memory_toggle
+from chatsapp.components.message import message_view
+from chatsapp.states.conversation import ChatState, ConversationState
+from chatsapp.states.status import ModelState
+
+UPLOAD_ID = "image-upload"
+# The composer is uncontrolled (no per-keystroke round trip); Send reads its DOM value.
+COMPOSER_VALUE = rx.Var("document.getElementById('composer')?.value ?? ''").to(str)
+
+
+def _header() -> rx.Component:
+    return rx.hstack(
+        rx.heading(ConversationState.title, size="4", id="chat-title", trim="both"),
+        rx.spacer(),
+        rx.cond(
+            ModelState.offline,
+            rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
+        ),
+        rx.tooltip(
+            rx.badge(ModelState.label, variant="outline", id="model-label"),
+            content=ModelState.details,
+        ),
+        memory_toggle(),
+        padding="0.75rem 1.25rem 0.75rem 2.75rem",
+        border_bottom="1px solid var(--gray-a5)",
+        width="100%",
+        align="center",
+    )
+
+
+def _transcript() -> rx.Component:
+    return rx.box(
+        rx.vstack(
+            rx.cond(
+                ConversationState.has_earlier & ChatState.earlier_has_more,
+                rx.button(
+                    "Load earlier messages",
+                    variant="ghost",
+                    size="1",
+                    on_click=ChatState.load_earlier,
+                    id="load-earlier",
+                ),
+            ),
+            rx.foreach(ChatState.earlier, message_view),
+            rx.foreach(ConversationState.entries, message_view),
+            rx.cond(
+                ConversationState.queued > 0,
+                rx.badge(
+                    ConversationState.queued,
+                    " queued — will run after the current reply",
+                    color_scheme="blue",
+                    id="queued-indicator",
+                ),
+            ),
+            rx.cond(
+                ConversationState.error != "",
+                rx.callout(
+                    ConversationState.error,
+                    icon="triangle-alert",
+                    color_scheme="red",
+                    id="run-error",
+                ),
+            ),
+            rx.cond(
+                ConversationState.entries.length() == 0,
+                rx.center(
+                    rx.text("Send a message to start.", color_scheme="gray"),
+                    padding="4rem",
+                    width="100%",
+                ),
+            ),
+            spacing="4",
+            padding="1.5rem",
+            max_width="52rem",
+            margin="0 auto",
+            width="100%",
+        ),
+        id="transcript",
+        flex="1",
+        overflow_y="auto",
+        width="100%",
+    )
+
+
+def _composer() -> rx.Component:
+    return rx.vstack(
+        rx.cond(
+            ChatState.input_error != "",
+            rx.text(ChatState.input_error, color_scheme="red", size="2", id="input-error"),
+        ),
+        rx.hstack(
+            rx.foreach(
+                ChatState.pending_images,
+                lambda url, i: rx.box(
+                    rx.image(src=url, height="3rem", border_radius="var(--radius-2)"),
+                    rx.icon_button(
+                        rx.icon("x", size=10),
+                        size="1",
+                        variant="soft",
+                        on_click=ChatState.remove_image(i),
+                    ),
+                    position="relative",
+                ),
+            ),
+        ),
+        rx.hstack(
+            rx.upload.root(
+                rx.icon_button(
+                    rx.icon("image-plus", size=16), variant="ghost", aria_label="Attach image"
+                ),
+                id=UPLOAD_ID,
+                accept={"image/*": [".png", ".jpg", ".jpeg", ".gif", ".webp"]},
+                on_drop=ChatState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+                border="none",
+                padding="0",
+            ),
+            rx.text_area(
+                placeholder="Message… (Enter to send, Shift+Enter for a new line, Esc to stop)",
+                rows="2",
+                flex="1",
+                id="composer",
+                auto_focus=True,
+            ),
+            rx.cond(
+                ConversationState.streaming,
+                rx.button(
+                    rx.icon("square", size=14),
+                    "Stop",
+                    color_scheme="gray",
+                    on_click=ChatState.stop,
+                    id="stop",
+                ),
+                rx.button(
+                    rx.icon("arrow-up", size=14),
+                    "Send",
+                    id="send",
+                    on_click=ChatState.send(COMPOSER_VALUE),
+                ),
+            ),
+            width="100%",
+            align="end",
+        ),
+        padding="0.75rem 1.25rem 1.25rem",
+        max_width="52rem",
+        margin="0 auto",
+        width="100%",
+    )
+
+
+def chat_view() -> rx.Component:
+    return rx.vstack(
+        rx.cond(
+            ConversationState.deleted,
+            rx.box(on_mount=ChatState.leave_deleted_chat, id="deleted-watch"),
+        ),
+        _header(),
+        _transcript(),
+        _composer(),
+        height="100vh",
+        spacing="0",
+        width="100%",
+    )

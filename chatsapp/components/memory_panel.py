@@ -1,0 +1,127 @@
+"""Shared memory: every block of the user, editable, live in every tab."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from chatsapp.components.message import safe_markdown
+from chatsapp.states.memory import DEFAULT_LABEL, MemoryEditorState, MemoryState
+from chatsapp.states.rows import MemoryRow
+
+
+def _block(block: MemoryRow) -> rx.Component:
+    editing = MemoryEditorState.editing & (MemoryEditorState.label == block.label)
+    return rx.vstack(
+        rx.hstack(
+            rx.text(block.label, weight="bold", size="2"),
+            rx.spacer(),
+            rx.icon_button(
+                rx.icon("pencil", size=12),
+                size="1",
+                variant="ghost",
+                on_click=MemoryEditorState.start_edit(block.label, block.content),
+                class_name="memory-edit",
+                aria_label="Edit memory",
+            ),
+            width="100%",
+        ),
+        rx.cond(
+            editing,
+            rx.vstack(
+                rx.text_area(
+                    value=MemoryEditorState.draft,
+                    on_change=MemoryEditorState.set_draft,
+                    rows="8",
+                    width="100%",
+                    class_name="memory-draft",
+                ),
+                rx.hstack(
+                    rx.button(
+                        "Cancel", size="1", variant="soft", on_click=MemoryEditorState.cancel
+                    ),
+                    rx.button(
+                        "Save", size="1", on_click=MemoryEditorState.save, class_name="memory-save"
+                    ),
+                    justify="end",
+                    width="100%",
+                ),
+                width="100%",
+            ),
+            rx.box(
+                rx.cond(
+                    block.content == "",
+                    rx.text("Nothing remembered yet.", size="1", color_scheme="gray"),
+                    safe_markdown(block.content),
+                ),
+                class_name="memory-content",
+                custom_attrs={"data-label": block.label},
+                width="100%",
+            ),
+        ),
+        width="100%",
+        padding="0.75rem",
+        border="1px solid var(--gray-a5)",
+        border_radius="var(--radius-3)",
+    )
+
+
+def _append_form() -> rx.Component:
+    """Adds one fact to the memory every chat reads (an atomic append, never a rewrite)."""
+    return rx.form(
+        rx.hstack(
+            rx.input(
+                placeholder="Add a fact to remember…",
+                value=MemoryEditorState.append_text,
+                on_change=MemoryEditorState.set_append_text,
+                size="2",
+                flex="1",
+                id="memory-append",
+            ),
+            rx.button("Add", size="2", type="submit"),
+            width="100%",
+        ),
+        on_submit=lambda _form: MemoryEditorState.append(DEFAULT_LABEL),
+        width="100%",
+    )
+
+
+def memory_toggle() -> rx.Component:
+    return rx.tooltip(
+        rx.icon_button(
+            rx.icon("brain", size=16),
+            variant="soft",
+            on_click=MemoryEditorState.toggle,
+            id="toggle-memory",
+            aria_label="Shared memory",
+        ),
+        content="Shared memory",
+    )
+
+
+def memory_panel() -> rx.Component:
+    return rx.fragment(
+        rx.cond(
+            MemoryEditorState.open,
+            rx.box(
+                rx.vstack(
+                    rx.heading("Shared memory", size="4"),
+                    rx.text(
+                        "Every chat reads these notes. Changes appear in all your tabs.",
+                        size="1",
+                        color_scheme="gray",
+                    ),
+                    _append_form(),
+                    rx.foreach(MemoryState.blocks, _block),
+                    spacing="3",
+                    padding="1rem",
+                ),
+                id="memory-panel",
+                width="22rem",
+                min_width="22rem",
+                height="100vh",
+                overflow_y="auto",
+                border_left="1px solid var(--gray-a5)",
+                background="var(--gray-a2)",
+            ),
+        ),
+    )

@@ -1,0 +1,204 @@
+"""One message bubble: markdown rendered safely, images, tool calls, branch navigation."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from chatsapp.states.conversation import ChatState, ConversationState
+from chatsapp.states.rows import EntryRow, ToolRow
+
+
+def safe_markdown(text: rx.Var | str, **props: object) -> rx.Component:
+    """Markdown with raw HTML switched off: ``<script>`` and ``onerror=`` stay text.
+
+    Reflex's markdown enables rehype-raw by default, which would render HTML from a message.
+    """
+    return rx.markdown(text, use_raw=False, **props)
+
+
+def _tool(tool: ToolRow) -> rx.Component:
+    return rx.box(
+        rx.text(rx.icon("wrench", size=12), " ", tool.name, size="1", weight="bold"),
+        rx.text(tool.input, size="1", color_scheme="gray", class_name="tool-input"),
+        rx.cond(tool.output != "", rx.text("→ ", tool.output, size="1", class_name="tool-output")),
+        padding="0.4rem 0.6rem",
+        border="1px dashed var(--gray-a6)",
+        border_radius="var(--radius-2)",
+        class_name="tool-call",
+    )
+
+
+def _branch_nav(entry: EntryRow) -> rx.Component:
+    return rx.cond(
+        entry.position != "",
+        rx.hstack(
+            rx.icon_button(
+                rx.icon("chevron-left", size=12),
+                size="1",
+                variant="ghost",
+                disabled=entry.prev_sibling_id == "",
+                on_click=ChatState.show_sibling(entry.prev_sibling_id),
+                class_name="branch-prev",
+                aria_label="Previous version",
+            ),
+            rx.text(entry.position, size="1", class_name="branch-position"),
+            rx.icon_button(
+                rx.icon("chevron-right", size=12),
+                size="1",
+                variant="ghost",
+                disabled=entry.next_sibling_id == "",
+                on_click=ChatState.show_sibling(entry.next_sibling_id),
+                class_name="branch-next",
+                aria_label="Next version",
+            ),
+            spacing="1",
+            align="center",
+        ),
+    )
+
+
+def _actions(entry: EntryRow) -> rx.Component:
+    return rx.hstack(
+        _branch_nav(entry),
+        rx.cond(
+            entry.pending,
+            rx.fragment(),
+            rx.cond(
+                entry.role == "assistant",
+                rx.hstack(
+                    rx.icon_button(
+                        rx.icon("copy", size=12),
+                        size="1",
+                        variant="ghost",
+                        on_click=rx.set_clipboard(entry.text),
+                        aria_label="Copy",
+                    ),
+                    rx.icon_button(
+                        rx.icon("refresh-cw", size=12),
+                        size="1",
+                        variant="ghost",
+                        on_click=ChatState.regenerate(entry.id),
+                        class_name="regenerate",
+                        aria_label="Regenerate",
+                    ),
+                    spacing="1",
+                ),
+                rx.icon_button(
+                    rx.icon("pencil", size=12),
+                    size="1",
+                    variant="ghost",
+                    on_click=ChatState.start_edit(entry.id, entry.text),
+                    class_name="edit-message",
+                    aria_label="Edit",
+                ),
+            ),
+        ),
+        spacing="2",
+        opacity="0.75",
+    )
+
+
+def _editor() -> rx.Component:
+    return rx.vstack(
+        rx.text_area(
+            value=ChatState.edit_text,
+            on_change=ChatState.set_edit_text,
+            width="100%",
+            rows="3",
+            class_name="edit-box",
+        ),
+        rx.hstack(
+            rx.button("Cancel", size="1", variant="soft", on_click=ChatState.cancel_edit),
+            rx.button(
+                "Save & submit", size="1", on_click=ChatState.submit_edit, class_name="edit-submit"
+            ),
+            justify="end",
+            width="100%",
+        ),
+        width="100%",
+    )
+
+
+def _pending_reply(entry: EntryRow) -> rx.Component:
+    """A reply not written yet: the live stream when it is this one, else a queued marker."""
+    is_streaming = ConversationState.streaming & (
+        ConversationState.streaming_message_id == entry.id
+    )
+    # Text saved so far (a reload mid-stream, or a reply streaming on another worker) is shown
+    # until this tab's live stream takes over.
+    shown = rx.cond(
+        is_streaming & (ConversationState.streaming_text != ""),
+        ConversationState.streaming_text,
+        entry.text,
+    )
+    return rx.cond(
+        shown != "",
+        rx.box(safe_markdown(shown), id="streaming-reply"),
+        rx.hstack(
+            rx.spinner(size="1"),
+            rx.text(
+                rx.cond(
+                    entry.status == "queued",
+                    "Queued — runs after the current reply",
+                    "Thinking…",
+                ),
+                size="2",
+                color_scheme="gray",
+            ),
+            class_name="pending-reply",
+        ),
+    )
+
+
+def message_view(entry: EntryRow) -> rx.Component:
+    is_user = entry.role == "user"
+    highlighted = ChatState.highlight_message_id == entry.id
+    bubble = rx.box(
+        rx.cond(
+            entry.is_summary,
+            rx.callout(
+                "Earlier turns were compacted into this summary.",
+                icon="archive",
+                size="1",
+                class_name="compaction-marker",
+            ),
+        ),
+        rx.cond(
+            (ChatState.editing_message_id == entry.id) & is_user,
+            _editor(),
+            rx.cond(
+                entry.pending,
+                _pending_reply(entry),
+                safe_markdown(entry.text, class_name="message-text"),
+            ),
+        ),
+        rx.foreach(
+            entry.images,
+            lambda url: rx.image(src=url, max_width="18rem", border_radius="var(--radius-3)"),
+        ),
+        rx.foreach(entry.tools, _tool),
+        rx.cond(
+            entry.status == "cancelled",
+            rx.badge("stopped", color_scheme="gray", class_name="status-cancelled"),
+        ),
+        rx.cond(
+            entry.status == "failed",
+            rx.badge("incomplete: the model failed", color_scheme="red"),
+        ),
+        padding="0.6rem 0.9rem",
+        border_radius="var(--radius-4)",
+        background=rx.cond(is_user, "var(--accent-a3)", "transparent"),
+        outline=rx.cond(highlighted, "2px solid var(--amber-8)", "none"),
+        max_width="46rem",
+        width=rx.cond(is_user, "auto", "100%"),
+    )
+    return rx.vstack(
+        bubble,
+        _actions(entry),
+        align=rx.cond(is_user, "end", "start"),
+        width="100%",
+        spacing="1",
+        id="msg-" + entry.id,
+        class_name=rx.cond(is_user, "message message-user", "message message-assistant"),
+        custom_attrs={"data-message-id": entry.id},
+    )

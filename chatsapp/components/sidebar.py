@@ -1,0 +1,272 @@
+"""The sidebar: new chat, title search, the chat list with rename/delete, message search."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from chatsapp.states.conversation import ChatState
+from chatsapp.states.directory import DirectoryState, SidebarState
+from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece
+
+SIDEBAR_WIDTH = "18rem"
+_ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
+
+
+def _chat_item(row: ChatRow) -> rx.Component:
+    is_active = ChatState.active_chat_id == row.id
+    return rx.cond(
+        SidebarState.editing_id == row.id,
+        rx.input(
+            value=SidebarState.edit_title,
+            on_change=SidebarState.set_edit_title,
+            on_key_down=SidebarState.rename_key,
+            on_blur=SidebarState.commit_rename,
+            auto_focus=True,
+            size="2",
+            width="100%",
+            class_name="rename-input",
+        ),
+        rx.hstack(
+            rx.link(
+                rx.vstack(
+                    rx.hstack(
+                        rx.text(
+                            row.title,
+                            size="2",
+                            weight="medium",
+                            style=_ONE_LINE,
+                            class_name="chat-title",
+                            flex="1",
+                            min_width="0",
+                        ),
+                        rx.moment(
+                            row.updated_iso,
+                            from_now=True,
+                            font_size="0.7rem",
+                            color="var(--gray-10)",
+                            flex_shrink="0",
+                        ),
+                        width="100%",
+                        align="baseline",
+                        spacing="2",
+                    ),
+                    rx.text(
+                        row.preview,
+                        size="1",
+                        color_scheme="gray",
+                        style=_ONE_LINE,
+                        class_name="chat-preview",
+                        width="100%",
+                    ),
+                    spacing="0",
+                    align="start",
+                    width="100%",
+                ),
+                href=f"/chat/{row.id}",
+                underline="none",
+                color="inherit",
+                flex="1",
+                min_width="0",
+            ),
+            rx.menu.root(
+                rx.menu.trigger(
+                    rx.icon_button(
+                        rx.icon("ellipsis", size=14),
+                        size="1",
+                        variant="ghost",
+                        class_name="chat-menu",
+                        aria_label="Chat actions",
+                    ),
+                ),
+                rx.menu.content(
+                    rx.menu.item(
+                        "Rename",
+                        on_click=SidebarState.start_rename(row.id, row.title),
+                        class_name="rename-chat",
+                    ),
+                    rx.menu.item(
+                        "Delete",
+                        color="red",
+                        on_click=SidebarState.delete_chat(row.id, row.title),
+                        class_name="delete-chat",
+                    ),
+                ),
+            ),
+            padding="0.4rem 0.5rem",
+            border_radius="var(--radius-2)",
+            background=rx.cond(is_active, "var(--accent-a4)", "transparent"),
+            _hover={"background": "var(--gray-a4)"},
+            width="100%",
+            align="center",
+            class_name="chat-item",
+            custom_attrs={"data-chat-id": row.id},
+        ),
+    )
+
+
+def _snippet(piece: SnippetPiece) -> rx.Component:
+    return rx.cond(piece.hit, rx.el.mark(piece.text), rx.text.span(piece.text))
+
+
+def _hit(hit: HitRow) -> rx.Component:
+    return rx.link(
+        rx.vstack(
+            rx.text(hit.title, size="1", weight="bold"),
+            rx.text(rx.foreach(hit.pieces, _snippet), size="1", class_name="hit-snippet"),
+            spacing="0",
+            align="start",
+        ),
+        href=f"/chat/{hit.chat_id}?m={hit.message_id}",
+        underline="none",
+        color="inherit",
+        padding="0.35rem 0.5rem",
+        border_radius="var(--radius-2)",
+        _hover={"background": "var(--gray-a4)"},
+        class_name="message-hit",
+        width="100%",
+    )
+
+
+def _message_search() -> rx.Component:
+    return rx.cond(
+        SidebarState.message_search_open,
+        rx.vstack(
+            rx.form(
+                rx.input(
+                    placeholder="Search all messages…",
+                    value=SidebarState.message_query,
+                    on_change=SidebarState.set_message_query,
+                    size="2",
+                    width="100%",
+                    id="message-search",
+                ),
+                on_submit=lambda _form: SidebarState.run_message_search(),
+                width="100%",
+            ),
+            rx.foreach(SidebarState.message_hits, _hit),
+            width="100%",
+            spacing="1",
+        ),
+    )
+
+
+def _undo_bar() -> rx.Component:
+    return rx.cond(
+        SidebarState.undo_chat_id != "",
+        rx.hstack(
+            rx.text("Deleted “", SidebarState.undo_title, "”", size="1", trim="both"),
+            rx.spacer(),
+            rx.button(
+                "Undo",
+                size="1",
+                variant="soft",
+                on_click=SidebarState.undo_delete,
+                id="undo-delete",
+            ),
+            width="100%",
+            padding="0.5rem",
+            background="var(--gray-a3)",
+            border_radius="var(--radius-2)",
+            align="center",
+            id="undo-bar",
+        ),
+    )
+
+
+def _chat_list() -> rx.Component:
+    searching = SidebarState.title_query.strip() != ""
+    # A plain overflow box: Radix ScrollArea lays its content out as a table that grows to
+    # the widest row, which pushed long titles (and the row menu) out of view.
+    return rx.box(
+        rx.vstack(
+            rx.cond(
+                searching,
+                rx.foreach(SidebarState.title_results, _chat_item),
+                rx.fragment(
+                    rx.foreach(DirectoryState.chats, _chat_item),
+                    rx.foreach(SidebarState.more_chats, _chat_item),
+                    rx.cond(
+                        DirectoryState.loaded & (DirectoryState.chats.length() == 0),
+                        rx.text(
+                            "No chats yet", size="2", color_scheme="gray", id="chat-list-empty"
+                        ),
+                    ),
+                    rx.cond(
+                        ~DirectoryState.loaded,
+                        rx.vstack(
+                            *[rx.skeleton(height="2.2rem", width="100%") for _ in range(5)],
+                            width="100%",
+                        ),
+                    ),
+                    rx.cond(
+                        SidebarState.has_more & (DirectoryState.chats.length() >= 40),
+                        rx.box(
+                            height="1px", on_mount=SidebarState.load_more, id="load-more-sentinel"
+                        ),
+                    ),
+                ),
+            ),
+            spacing="1",
+            width="100%",
+            id="chat-list",
+        ),
+        flex="1",
+        overflow_y="auto",
+        overflow_x="hidden",
+        width="100%",
+        on_scroll=SidebarState.load_more.debounce(300),
+    )
+
+
+def sidebar() -> rx.Component:
+    return rx.box(
+        rx.vstack(
+            rx.hstack(
+                rx.heading("Chats", size="5"),
+                rx.spacer(),
+                rx.color_mode.button(size="1", variant="ghost"),
+                width="100%",
+                align="center",
+            ),
+            rx.button(
+                rx.icon("square-pen", size=16),
+                "New chat",
+                rx.spacer(),
+                rx.text("Ctrl ⇧ O", size="1", color_scheme="gray"),
+                width="100%",
+                variant="soft",
+                on_click=SidebarState.create_chat,
+                id="new-chat",
+            ),
+            rx.input(
+                rx.input.slot(rx.icon("search", size=14)),
+                placeholder="Search titles",
+                value=SidebarState.title_query,
+                on_change=SidebarState.set_title_query.debounce(150),
+                size="2",
+                width="100%",
+                id="title-search",
+            ),
+            rx.button(
+                rx.icon("text-search", size=14),
+                "Search all messages",
+                variant="ghost",
+                size="1",
+                on_click=SidebarState.toggle_message_search,
+                id="toggle-message-search",
+            ),
+            _message_search(),
+            _undo_bar(),
+            _chat_list(),
+            spacing="3",
+            padding="1rem",
+            height="100%",
+        ),
+        id="sidebar",
+        width=SIDEBAR_WIDTH,
+        min_width=SIDEBAR_WIDTH,
+        height="100vh",
+        border_right="1px solid var(--gray-a5)",
+        background="var(--gray-a2)",
+        display=rx.cond(SidebarState.collapsed, "none", rx.breakpoints(initial="none", md="block")),
+    )

@@ -1,0 +1,82 @@
+"""Process-wide backend objects the UI talks to: settings, directories, the runtime.
+
+Reflex states are per tab and serialisable, so they hold ids and rendered values only; the
+live objects (open SQLite files, running runs) live here, one set per worker process. The
+storage core is synchronous: callers go through :func:`offload` so a SQLite call never stalls
+the event loop that serves every tab of this worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from backend.chats import Chats
+from backend.runtime import ChatRuntime
+
+from backend.config import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+async def offload(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run a blocking backend call on a worker thread."""
+    return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+
+
+class Services:
+    """Lazily opened directories and runtimes, keyed by user id."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._directories: dict[str, Chats] = {}
+        self._runtimes: dict[str, ChatRuntime] = {}
+        self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
+
+    def directory(self, user_id: str) -> Chats:
+        with self._lock:
+            chats = self._directories.get(user_id)
+            if chats is None:
+                self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+                chats = Chats(
+                    self.settings.data_dir,
+                    user_id,
+                    soft_delete_window_s=self.settings.soft_delete_window_s,
+                )
+                self._directories[user_id] = chats
+                opened = True
+            else:
+                opened = False
+        if opened:
+            for callback in self._on_directory_opened:
+                callback(user_id, chats)
+        return chats
+
+    def runtime(self, user_id: str) -> ChatRuntime:
+        chats = self.directory(user_id)
+        with self._lock:
+            runtime = self._runtimes.get(user_id)
+            if runtime is None:
+                runtime = ChatRuntime(self.settings, chats)
+                self._runtimes[user_id] = runtime
+            return runtime
+
+    def on_directory_opened(self, callback: Callable[[str, Chats], Any]) -> None:
+        self._on_directory_opened.append(callback)
+
+
+_services: Services | None = None
+_services_lock = threading.Lock()
+
+
+def services() -> Services:
+    global _services
+    with _services_lock:
+        if _services is None:
+            _services = Services(Settings.from_env())
+        return _services

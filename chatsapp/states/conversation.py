@@ -1,0 +1,225 @@
+"""The active chat: a live view shared by every tab that has it open, plus per-tab input."""
+
+from __future__ import annotations
+
+import json
+
+import reflex as rx
+
+from backend.errors import ChatsError
+from backend.transcript import load_earlier, load_window, newest_leaf_below
+from chatsapp import bridge
+from chatsapp.identity import conversation_token, resolve_user
+from chatsapp.services import offload, services
+from chatsapp.states.directory import DirectoryState
+from chatsapp.states.rows import EntryRow, entry_row
+
+
+class ConversationState(rx.SharedState):
+    """One chat as every tab showing it sees it (linked to ``conv-<chat id>``).
+
+    The in-progress reply lives in ``streaming_text`` alone: a delta re-sends the whole value of
+    each changed var, so streaming never re-sends ``entries`` and its cost per token does not
+    depend on how long the transcript is.
+    """
+
+    chat_id: str = ""
+    title: str = ""
+    entries: list[EntryRow] = []
+    has_earlier: bool = False
+    view_leaf_id: str = ""
+    streaming_text: str = ""
+    streaming_message_id: str = ""
+    streaming: bool = False
+    queued: int = 0
+    error: str = ""
+    deleted: bool = False
+    loaded: bool = False
+
+    async def refresh(self, user_id: str) -> None:
+        """Re-read the visible window from the conversation store."""
+        chats = services().directory(user_id)
+        chat = await offload(chats.get_chat, self.chat_id)
+        window = await offload(load_window, chat.session, leaf_id=self.view_leaf_id or None)
+        self.entries = [entry_row(e) for e in window.entries]
+        self.has_earlier = window.has_earlier
+        self.loaded = True
+
+
+class ChatState(rx.State):
+    """Per-tab: which chat this tab shows, the composer, earlier pages, notices."""
+
+    active_chat_id: str = ""
+    input_error: str = ""
+    pending_images: list[str] = []
+    earlier: list[EntryRow] = []
+    earlier_has_more: bool = True
+    editing_message_id: str = ""
+    edit_text: str = ""
+    highlight_message_id: str = ""
+    missing: bool = False
+
+    def _user(self) -> str:
+        return resolve_user(self.router.session.client_token)
+
+    @rx.event
+    async def open_chat(self):  # noqa: ANN201
+        """on_load of ``/chat/[chat_id]``: link this tab to the chat's shared view."""
+        chat_id = str(self.router.page.params.get("chat_id", ""))
+        highlight = self.router.page.params.get("m", "")
+        user_id = self._user()
+        self.active_chat_id = chat_id
+        self.earlier, self.earlier_has_more = [], True
+        self.highlight_message_id = str(highlight or "")
+        self.missing = False
+        try:
+            summary = await offload(services().directory(user_id).get_summary, chat_id)
+        except (KeyError, ValueError):
+            self.missing = True
+            return rx.toast.error("That chat does not exist or was deleted.")
+        conversation = await self.get_state(ConversationState)
+        linked = await conversation._link_to(conversation_token(chat_id))
+        linked.chat_id = chat_id
+        linked.title = summary.title
+        if not linked.loaded or linked.deleted:
+            linked.deleted = False
+            await linked.refresh(user_id)
+        bridge.watch_conversation(user_id, chat_id)
+        if self.highlight_message_id:
+            return rx.call_script(_scroll_to(self.highlight_message_id))
+        return rx.call_script(_scroll_to_bottom())
+
+    @rx.event
+    async def leave_deleted_chat(self):  # noqa: ANN201
+        """Mounted when the open chat is deleted elsewhere: tell the user, move on."""
+        if not self.active_chat_id:
+            return None  # already left (the watcher can mount twice)
+        directory = await self.get_state(DirectoryState)
+        target = next((c.id for c in directory.chats if c.id != self.active_chat_id), "")
+        self.active_chat_id = ""
+        return [
+            rx.toast.warning("This chat was deleted in another tab."),
+            rx.redirect(f"/chat/{target}" if target else "/"),
+        ]
+
+    # ── composer ────────────────────────────────────────────────────
+
+    @rx.event
+    async def send(self, text: str):  # noqa: ANN201
+        text = text.strip()
+        self.input_error = ""
+        if not text and not self.pending_images:
+            return None
+        limit = services().settings.max_message_bytes
+        size = len(text.encode())
+        if size > limit:
+            self.input_error = (
+                f"This message is {size:,} bytes; the limit is {limit:,}. Nothing was sent."
+            )
+            return None  # the composer keeps the text: nothing was sent
+        runtime = services().runtime(self._user())
+        images = list(self.pending_images)
+        try:
+            await runtime.send_message(self.active_chat_id, text, images=images)
+        except (ChatsError, ValueError, KeyError) as exc:
+            self.input_error = str(exc)
+            return None
+        self.pending_images = []
+        return [rx.set_value("composer", ""), rx.call_script(_scroll_to_bottom())]
+
+    @rx.event
+    async def stop(self) -> None:
+        if self.active_chat_id:
+            await services().runtime(self._user()).cancel(self.active_chat_id)
+
+    @rx.event
+    async def handle_upload(self, files: list[rx.UploadFile]):  # noqa: ANN201
+        import base64
+
+        limit = services().settings.max_attachment_bytes
+        for file in files:
+            data = await file.read()
+            if len(data) > limit:
+                return rx.toast.error(
+                    f"{file.name} is {len(data):,} bytes; the limit is {limit:,}. Not attached."
+                )
+            media_type = file.content_type or "application/octet-stream"
+            if not media_type.startswith("image/"):
+                return rx.toast.error(f"{file.name} is not an image.")
+            encoded = base64.b64encode(data).decode()
+            self.pending_images = [*self.pending_images, f"data:{media_type};base64,{encoded}"]
+        return None
+
+    @rx.event
+    def remove_image(self, index: int) -> None:
+        self.pending_images = [u for i, u in enumerate(self.pending_images) if i != index]
+
+    # ── branches ────────────────────────────────────────────────────
+
+    @rx.event
+    async def regenerate(self, assistant_message_id: str) -> None:
+        runtime = services().runtime(self._user())
+        await runtime.regenerate(self.active_chat_id, assistant_message_id)
+
+    @rx.event
+    def start_edit(self, message_id: str, text: str) -> None:
+        self.editing_message_id, self.edit_text = message_id, text
+
+    @rx.event
+    def set_edit_text(self, value: str) -> None:
+        self.edit_text = value
+
+    @rx.event
+    def cancel_edit(self) -> None:
+        self.editing_message_id = ""
+
+    @rx.event
+    async def submit_edit(self):  # noqa: ANN201
+        message_id, text = self.editing_message_id, self.edit_text.strip()
+        if not message_id or not text:
+            return None
+        limit = services().settings.max_message_bytes
+        if len(text.encode()) > limit:
+            return rx.toast.error(f"The edited message is over the {limit:,}-byte limit.")
+        self.editing_message_id = ""
+        runtime = services().runtime(self._user())
+        await runtime.edit_message(self.active_chat_id, message_id, text)
+        return None
+
+    @rx.event
+    async def show_sibling(self, sibling_id: str) -> None:
+        user_id = self._user()
+        chat = await offload(services().directory(user_id).get_chat, self.active_chat_id)
+        leaf = await offload(newest_leaf_below, chat.session, sibling_id)
+        conversation = await self.get_state(ConversationState)
+        conversation.view_leaf_id = leaf
+        await conversation.refresh(user_id)
+        self.earlier, self.earlier_has_more = [], True
+
+    @rx.event
+    async def load_earlier(self) -> None:
+        conversation = await self.get_state(ConversationState)
+        shown = self.earlier + conversation.entries
+        if not shown:
+            return
+        user_id = self._user()
+        chat = await offload(services().directory(user_id).get_chat, self.active_chat_id)
+        leaf = conversation.entries[-1].id if conversation.entries else shown[-1].id
+        page, more = await offload(load_earlier, chat.session, leaf_id=leaf, before_id=shown[0].id)
+        self.earlier = [entry_row(e) for e in page] + self.earlier
+        self.earlier_has_more = more
+
+
+def _scroll_to_bottom() -> str:
+    return (
+        "setTimeout(() => { const el = document.getElementById('transcript');"
+        " if (el) el.scrollTop = el.scrollHeight; }, 50)"
+    )
+
+
+def _scroll_to(message_id: str) -> str:
+    element_id = json.dumps(f"msg-{message_id}")  # a JSON string literal is a safe JS literal
+    return (
+        f"setTimeout(() => {{ const el = document.getElementById({element_id});"
+        " if (el) el.scrollIntoView({block: 'center'}); }, 300)"
+    )

@@ -1,0 +1,207 @@
+"""The sidebar: the user's chat list (shared by all their tabs) and per-tab sidebar UI state."""
+
+from __future__ import annotations
+
+import asyncio
+
+import reflex as rx
+
+from backend.chats import split_snippet
+from backend.errors import ChatsError
+from chatsapp.identity import directory_token, resolve_user
+from chatsapp.services import offload, services
+from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row
+
+PAGE_SIZE = 40
+UNDO_SECONDS = 8.0
+
+
+class DirectoryState(rx.SharedState):
+    """The first page of the chat list, pushed to every tab of the user.
+
+    Written by this state's handlers and by the bridge (``chatsapp.bridge``) when the directory
+    reports a change, so edits made anywhere (another tab, a generated title, a finished
+    reply bumping the order) appear in every tab without a reload.
+    """
+
+    chats: list[ChatRow] = []
+    loaded: bool = False
+
+    @rx.event
+    async def link(self) -> None:
+        user_id = resolve_user(self.router.session.client_token)
+        linked = await self._link_to(directory_token(user_id))
+        if not linked.loaded:
+            await linked.reload(user_id)
+
+    async def reload(self, user_id: str) -> None:
+        summaries = await offload(services().directory(user_id).list_chats, limit=PAGE_SIZE)
+        self.chats = [chat_row(s) for s in summaries]
+        self.loaded = True
+
+
+class SidebarState(rx.State):
+    """Per-tab sidebar state: searches, further pages, inline rename, the undo bar."""
+
+    title_query: str = ""
+    title_results: list[ChatRow] = []
+    message_query: str = ""
+    message_hits: list[HitRow] = []
+    message_search_open: bool = False
+    more_chats: list[ChatRow] = []
+    has_more: bool = True
+    loading_more: bool = False
+    editing_id: str = ""
+    edit_title: str = ""
+    undo_chat_id: str = ""
+    undo_title: str = ""
+    error: str = ""
+    collapsed: bool = False
+
+    def _chats(self):
+        return services().directory(resolve_user(self.router.session.client_token))
+
+    # ── create ──────────────────────────────────────────────────────
+
+    @rx.event
+    async def create_chat(self):  # noqa: ANN201
+        summary = await offload(self._chats().create_chat)
+        return rx.redirect(f"/chat/{summary.id}")
+
+    # ── title search ────────────────────────────────────────────────
+
+    @rx.event
+    async def set_title_query(self, value: str) -> None:
+        self.title_query = value
+        if not value.strip():
+            self.title_results = []
+            return
+        summaries = await offload(self._chats().search_chats, value)
+        if value == self.title_query:  # a newer keystroke may have overtaken this one
+            self.title_results = [chat_row(s) for s in summaries]
+
+    # ── message search ──────────────────────────────────────────────
+
+    @rx.event
+    def toggle_message_search(self) -> None:
+        self.message_search_open = not self.message_search_open
+
+    @rx.event
+    def set_message_query(self, value: str) -> None:
+        self.message_query = value
+
+    @rx.event
+    async def run_message_search(self) -> None:
+        query = self.message_query
+        if not query.strip():
+            self.message_hits = []
+            return
+        chats = self._chats()
+        hits = await offload(chats.search_messages, query, limit=30)
+        titles = {row.id: row.title for row in await offload(_titles_for, chats, hits)}
+        self.message_hits = [
+            HitRow(
+                chat_id=hit.chat_id,
+                message_id=hit.message_id,
+                title=titles.get(hit.chat_id, "Chat"),
+                pieces=[SnippetPiece(t, is_hit) for t, is_hit in split_snippet(hit.snippet)],
+            )
+            for hit in hits
+        ]
+
+    # ── infinite scroll ─────────────────────────────────────────────
+
+    @rx.event
+    async def load_more(self) -> None:
+        if self.loading_more or not self.has_more:
+            return
+        directory = await self.get_state(DirectoryState)
+        shown = directory.chats + self.more_chats
+        if len(shown) < PAGE_SIZE:
+            self.has_more = False
+            return
+        self.loading_more = True
+        last = shown[-1]
+        # (updated_at, id) is a tie-stable cursor: chats updated in the same ms are not skipped.
+        cursor = (last.updated_at, last.id)
+        page = await offload(self._chats().list_chats, limit=PAGE_SIZE, before=cursor)
+        known = {row.id for row in shown}
+        self.more_chats = self.more_chats + [chat_row(s) for s in page if s.id not in known]
+        self.has_more = len(page) == PAGE_SIZE
+        self.loading_more = False
+
+    # ── rename ──────────────────────────────────────────────────────
+
+    @rx.event
+    def start_rename(self, chat_id: str, title: str) -> None:
+        self.editing_id = chat_id
+        self.edit_title = title
+
+    @rx.event
+    def set_edit_title(self, value: str) -> None:
+        self.edit_title = value
+
+    @rx.event
+    def cancel_rename(self) -> None:
+        self.editing_id = ""
+
+    @rx.event
+    async def commit_rename(self):  # noqa: ANN201
+        chat_id, title = self.editing_id, self.edit_title
+        self.editing_id = ""
+        if not chat_id:
+            return None
+        try:
+            await offload(self._chats().rename_chat, chat_id, title)
+        except (ChatsError, ValueError, KeyError) as exc:
+            return rx.toast.error(f"Could not rename: {exc}")
+        return None
+
+    @rx.event
+    async def rename_key(self, key: str):  # noqa: ANN201
+        if key == "Enter":
+            return await self.commit_rename()
+        if key == "Escape":
+            self.cancel_rename()
+        return None
+
+    # ── delete with undo ────────────────────────────────────────────
+
+    @rx.event
+    async def delete_chat(self, chat_id: str, title: str):  # noqa: ANN201
+        await offload(self._chats().delete_chat, chat_id)
+        self.more_chats = [row for row in self.more_chats if row.id != chat_id]
+        self.undo_chat_id, self.undo_title = chat_id, title
+        return SidebarState.expire_undo(chat_id)
+
+    @rx.event(background=True)
+    async def expire_undo(self, chat_id: str) -> None:
+        await asyncio.sleep(UNDO_SECONDS)
+        async with self:
+            if self.undo_chat_id == chat_id:
+                self.undo_chat_id = ""
+
+    @rx.event
+    async def undo_delete(self):  # noqa: ANN201
+        chat_id, self.undo_chat_id = self.undo_chat_id, ""
+        if not chat_id:
+            return None
+        try:
+            await offload(self._chats().restore_chat, chat_id)
+        except (ChatsError, KeyError) as exc:
+            return rx.toast.error(f"Could not restore the chat: {exc}")
+        return rx.redirect(f"/chat/{chat_id}")
+
+    @rx.event
+    def toggle_sidebar(self) -> None:
+        self.collapsed = not self.collapsed
+
+
+def _titles_for(chats, hits) -> list[ChatRow]:  # noqa: ANN001
+    rows: list[ChatRow] = []
+    for chat_id in dict.fromkeys(hit.chat_id for hit in hits):
+        try:
+            rows.append(chat_row(chats.get_summary(chat_id)))
+        except (KeyError, ValueError):
+            continue
+    return rows

@@ -1,0 +1,18 @@
+"""``/``: go to the most recent chat, or stay on the empty state when there is none."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from chatsapp.identity import resolve_user
+from chatsapp.services import offload, services
+
+
+class HomeState(rx.State):
+    @rx.event
+    async def open_latest(self):  # noqa: ANN201
+        chats = services().directory(resolve_user(self.router.session.client_token))
+        latest = await offload(chats.list_chats, limit=1)
+        if latest:
+            return rx.redirect(f"/chat/{latest[0].id}")
+        return None

@@ -1,0 +1,86 @@
+"""Serialisable row types the states hold and the components render."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+
+from backend.transcript import TranscriptEntry
+
+
+@dataclasses.dataclass
+class ChatRow:
+    id: str = ""
+    title: str = ""
+    preview: str = ""
+    updated_iso: str = ""
+    updated_at: int = 0
+
+
+@dataclasses.dataclass
+class SnippetPiece:
+    text: str = ""
+    hit: bool = False
+
+
+@dataclasses.dataclass
+class HitRow:
+    chat_id: str = ""
+    message_id: str = ""
+    title: str = ""
+    pieces: list[SnippetPiece] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class ToolRow:
+    name: str = ""
+    input: str = ""
+    output: str = ""
+
+
+@dataclasses.dataclass
+class EntryRow:
+    id: str = ""
+    role: str = ""
+    text: str = ""
+    images: list[str] = dataclasses.field(default_factory=list)
+    tools: list[ToolRow] = dataclasses.field(default_factory=list)
+    status: str = ""
+    pending: bool = False  # the reply is queued or still being written
+    is_summary: bool = False
+    position: str = ""  # "2/3" when the message has siblings, else ""
+    prev_sibling_id: str = ""
+    next_sibling_id: str = ""
+
+
+@dataclasses.dataclass
+class MemoryRow:
+    label: str = ""
+    content: str = ""
+
+
+def chat_row(summary: object) -> ChatRow:
+    updated_at = int(getattr(summary, "updated_at", 0) or 0)
+    return ChatRow(
+        id=str(getattr(summary, "id", "")),
+        title=str(getattr(summary, "title", "")),
+        preview=str(getattr(summary, "last_message_preview", "") or ""),
+        updated_iso=datetime.fromtimestamp(updated_at / 1000, tz=UTC).isoformat(),
+        updated_at=updated_at,
+    )
+
+
+def entry_row(entry: TranscriptEntry) -> EntryRow:
+    return EntryRow(
+        id=entry.id,
+        role=entry.role,
+        text=entry.text,
+        images=list(entry.images),
+        tools=[ToolRow(t.name, t.input, t.output) for t in entry.tool_calls],
+        status=entry.status,
+        pending=entry.status in ("queued", "running"),
+        is_summary=entry.is_summary,
+        position=f"{entry.sibling_index}/{entry.sibling_count}" if entry.sibling_count > 1 else "",
+        prev_sibling_id=entry.prev_sibling_id,
+        next_sibling_id=entry.next_sibling_id,
+    )

@@ -1,0 +1,97 @@
+"""User stories across tabs: the sidebar and memory are live in every tab of the user."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.app_server import AppServer
+
+TIMEOUT_MS = 30_000
+
+
+def open_tab(browser: Browser, url: str) -> Page:
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page.goto(url)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
+    return page
+
+
+def create_chat(page: Page) -> str:
+    before = page.url
+    page.locator("#new-chat").click()
+    # Client-side navigation: poll the URL rather than wait for a load event.
+    expect(page).not_to_have_url(before, timeout=TIMEOUT_MS)
+    expect(page).to_have_url(re.compile(r"/chat/[^/?]+$"), timeout=TIMEOUT_MS)
+    return page.url.rsplit("/", 1)[-1]
+
+
+def chat_item(page: Page, chat_id: str):
+    return page.locator(f'.chat-item[data-chat-id="{chat_id}"]')
+
+
+class TestSidebarSync:
+    def test_create_rename_and_delete_in_one_tab_appear_in_the_other(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server.url)
+        tab_b = open_tab(browser, app_server.url)
+        chat_id = create_chat(tab_a)
+        expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+
+        chat_item(tab_a, chat_id).locator(".chat-menu").click()
+        tab_a.locator(".rename-chat").click()
+        tab_a.locator(".rename-input input").fill("Trip to Lisbon")
+        tab_a.locator(".rename-input input").press("Enter")
+        expect(chat_item(tab_b, chat_id)).to_contain_text("Trip to Lisbon", timeout=TIMEOUT_MS)
+
+        chat_item(tab_a, chat_id).locator(".chat-menu").click()
+        tab_a.locator(".delete-chat").click()
+        expect(chat_item(tab_b, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#undo-bar")).to_be_visible()
+
+    def test_a_chat_deleted_in_one_tab_leaves_the_other_tab_with_a_notice(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server.url)
+        keep = create_chat(tab_a)
+        doomed = create_chat(tab_a)
+        tab_b = open_tab(browser, f"{app_server.url}/chat/{doomed}")
+        expect(tab_b.locator("#chat-title")).to_be_visible(timeout=TIMEOUT_MS)
+
+        chat_item(tab_a, doomed).locator(".chat-menu").click()
+        tab_a.locator(".delete-chat").click()
+
+        expect(tab_b.get_by_text("This chat was deleted in another tab.")).to_be_visible(
+            timeout=TIMEOUT_MS
+        )
+        tab_b.wait_for_url(
+            re.compile(rf"/chat/{keep}$|/$"), timeout=TIMEOUT_MS, wait_until="commit"
+        )
+
+    def test_undo_restores_a_deleted_chat_everywhere(self, app_server: AppServer, browser: Browser):
+        tab_a = open_tab(browser, app_server.url)
+        tab_b = open_tab(browser, app_server.url)
+        chat_id = create_chat(tab_a)
+        chat_item(tab_a, chat_id).locator(".chat-menu").click()
+        tab_a.locator(".delete-chat").click()
+        expect(chat_item(tab_b, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        tab_a.locator("#undo-delete").click()
+        expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+
+
+class TestMemorySync:
+    def test_a_fact_added_in_one_tab_appears_in_the_other(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server.url)
+        tab_b = open_tab(browser, app_server.url)
+        for tab in (tab_a, tab_b):
+            tab.locator("#toggle-memory").click()
+            expect(tab.locator("#memory-panel")).to_be_visible()
+        tab_a.locator("#memory-append").fill("Prefers green tea")
+        tab_a.locator("#memory-append").press("Enter")
+        expect(tab_b.locator("#memory-panel")).to_contain_text(
+            "Prefers green tea", timeout=TIMEOUT_MS
+        )

@@ -1,0 +1,99 @@
+"""Render-ready windows of a conversation: what a chat view receives."""
+
+import pytest
+
+from backend.sessions import Sessions
+from backend.transcript import entry_from_message, load_earlier, load_window, newest_leaf_below
+
+
+def msg(mid: str, role: str = "user", text: str | None = None, **extra) -> dict:
+    return {"id": mid, "role": role, "parts": [{"type": "text", "text": text or mid}], **extra}
+
+
+@pytest.fixture
+def session(tmp_path):
+    sessions = Sessions(tmp_path / "chat.sqlite")
+    yield sessions.session()
+    sessions.close()
+
+
+class TestWindow:
+    def test_a_small_conversation_fits_whole_with_nothing_earlier(self, session):
+        for i in range(4):
+            session.append_message(msg(f"m{i}", "user" if i % 2 == 0 else "assistant"))
+        window = load_window(session)
+        assert [e.id for e in window.entries] == ["m0", "m1", "m2", "m3"]
+        assert not window.has_earlier
+        assert window.leaf_id == "m3"
+
+    def test_a_tight_budget_keeps_the_newest_and_reports_earlier(self, session):
+        for i in range(10):
+            session.append_message(msg(f"m{i}", text="x" * 1000))
+        window = load_window(session, byte_budget=3000)
+        assert window.entries[-1].id == "m9"
+        assert window.has_earlier
+        assert len(window.entries) < 10
+
+
+class TestEarlierPages:
+    def test_earlier_pages_walk_back_without_gaps_or_repeats(self, session):
+        for i in range(30):
+            session.append_message(msg(f"m{i}"))
+        page, more = load_earlier(session, leaf_id="m29", before_id="m20", count=8)
+        assert [e.id for e in page] == [f"m{i}" for i in range(12, 20)]
+        assert more
+        page, more = load_earlier(session, leaf_id="m29", before_id="m12", count=20)
+        assert [e.id for e in page] == [f"m{i}" for i in range(12)]
+        assert not more
+
+
+class TestBranches:
+    def test_regenerated_replies_show_their_position_among_siblings(self, session):
+        session.append_message(msg("u1"))
+        session.append_message(msg("a1", "assistant"))
+        session.append_message(msg("a2", "assistant"), parent_id="u1")
+        window = load_window(session)
+        assert [e.id for e in window.entries] == ["u1", "a2"]
+        reply = window.entries[-1]
+        assert (reply.sibling_index, reply.sibling_count) == (2, 2)
+        assert reply.prev_sibling_id == "a1" and reply.next_sibling_id == ""
+
+    def test_choosing_a_sibling_shows_the_newest_leaf_below_it(self, session):
+        session.append_message(msg("u1"))
+        session.append_message(msg("a1", "assistant"))
+        session.append_message(msg("u2"))
+        session.append_message(msg("a2", "assistant"), parent_id="u1")
+        assert newest_leaf_below(session, "a1") == "u2"
+        window = load_window(session, leaf_id=newest_leaf_below(session, "a1"))
+        assert [e.id for e in window.entries] == ["u1", "a1", "u2"]
+
+
+class TestProjection:
+    def test_html_in_a_message_stays_plain_text_for_the_markdown_renderer(self):
+        entry = entry_from_message(msg("m", text="<img src=x onerror=alert(1)><script>x</script>"))
+        assert entry.text == "<img src=x onerror=alert(1)><script>x</script>"
+
+    def test_images_tools_and_run_status_are_projected(self):
+        entry = entry_from_message(
+            {
+                "id": "a",
+                "role": "assistant",
+                "parts": [
+                    {"type": "text", "text": "done"},
+                    {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,AA=="},
+                    {
+                        "type": "tool-remember",
+                        "toolCallId": "t1",
+                        "input": {"fact": "likes tea"},
+                        "output": "ok",
+                    },
+                ],
+                "metadata": {"status": "cancelled"},
+            }
+        )
+        assert entry.images == ("data:image/png;base64,AA==",)
+        assert entry.tool_calls[0].name == "remember"
+        assert entry.status == "cancelled"
+
+    def test_compaction_overlays_are_marked_as_summaries(self):
+        assert entry_from_message(msg("compaction_abc", "assistant")).is_summary
