@@ -32,7 +32,7 @@ class SessionReader(Protocol):
     def history(
         self, *, leaf_id: str | None = None, newest_first: bool = False
     ) -> Iterable[dict]: ...
-    def get_branches(self, message_id: str) -> list[dict]: ...
+    def get_branches(self, message_id: str | None) -> list[dict]: ...
     def get_latest_leaf(self) -> dict | None: ...
 
 
@@ -74,7 +74,7 @@ def load_window(
     """The newest messages on the path ending at ``leaf_id`` (default: the active leaf)."""
     recent = session.get_recent_history(byte_budget, leaf_id=leaf_id)
     messages: list[dict] = list(recent.messages)
-    entries = _with_siblings(session, messages)
+    entries = _with_siblings(session, messages, starts_at_root=not recent.truncated)
     resolved_leaf = messages[-1]["id"] if messages else None
     return TranscriptWindow(
         entries=tuple(entries),
@@ -156,13 +156,21 @@ def entry_from_message(message: dict) -> TranscriptEntry:
     )
 
 
-def _with_siblings(session: SessionReader, messages: list[dict]) -> list[TranscriptEntry]:
+def _with_siblings(
+    session: SessionReader, messages: list[dict], *, starts_at_root: bool = False
+) -> list[TranscriptEntry]:
+    """Place each entry among its siblings. The first entry's parent is known only when the
+    window starts at the root (its siblings are the other roots, e.g. an edited first message)."""
     entries: list[TranscriptEntry] = []
     for index, message in enumerate(messages):
         entry = entry_from_message(message)
-        parent = messages[index - 1]["id"] if index > 0 else None
-        if parent is not None and not entry.is_summary:
-            entry = _placed_among_siblings(entry, session.get_branches(parent))
+        if not entry.is_summary:
+            if index > 0:
+                entry = _placed_among_siblings(
+                    entry, session.get_branches(messages[index - 1]["id"])
+                )
+            elif starts_at_root:
+                entry = _placed_among_siblings(entry, session.get_branches(None))
         entries.append(entry)
     return entries
 

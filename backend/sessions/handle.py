@@ -440,14 +440,17 @@ class Session:
                 leaf = None if found is None else found[1]
             return None if leaf is None else self._store.load_message(self._id, leaf)
 
-    def get_branches(self, message_id: str) -> list[Message]:
-        """The children of ``message_id`` in insertion order (overlay echoes replaced by theirs)."""
+    def get_branches(self, message_id: str | None) -> list[Message]:
+        """The children of ``message_id`` in insertion order (overlay echoes replaced by theirs).
+
+        ``None`` lists the roots: editing a conversation's first message makes a sibling root.
+        """
         with self._db.lock:
             self._store.refresh(self._id)
             hidden = self._store.hidden_ids(self._id)
             children: list[tuple[str, int]] = []
-            pending = [message_id]
-            seen: set[str] = set()
+            pending: list[str | None] = [message_id]
+            seen: set[str | None] = set()
             while pending:
                 parent = pending.pop()
                 if parent in seen:

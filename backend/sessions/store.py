@@ -514,12 +514,13 @@ class SessionStore:
         SELECT id, token_estimate FROM path ORDER BY depth DESC
     """
 
+    # ``IS`` rather than ``=``: a ``None`` parent lists the roots (an edited first message).
     _SELECT_CHILDREN = (
-        "SELECT id, seq FROM session_messages WHERE session_id = ? AND parent_id = ? ORDER BY seq"
+        "SELECT id, seq FROM session_messages WHERE session_id = ? AND parent_id IS ? ORDER BY seq"
     )
 
-    def children(self, session_id: str, parent_id: str) -> list[tuple[str, int]]:
-        """``(id, seq)`` of the rows whose parent is ``parent_id``, oldest first."""
+    def children(self, session_id: str, parent_id: str | None) -> list[tuple[str, int]]:
+        """``(id, seq)`` of the children of ``parent_id`` (the roots for None), oldest first."""
         return [
             (row["id"], row["seq"])
             for row in self.db.query(self._SELECT_CHILDREN, (session_id, parent_id))

@@ -283,3 +283,17 @@ class TestPathCap:
         assert ids(recent.messages) == chain[1:]  # 10,001 rows walked, the echo among them
         per_row = session.get_history_row_stats()[0].token_estimate
         assert session.token_estimate() == per_row * (total - 1)
+
+
+class TestRootBranches:
+    def test_get_branches_of_none_lists_the_roots_in_insertion_order(self, tmp_path):
+        from backend.sessions import Sessions
+
+        session = Sessions(tmp_path / "roots.sqlite").session()
+        for mid in ("r1", "r2"):
+            session.append_message(
+                {"id": mid, "role": "user", "parts": [{"type": "text", "text": mid}]},
+                parent_id=None,
+            )
+        session.append_message({"id": "c", "role": "assistant", "parts": []})
+        assert [m["id"] for m in session.get_branches(None)] == ["r1", "r2"]

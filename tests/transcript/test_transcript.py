@@ -97,3 +97,15 @@ class TestProjection:
 
     def test_compaction_overlays_are_marked_as_summaries(self):
         assert entry_from_message(msg("compaction_abc", "assistant")).is_summary
+
+
+class TestEditedFirstMessage:
+    def test_an_edited_first_message_is_navigable_among_the_roots(self, session):
+        session.append_message(msg("u1"))
+        session.append_message(msg("a1", "assistant"))
+        session.append_message(msg("u1-edit"), parent_id=None)
+        window = load_window(session)
+        first = window.entries[0]
+        assert first.id == "u1-edit"
+        assert (first.sibling_index, first.sibling_count, first.prev_sibling_id) == (2, 2, "u1")
+        assert newest_leaf_below(session, "u1") == "a1"
