@@ -155,6 +155,8 @@ def _composer() -> rx.Component:
 
 def chat_view() -> rx.Component:
     return rx.vstack(
+        # Which chat this tab is linked to (tests wait on it before typing).
+        rx.el.span(ConversationState.chat_id, id="open-chat-id", display="none"),
         rx.cond(
             ConversationState.deleted,
             rx.box(on_mount=ChatState.leave_deleted_chat, id="deleted-watch"),

@@ -135,7 +135,7 @@ def _message_search() -> rx.Component:
                 rx.input(
                     placeholder="Search all messages…",
                     value=SidebarState.message_query,
-                    on_change=SidebarState.set_message_query,
+                    on_change=SidebarState.set_message_query.debounce(250),
                     size="2",
                     width="100%",
                     id="message-search",

@@ -14,6 +14,8 @@ from chatsapp.services import offload, services
 from chatsapp.states.directory import DirectoryState
 from chatsapp.states.rows import EntryRow, entry_row
 
+REVEAL_MAX_PAGES = 40  # a search hit up to ~2,000 messages back is scrolled into view
+
 
 class ConversationState(rx.SharedState):
     """One chat as every tab showing it sees it (linked to ``conv-<chat id>``).
@@ -65,8 +67,9 @@ class ChatState(rx.State):
     @rx.event
     async def open_chat(self):  # noqa: ANN201
         """on_load of ``/chat/[chat_id]``: link this tab to the chat's shared view."""
-        chat_id = str(self.router.page.params.get("chat_id", ""))
-        highlight = self.router.page.params.get("m", "")
+        url = self.router.url
+        chat_id = url.path.rstrip("/").rsplit("/", 1)[-1]
+        highlight = url.query_parameters.get("m", "")
         user_id = self._user()
         self.active_chat_id = chat_id
         self.earlier, self.earlier_has_more = [], True
@@ -86,8 +89,26 @@ class ChatState(rx.State):
             await linked.refresh(user_id)
         bridge.watch_conversation(user_id, chat_id)
         if self.highlight_message_id:
+            await self._reveal(linked, self.highlight_message_id)
             return rx.call_script(_scroll_to(self.highlight_message_id))
         return rx.call_script(_scroll_to_bottom())
+
+    async def _reveal(self, conversation: ConversationState, message_id: str) -> None:
+        """Load earlier pages (this tab only) until ``message_id`` is shown, within a bound."""
+        if any(e.id == message_id for e in conversation.entries) or not conversation.entries:
+            return
+        chat = await offload(services().directory(self._user()).get_chat, self.active_chat_id)
+        leaf = conversation.entries[-1].id
+        anchor = conversation.entries[0].id
+        for _ in range(REVEAL_MAX_PAGES):
+            page, more = await offload(
+                load_earlier, chat.session, leaf_id=leaf, before_id=anchor, count=50
+            )
+            self.earlier = [entry_row(e) for e in page] + self.earlier
+            self.earlier_has_more = more
+            if not page or not more or any(e.id == message_id for e in page):
+                return
+            anchor = page[0].id
 
     @rx.event
     async def leave_deleted_chat(self):  # noqa: ANN201
@@ -119,8 +140,13 @@ class ChatState(rx.State):
             return None  # the composer keeps the text: nothing was sent
         runtime = services().runtime(self._user())
         images = list(self.pending_images)
+        conversation = await self.get_state(ConversationState)
+        # Viewing another branch: the new message continues the branch on screen.
+        parent_id = conversation.entries[-1].id if conversation.view_leaf_id else None
         try:
-            await runtime.send_message(self.active_chat_id, text, images=images)
+            await runtime.send_message(
+                self.active_chat_id, text, images=images, parent_id=parent_id
+            )
         except (ChatsError, ValueError, KeyError) as exc:
             self.input_error = str(exc)
             return None

@@ -87,8 +87,10 @@ class SidebarState(rx.State):
         self.message_search_open = not self.message_search_open
 
     @rx.event
-    def set_message_query(self, value: str) -> None:
+    async def set_message_query(self, value: str) -> None:
+        """Search as you type (the input debounces keystrokes)."""
         self.message_query = value
+        await self.run_message_search()
 
     @rx.event
     async def run_message_search(self) -> None:
@@ -98,6 +100,8 @@ class SidebarState(rx.State):
             return
         chats = self._chats()
         hits = await offload(chats.search_messages, query, limit=30)
+        if query != self.message_query:
+            return  # a newer query has been typed meanwhile
         titles = {row.id: row.title for row in await offload(_titles_for, chats, hits)}
         self.message_hits = [
             HitRow(

@@ -47,6 +47,16 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def _close_tabs_after_each_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tabs a test opened stay linked to shared state until closed: close them all."""
+    yield
+    if "browser" in request.fixturenames:
+        browser: Browser = request.getfixturevalue("browser")
+        for context in list(browser.contexts):
+            context.close()
+
+
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
     context = browser.new_context()

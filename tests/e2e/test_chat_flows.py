@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
@@ -20,7 +22,7 @@ class TestStreaming:
         tab_a = open_tab(browser, app_server.url)
         chat_id = create_chat(tab_a)
         tab_b = open_tab(browser, f"{app_server.url}/chat/{chat_id}")
-        expect(tab_b.locator("#chat-title")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
 
         send(tab_a, "Tell me about the offline assistant")
         expect(tab_a.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
@@ -62,3 +64,106 @@ class TestSafety:
         tab.locator("#send").click()
         expect(tab.locator("#input-error")).to_contain_text("limit", timeout=TIMEOUT_MS)
         assert tab.locator(".message-user").count() == 0
+
+
+def wait_for_reply_end(page: Page) -> None:
+    expect(page.locator("#streaming-reply")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator(".pending-reply")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+class TestInterruptions:
+    def test_a_reload_mid_stream_resumes_the_reply_where_it_was(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        send(tab, "Tell me what you can do for me today")
+        streaming = tab.locator("#streaming-reply")
+        expect(streaming).to_be_visible(timeout=TIMEOUT_MS)
+        tab.wait_for_timeout(600)
+        before_reload = streaming.inner_text()
+        tab.reload()
+        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        resumed = tab.locator("#streaming-reply").inner_text()
+        assert resumed.startswith(before_reload[:20])
+        wait_for_reply_end(tab)
+        final = tab.locator(".message-assistant .message-text").inner_text()
+        assert len(final) > len(before_reload)
+
+    def test_stop_keeps_the_partial_reply_marked_as_stopped(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        send(tab, "Tell me everything you know about offline assistants")
+        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        tab.wait_for_timeout(500)
+        tab.locator("#stop").click()
+        expect(tab.locator(".status-cancelled")).to_be_visible(timeout=TIMEOUT_MS)
+        partial = tab.locator(".message-assistant .message-text").inner_text()
+        assert partial.strip()
+        expect(tab.locator("#send")).to_be_visible()
+
+
+class TestBranches:
+    def test_regenerate_makes_a_sibling_reply_and_both_stay_navigable(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        send(tab, "remember that I water the plants on Sundays")
+        wait_for_reply_end(tab)
+        tab.locator(".message-assistant .regenerate").click()
+        expect(tab.locator(".message-assistant .branch-position")).to_have_text(
+            "2/2", timeout=TIMEOUT_MS
+        )
+        wait_for_reply_end(tab)
+        tab.locator(".message-assistant .branch-prev").click()
+        expect(tab.locator(".message-assistant .branch-position")).to_have_text(
+            "1/2", timeout=TIMEOUT_MS
+        )
+        tab.locator(".message-assistant .branch-next").click()
+        expect(tab.locator(".message-assistant .branch-position")).to_have_text(
+            "2/2", timeout=TIMEOUT_MS
+        )
+
+    def test_editing_a_message_starts_a_new_branch_beside_the_original(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        send(tab, "what do you know about me?")
+        wait_for_reply_end(tab)
+        tab.locator(".message-user .edit-message").click()
+        tab.locator(".edit-box textarea").fill("what did I say about plants?")
+        tab.locator(".edit-submit").click()
+        expect(tab.locator(".message-user .message-text")).to_have_text(
+            "what did I say about plants?", timeout=TIMEOUT_MS
+        )
+        expect(tab.locator(".message-user .branch-position")).to_have_text("2/2")
+        wait_for_reply_end(tab)
+        tab.locator(".message-user .branch-prev").click()
+        expect(tab.locator(".message-user .message-text")).to_have_text(
+            "what do you know about me?", timeout=TIMEOUT_MS
+        )
+
+
+class TestSearchEverything:
+    def test_a_message_search_hit_opens_its_chat_at_the_highlighted_message(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        target = create_chat(tab)
+        send(tab, "The quokka named Pebble lives on Rottnest")
+        wait_for_reply_end(tab)
+        create_chat(tab)
+        tab.locator("#toggle-message-search").click()
+        tab.locator("#message-search").fill("quokka named Pebble")
+        tab.locator("#message-search").press("Enter")
+        hit = tab.locator(".message-hit").first
+        expect(hit).to_be_visible(timeout=TIMEOUT_MS)
+        expect(hit.locator("mark").first).to_be_visible()
+        hit.click()
+        expect(tab).to_have_url(re.compile(rf"/chat/{target}\?m="), timeout=TIMEOUT_MS)
+        highlighted = tab.locator(".message-user").filter(has_text="quokka named Pebble")
+        expect(highlighted).to_be_visible(timeout=TIMEOUT_MS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 from playwright.sync_api import Browser, Page, expect
 
@@ -15,16 +16,24 @@ def open_tab(browser: Browser, url: str) -> Page:
     page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     page.goto(url)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
+    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
     return page
 
 
 def create_chat(page: Page) -> str:
-    before = page.url
+    """Click "New chat" and return the new chat's id once this tab shows it."""
+    known = set(page.locator(".chat-item").evaluate_all("els => els.map(e => e.dataset.chatId)"))
     page.locator("#new-chat").click()
-    # Client-side navigation: poll the URL rather than wait for a load event.
-    expect(page).not_to_have_url(before, timeout=TIMEOUT_MS)
-    expect(page).to_have_url(re.compile(r"/chat/[^/?]+$"), timeout=TIMEOUT_MS)
-    return page.url.rsplit("/", 1)[-1]
+    # Client-side navigation: poll the URL (and ignore a redirect to an existing chat).
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        match = re.search(r"/chat/([^/?]+)$", page.url)
+        if match and match.group(1) not in known:
+            # Wait until the tab is linked to the new chat, so typing is not lost to a re-render.
+            expect(page.locator("#open-chat-id")).to_have_text(match.group(1), timeout=TIMEOUT_MS)
+            return match.group(1)
+        page.wait_for_timeout(50)
+    raise AssertionError(f"no new chat opened; still at {page.url}")
 
 
 def chat_item(page: Page, chat_id: str):
@@ -58,7 +67,7 @@ class TestSidebarSync:
         keep = create_chat(tab_a)
         doomed = create_chat(tab_a)
         tab_b = open_tab(browser, f"{app_server.url}/chat/{doomed}")
-        expect(tab_b.locator("#chat-title")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#open-chat-id")).to_have_text(doomed, timeout=TIMEOUT_MS)
 
         chat_item(tab_a, doomed).locator(".chat-menu").click()
         tab_a.locator(".delete-chat").click()
