@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 COMPACTION_PREFIX = "compaction_"
 DEFAULT_WINDOW_BYTES = 256 * 1024
+DEFAULT_WINDOW_MESSAGES = 60  # a page of small messages must not ship a thousand rows
 EARLIER_PAGE_SIZE = 20
 _MAX_DESCENT = 10_000
 _SHOWN_STATUSES = frozenset({"queued", "running", "cancelled", "failed"})
@@ -69,16 +70,23 @@ class TranscriptWindow:
 
 
 def load_window(
-    session: SessionReader, *, leaf_id: str | None = None, byte_budget: int = DEFAULT_WINDOW_BYTES
+    session: SessionReader,
+    *,
+    leaf_id: str | None = None,
+    byte_budget: int = DEFAULT_WINDOW_BYTES,
+    max_messages: int = DEFAULT_WINDOW_MESSAGES,
 ) -> TranscriptWindow:
-    """The newest messages on the path ending at ``leaf_id`` (default: the active leaf)."""
+    """The newest messages on the path ending at ``leaf_id`` (default: the active leaf),
+    bounded both by stored bytes and by count."""
     recent = session.get_recent_history(byte_budget, leaf_id=leaf_id)
     messages: list[dict] = list(recent.messages)
-    entries = _with_siblings(session, messages, starts_at_root=not recent.truncated)
+    truncated = bool(recent.truncated) or len(messages) > max_messages
+    messages = messages[-max_messages:]
+    entries = _with_siblings(session, messages, starts_at_root=not truncated)
     resolved_leaf = messages[-1]["id"] if messages else None
     return TranscriptWindow(
         entries=tuple(entries),
-        has_earlier=bool(recent.truncated),
+        has_earlier=truncated,
         leaf_id=resolved_leaf,
         total_bytes=int(recent.total_content_bytes),
     )

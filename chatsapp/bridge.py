@@ -47,6 +47,21 @@ def install(app: Any) -> None:
     global _app
     _app = app
     services().on_directory_opened(_watch_directory)
+    logging.getLogger("reflex.app").addFilter(_SharedTokenNoise())
+
+
+class _SharedTokenNoise(logging.Filter):
+    """Updates applied to a shared token have no socket of their own; Reflex warns each time.
+
+    The linked tabs do receive the update (Reflex fans it out); only the warning is dropped.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (
+            message.startswith("Attempting to send delta to disconnected client")
+            and ("'user-" in message or "'conv-" in message)
+        )
 
 
 def watch_conversation(user_id: str, chat_id: str) -> None:
@@ -163,8 +178,8 @@ async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
         state.queued = max(0, state.queued - 1)
         state.streaming, state.streaming_text, state.error = True, "", ""
         state.streaming_message_id = str(event.data.get("assistant_message_id", ""))
-        state.view_leaf_id = ""
-        await state.refresh(user_id)
+        # No re-read: the placeholder is already on screen since run.queued, and re-sending
+        # the window here would triple the transcript bytes of every turn.
     elif kind == "context.compacted":
         await state.refresh(user_id)
     elif kind in ("run.completed", "run.failed", "run.cancelled"):

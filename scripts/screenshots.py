@@ -27,8 +27,10 @@ CONVERSATION = [
 
 
 def _send(page: Page, text: str) -> None:
+    replies = page.locator(".message-assistant").count()
     page.locator("#composer").fill(text)
     page.locator("#composer").press("Enter")
+    expect(page.locator(".message-assistant")).to_have_count(replies + 1, timeout=30_000)
     expect(page.locator(".pending-reply")).to_have_count(0, timeout=30_000)
     expect(page.locator("#streaming-reply")).to_have_count(0, timeout=30_000)
 

@@ -17,9 +17,18 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run browser tests last.
+    """Run browser tests last, the multi-worker production test after every other.
 
     Playwright's sync API keeps an event loop running in the main thread for as long as the
     session-scoped browser lives; async tests collected after it would find that loop and fail.
     """
-    items.sort(key=lambda item: "tests/e2e/" in str(item.fspath))
+    items.sort(key=_run_order)
+
+
+def _run_order(item: pytest.Item) -> int:
+    path = str(item.fspath)
+    if "tests/e2e/test_multi_worker" in path:
+        # Last of all: a production build rewrites .web/env.json, which the dev app's
+        # frontend reads to find its backend.
+        return 2
+    return 1 if "tests/e2e/" in path else 0

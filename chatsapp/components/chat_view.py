@@ -127,21 +127,23 @@ def _composer() -> rx.Component:
                 id="composer",
                 auto_focus=True,
             ),
+            # Send stays available while a reply streams: the new message queues behind it.
             rx.cond(
                 ConversationState.streaming,
                 rx.button(
                     rx.icon("square", size=14),
                     "Stop",
                     color_scheme="gray",
+                    variant="soft",
                     on_click=ChatState.stop,
                     id="stop",
                 ),
-                rx.button(
-                    rx.icon("arrow-up", size=14),
-                    "Send",
-                    id="send",
-                    on_click=ChatState.send(COMPOSER_VALUE),
-                ),
+            ),
+            rx.button(
+                rx.icon("arrow-up", size=14),
+                "Send",
+                id="send",
+                on_click=ChatState.send(COMPOSER_VALUE),
             ),
             width="100%",
             align="end",

@@ -183,7 +183,18 @@ def message_view(entry: EntryRow) -> rx.Component:
         ),
         rx.cond(
             entry.status == "failed",
-            rx.badge("incomplete: the model failed", color_scheme="red"),
+            rx.hstack(
+                rx.badge("incomplete: the model failed", color_scheme="red"),
+                rx.button(
+                    rx.icon("rotate-ccw", size=12),
+                    "Retry",
+                    size="1",
+                    variant="soft",
+                    on_click=ChatState.regenerate(entry.id),
+                    class_name="retry",
+                ),
+                align="center",
+            ),
         ),
         padding="0.6rem 0.9rem",
         border_radius="var(--radius-4)",

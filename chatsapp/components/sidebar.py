@@ -268,5 +268,10 @@ def sidebar() -> rx.Component:
         height="100vh",
         border_right="1px solid var(--gray-a5)",
         background="var(--gray-a2)",
-        display=rx.cond(SidebarState.collapsed, "none", rx.breakpoints(initial="none", md="block")),
+        # Shown by default on wide screens, hidden on narrow ones; the toggle flips both.
+        display=rx.cond(
+            SidebarState.collapsed,
+            rx.breakpoints(initial="block", md="none"),
+            rx.breakpoints(initial="none", md="block"),
+        ),
     )

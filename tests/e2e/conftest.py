@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.e2e.app_server import AppServer, start_app
+from tests.e2e.app_server import AppServer, dump_threads, start_app
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -45,6 +45,17 @@ def browser() -> Iterator[Browser]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """On a failed browser test, print where the app's Python threads stand (py-spy)."""
+    report = yield
+    if report.when == "call" and report.failed and "app_server" in getattr(item, "funcargs", {}):
+        server: AppServer = item.funcargs["app_server"]
+        report.sections.append(("app threads (py-spy)", dump_threads(server)))
+        report.sections.append(("app log (tail)", server.log_tail(80)))
+    return report
 
 
 @pytest.fixture(autouse=True)

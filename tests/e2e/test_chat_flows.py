@@ -38,6 +38,22 @@ class TestStreaming:
         )
 
 
+class TestQueueing:
+    def test_a_message_sent_during_a_reply_queues_and_is_answered_after_it(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        send(tab, "Tell me about the first thing")
+        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        send(tab, "And then the second thing")
+        expect(tab.locator("#queued-indicator")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator(".message-user")).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(tab.locator(".message-assistant .message-text")).to_have_count(2, timeout=TIMEOUT_MS)
+        users = tab.locator(".message-user .message-text").all_inner_texts()
+        assert users == ["Tell me about the first thing", "And then the second thing"]
+
+
 class TestSafety:
     def test_html_and_script_in_a_message_render_as_text_and_never_run(
         self, app_server: AppServer, browser: Browser
@@ -102,7 +118,7 @@ class TestInterruptions:
         expect(tab.locator(".status-cancelled")).to_be_visible(timeout=TIMEOUT_MS)
         partial = tab.locator(".message-assistant .message-text").inner_text()
         assert partial.strip()
-        expect(tab.locator("#send")).to_be_visible()
+        expect(tab.locator("#stop")).to_have_count(0)
 
 
 class TestBranches:

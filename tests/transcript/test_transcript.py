@@ -109,3 +109,12 @@ class TestEditedFirstMessage:
         assert first.id == "u1-edit"
         assert (first.sibling_index, first.sibling_count, first.prev_sibling_id) == (2, 2, "u1")
         assert newest_leaf_below(session, "u1") == "a1"
+
+
+class TestWindowCount:
+    def test_many_small_messages_are_capped_by_count_as_well_as_bytes(self, session):
+        for i in range(100):
+            session.append_message(msg(f"m{i}"))
+        window = load_window(session, max_messages=30)
+        assert [e.id for e in window.entries] == [f"m{i}" for i in range(70, 100)]
+        assert window.has_earlier
