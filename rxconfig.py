@@ -1,6 +1,7 @@
 """Reflex configuration. Application settings live in backend.config (environment)."""
 
 import reflex as rx
+from reflex_base.constants import StateManagerMode
 
 from backend.config import Settings
 
@@ -11,6 +12,9 @@ config = rx.Config(
     frontend_port=_settings.frontend_port,
     backend_port=_settings.backend_port,
     telemetry_enabled=False,
+    # UI state is a cache of the SQLite files: keep it in memory (or Redis across workers),
+    # never in .states/ on disk, where a stale sidebar would outlive a change of data dir.
+    state_manager_mode=StateManagerMode.REDIS if _settings.redis_url else StateManagerMode.MEMORY,
     show_built_with_reflex=False,
     plugins=[
         rx.plugins.RadixThemesPlugin(
