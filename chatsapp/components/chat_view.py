@@ -16,8 +16,15 @@ COMPOSER_VALUE = rx.Var("document.getElementById('composer')?.value ?? ''").to(s
 
 def _header() -> rx.Component:
     return rx.hstack(
-        rx.heading(ConversationState.title, size="4", id="chat-title", trim="both"),
-        rx.spacer(),
+        rx.heading(
+            ConversationState.title,
+            size="4",
+            id="chat-title",
+            trim="both",
+            flex="1",
+            min_width="0",
+            style={"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"},
+        ),
         rx.cond(
             ModelState.offline,
             rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
