@@ -101,17 +101,19 @@ class Session:
 
     # ── write pipeline ──────────────────────────────────────────────
 
-    def _write(self, work: Callable[[], T]) -> T:
-        """Run ``work`` as one write transaction (joining the caller's, if any).
+    def _write(self, work: Callable[..., T], *args: Any) -> T:
+        """Run ``work(*args)`` as one write transaction (joining the caller's, if any).
 
         If the transaction this call opened fails, the session's cached state is dropped right
-        here; inside a caller's transaction the store arms a rollback hook instead.
+        here; inside a caller's transaction the store arms a rollback hook instead. (``args``
+        rather than a closure: an append is one call less and one allocation less.)
         """
-        nested = self._db.in_transaction
+        db = self._db
+        nested = db.in_transaction
         try:
-            with self._db.transaction():
+            with db.transaction():
                 self._store.begin_write(self._id, nested)
-                return work()
+                return work(*args)
         except BaseException:
             self._store.forget(self._id)
             raise
@@ -151,13 +153,13 @@ class Session:
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return AppendResult(False, message)
         encoded = self._prepare(message, source)
-        return self._write(lambda: self._append(encoded, parent_id))
+        return self._write(self._append, encoded, parent_id)
 
     def _append(self, encoded: EncodedMessage, parent_id: str | _Omitted | None) -> AppendResult:
         store = self._store
-        parent = (
-            store.leaf_id(self._id) if parent_id is OMITTED else self._resolve_parent(parent_id)
-        )
+        # OMITTED goes through: the store resolves it to the active leaf from the tail it
+        # looks up anyway.
+        parent = parent_id if parent_id is OMITTED else self._resolve_parent(parent_id)
         stored_parent = store.insert(self._id, encoded, parent, time.time_ns() // 1_000_000)
         if stored_parent is not NOT_INSERTED:
             if self._feed.has_listeners:

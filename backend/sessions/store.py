@@ -49,7 +49,7 @@ from backend.sessions.attachments import Payload, find_pointers, resolve_attachm
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
 from backend.sessions.encoding import EncodedMessage, decode_content
 from backend.sessions.overlays import COMPACTION_PREFIX, plan_overlays
-from backend.sessions.records import SearchResult, StoredCompaction
+from backend.sessions.records import OMITTED, SearchResult, StoredCompaction, _Omitted
 from backend.sessions.search import fts_rowid, indexed_text, quote_phrase
 from backend.sessions.tokens import estimate_string_tokens
 from backend.storage import Database
@@ -210,7 +210,6 @@ NOT_INSERTED: Final = _NotInserted.NOT_INSERTED
 
 # ── statements ──────────────────────────────────────────────────────────
 
-_DATA_VERSION = "PRAGMA data_version"
 _FTS_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_fts'"
 
 
@@ -237,7 +236,7 @@ class SessionStore:
 
     def _read_data_version(self) -> int:
         # A pragma reads no table rows; it is still a counted statement of the choke point.
-        return int(self.db.execute(_DATA_VERSION).fetchone()[0])
+        return self.db.data_version()
 
     def refresh(self, session_id: str | None = None) -> None:
         """Before a read: catch up with foreign commits and with caller savepoint rollbacks."""
@@ -270,7 +269,7 @@ class SessionStore:
         no hook, so the cached state of a session written in such a transaction is checked
         against the file before it is used again, and once more after the commit.
         """
-        version = self.db.execute(_DATA_VERSION).fetchone()[0]
+        version = self.db.data_version()
         if version != self._data_version:
             self._after_foreign_commit(version)
         if nested:
@@ -596,15 +595,18 @@ class SessionStore:
         self,
         session_id: str,
         encoded: EncodedMessage,
-        parent_id: str | None,
+        parent_id: str | _Omitted | None,
         created_at: int,
         *,
         keep_memo: bool = True,
     ) -> str | _NotInserted | None:
-        """Insert a new row as the session's tail and return the parent it was stored under;
-        ``NOT_INSERTED`` (nothing written) if the id exists. Call after ``begin_write``.
+        """Insert a new row as the session's tail and return the parent it was stored under
+        (``OMITTED``: the active leaf); ``NOT_INSERTED`` (nothing written) if the id exists.
+        Call after ``begin_write``.
         """
         tail = self._tails.get(session_id) or self._tail(session_id)
+        if parent_id is OMITTED:
+            parent_id = tail.leaf_id
         cursor = self.db.execute(
             self._INSERT_MESSAGE,
             (
@@ -617,7 +619,7 @@ class SessionStore:
                 encoded.continuation_count,
                 encoded.token_estimate,
                 created_at,
-                encoded.digest,
+                _blob(encoded.digest),
             ),
         )
         if cursor.rowcount == 0:
@@ -632,10 +634,10 @@ class SessionStore:
             self._index(session_id, encoded.id, encoded.role, indexed_text(encoded.message))
         tail.leaf_id = encoded.id
         tail.next_seq += 1
-        if keep_memo:
-            self._memo_after_insert(session_id, encoded.id, parent_id, encoded.token_estimate)
-        else:
+        if not keep_memo:
             self._memos.pop(session_id, None)
+        elif session_id in self._memos:  # no memo (the common case): no call
+            self._memo_after_insert(session_id, encoded.id, parent_id, encoded.token_estimate)
         return parent_id
 
     _UPSERT_CONTINUATION = (
@@ -667,7 +669,7 @@ class SessionStore:
     _STAMP_DIGEST = "UPDATE session_messages SET content_hash = ? WHERE session_id = ? AND id = ?"
 
     def stamp_digest(self, session_id: str, message_id: str, digest: bytes) -> None:
-        self.db.execute(self._STAMP_DIGEST, (digest, session_id, message_id))
+        self.db.execute(self._STAMP_DIGEST, (_blob(digest), session_id, message_id))
 
     _UPDATE_MESSAGE = (
         "UPDATE session_messages SET role = ?, content = ?, content_chunks = ?,"
@@ -686,7 +688,7 @@ class SessionStore:
                 encoded.slices[0],
                 encoded.continuation_count,
                 encoded.token_estimate,
-                encoded.digest,
+                _blob(encoded.digest),
                 session_id,
                 encoded.id,
             ),
@@ -1055,6 +1057,13 @@ class SessionStore:
         return [
             SearchResult(row["id"], row["role"], row["content"], float(row["rank"])) for row in rows
         ]
+
+
+# sqlite3 binds str, int, float and bytearray directly, but looks every other value (bytes
+# included) up in its adapter registry first: a failed attribute lookup that builds and clears
+# an AttributeError, about 4% of a small append. A bytearray copy of a 32-byte digest costs far
+# less and is stored as the same BLOB.
+_blob = bytearray
 
 
 def _surviving_ancestor(parent_id: str | None, deleted: dict[str, str | None]) -> str | None:

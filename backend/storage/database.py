@@ -13,13 +13,22 @@ Every store (conversation, directory, runtime) talks to its file through a
   ``BEGIN IMMEDIATE`` (take the write lock up front: no deadlock upgrading a read lock between
   processes), nested blocks use savepoints. Callbacks registered with ``after_commit`` run once
   the outermost block commits (change feeds fire only for durable writes); ``on_rollback``
-  callbacks let stores drop caches that described the rolled-back writes.
-* **Accounting.** ``stats`` counts statements, rows returned and rows written (from
-  ``total_changes``) so benchmarks and tests can pin exact storage costs.
+  callbacks let stores drop caches that described the rolled-back writes. Hooks registered
+  inside a savepoint belong to it: rolling it back drops its ``after_commit`` hooks and runs its
+  ``on_rollback`` hooks.
+* **Accounting.** ``stats`` counts statements, rows returned and rows written so benchmarks and
+  tests can pin exact storage costs. Rows written are the connection's ``total_changes`` since
+  it opened, read when ``stats`` is read: a statement's changes count once it has finished,
+  which for ``INSERT/UPDATE/DELETE ... RETURNING`` is when its rows have been consumed.
 * **Errors.** ``sqlite3.Error`` becomes :class:`backend.errors.StorageError` (chained), except
-  ``IntegrityError``, which stores handle themselves.
+  ``IntegrityError``, which stores handle themselves. A statement on a closed database is a
+  ``StorageError`` too.
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each
   in one transaction together with its bookkeeping row.
+
+Every durable append runs ``transaction()`` and four ``execute`` calls, so both are kept lean
+(no generator-based context manager, no per-statement bookkeeping beyond one counter):
+``bench/sessions_bench.py`` compares an append with a bare ``sqlite3`` insert.
 """
 
 from __future__ import annotations
@@ -28,9 +37,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from backend.errors import StorageError
@@ -49,6 +58,11 @@ CREATE TABLE IF NOT EXISTS _migrations (
 """
 _SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
 _INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES (?, ?, ?)"
+_SELECT_TABLE = "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?"
+
+_BEGIN = "BEGIN IMMEDIATE"
+_COMMIT = "COMMIT"
+_DATA_VERSION = "PRAGMA data_version"
 
 
 @dataclass
@@ -90,46 +104,93 @@ class Database:
                 "foreign_keys = OFF",
             ):
                 self._conn.execute(f"PRAGMA {pragma}")
+            self._changes_at_open = self._conn.total_changes
+            # Creating a cursor is a measurable part of a small statement: the statements whose
+            # cursor never escapes (see ``execute``) share this one, which returns plain tuples.
+            self._cursor = self._conn.cursor()
+            self._cursor.row_factory = None
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         self.lock = threading.RLock()
-        self.stats = OpStats()
+        self._stats = OpStats()
+        # Serialises refreshing ``rows_written`` only (so reading stats never waits for a
+        # transaction on another thread, and concurrent readers never move it backwards).
+        self._stats_lock = threading.Lock()
         self._depth = 0
+        # (len(after_commit), len(on_rollback)) when each open savepoint began, innermost last.
+        self._savepoint_marks: list[tuple[int, int]] = []
         self._after_commit: list[Callable[[], None]] = []
         self._on_rollback: list[Callable[[], None]] = []
         self._closed = False
+        # Holds no state of its own (that lives here, under the lock), so one serves every
+        # block, nested or on any thread: no allocation per transaction.
+        self._transaction = _Transaction(self)
 
     # ── statements ──────────────────────────────────────────────────
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
-        with self.lock:
-            before = self._conn.total_changes
-            try:
+    def execute(
+        self,
+        sql: str,
+        params: Sequence[Any] | dict[str, Any] = (),
+        *,
+        _reuse_cursor: bool = False,
+    ) -> sqlite3.Cursor:
+        """Run one statement: the choke point every statement of every store goes through.
+
+        Rows written are not measured here but from ``total_changes`` when ``stats`` is read:
+        exact also for a ``RETURNING`` statement, whose changes SQLite counts only once its
+        rows have been consumed, and nothing to pay per statement.
+
+        ``_reuse_cursor`` (this module only) runs the statement on the database's own cursor
+        instead of a new one, for statements whose cursor never leaves this module and is done
+        with before the lock is released (transaction control, ``data_version``).
+        """
+        # acquire/release rather than ``with``: measurably cheaper, and this runs for every
+        # statement (four times per durable append).
+        lock = self.lock
+        lock.acquire()
+        try:
+            if _reuse_cursor:
+                cursor = self._cursor.execute(sql, params)
+            else:
                 cursor = self._conn.execute(sql, params)
-            except sqlite3.IntegrityError:
-                raise
-            except sqlite3.Error as exc:
-                raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
-            self.stats.statements += 1
-            self.stats.rows_written += self._conn.total_changes - before
+            self._stats.statements += 1
             return cursor
+        except sqlite3.IntegrityError:
+            raise
+        except sqlite3.Error as exc:  # incl. ProgrammingError on a closed database
+            raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
+        finally:
+            lock.release()
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self.lock:
-            before = self._conn.total_changes
             try:
                 self._conn.executemany(sql, rows)
             except sqlite3.IntegrityError:
                 raise
             except sqlite3.Error as exc:
                 raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
-            self.stats.statements += 1
-            self.stats.rows_written += self._conn.total_changes - before
+            self._stats.statements += 1
+
+    def data_version(self) -> int:
+        """``PRAGMA data_version``: changes when another connection has committed to the file
+        since this one last looked. One counted statement; it reads no table rows."""
+        lock = self.lock
+        lock.acquire()  # held until the row is fetched: the cursor is shared
+        try:
+            version: int = self.execute(_DATA_VERSION, _reuse_cursor=True).fetchone()[0]
+            return version
+        finally:
+            lock.release()
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
-        with self.lock:
-            rows = self._fetch(sql, params)
-            return rows
+        lock = self.lock
+        lock.acquire()  # as in ``execute``; held until every row is fetched
+        try:
+            return self._fetch(sql, params)
+        finally:
+            lock.release()
 
     def query_one(
         self, sql: str, params: Sequence[Any] | dict[str, Any] = ()
@@ -149,9 +210,9 @@ class Database:
                     row = cursor.fetchone()
                 except sqlite3.Error as exc:
                     raise StorageError(str(exc)) from exc
-            if row is None:
-                return
-            self.stats.rows_read += 1
+                if row is None:
+                    return
+                self._stats.rows_read += 1
             yield row
 
     def _fetch(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[sqlite3.Row]:
@@ -160,8 +221,18 @@ class Database:
             rows = cursor.fetchall()
         except sqlite3.Error as exc:
             raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
-        self.stats.rows_read += len(rows)
+        self._stats.rows_read += len(rows)
         return rows
+
+    # ── accounting ──────────────────────────────────────────────────
+
+    @property
+    def stats(self) -> OpStats:
+        """The running totals (one live object), with ``rows_written`` brought up to date."""
+        with self._stats_lock:
+            if not self._closed:  # close() took the last count, under this same lock
+                self._stats.rows_written = self._conn.total_changes - self._changes_at_open
+            return self._stats
 
     # ── transactions ────────────────────────────────────────────────
 
@@ -169,45 +240,20 @@ class Database:
     def in_transaction(self) -> bool:
         return self._depth > 0
 
-    @contextmanager
-    def transaction(self) -> Iterator[Database]:
-        """Reentrant write transaction; see the module docstring for the guarantees."""
-        with self.lock:
-            outermost = self._depth == 0
-            savepoint = f"sp_{self._depth}"
-            # Hooks registered inside a savepoint belong to it: a rollback to the savepoint
-            # drops its after-commit hooks and runs its rollback hooks.
-            marks = (len(self._after_commit), len(self._on_rollback))
-            self.execute("BEGIN IMMEDIATE" if outermost else f"SAVEPOINT {savepoint}")
-            self._depth += 1
-            try:
-                yield self
-            except BaseException:
-                self._depth -= 1
-                if outermost:
-                    self._rollback_outermost()
-                else:
-                    self.execute(f"ROLLBACK TO {savepoint}")
-                    self.execute(f"RELEASE {savepoint}")
-                    undone = self._on_rollback[marks[1] :]
-                    del self._after_commit[marks[0] :]
-                    del self._on_rollback[marks[1] :]
-                    for callback in undone:
-                        callback()
-                raise
-            self._depth -= 1
-            if not outermost:
-                self.execute(f"RELEASE {savepoint}")
-                return
-            try:
-                self.execute("COMMIT")
-            except BaseException:
-                self._rollback_outermost()
-                raise
-            callbacks, self._after_commit = self._after_commit, []
-            self._on_rollback = []
-        # Outside the lock: listeners may take other locks or call back into the store.
-        for callback in callbacks:
+    def transaction(self) -> _Transaction:
+        """Reentrant write transaction; see the module docstring for the guarantees.
+
+        ``with database.transaction() as db:`` binds the database itself.
+        """
+        return self._transaction
+
+    def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None:
+        self.execute(f"ROLLBACK TO sp_{depth}", _reuse_cursor=True)
+        self.execute(f"RELEASE sp_{depth}", _reuse_cursor=True)
+        undone = self._on_rollback[marks[1] :]
+        del self._after_commit[marks[0] :]
+        del self._on_rollback[marks[1] :]
+        for callback in undone:
             callback()
 
     def _rollback_outermost(self) -> None:
@@ -251,22 +297,85 @@ class Database:
             return ran
 
     def table_exists(self, name: str) -> bool:
-        row = self.query_one(
-            "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", (name,)
-        )
-        return row is not None
+        return self.query_one(_SELECT_TABLE, (name,)) is not None
 
     # ── lifecycle ───────────────────────────────────────────────────
 
     def close(self) -> None:
         with self.lock:
-            if not self._closed:
+            if self._closed:
+                return
+            with self._stats_lock:  # the last count, while the connection can still give it
+                self._stats.rows_written = self._conn.total_changes - self._changes_at_open
                 self._closed = True
-                self._conn.close()
+            self._conn.close()
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+class _Transaction:
+    """What ``Database.transaction()`` returns: a class, not a ``@contextmanager`` generator,
+    because every durable append enters one and the generator machinery cost several
+    microseconds of it. Its state (depth, savepoint marks, hooks) lives on the database and is
+    only touched while the database lock is held, from ``__enter__`` to ``__exit__``."""
+
+    __slots__ = ("_db",)
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def __enter__(self) -> Database:
+        db = self._db
+        db.lock.acquire()
+        try:
+            depth = db._depth
+            if depth:
+                db.execute(f"SAVEPOINT sp_{depth}", _reuse_cursor=True)
+                db._savepoint_marks.append((len(db._after_commit), len(db._on_rollback)))
+            else:
+                db.execute(_BEGIN, _reuse_cursor=True)
+            db._depth = depth + 1
+        except BaseException:
+            db.lock.release()
+            raise
+        return db
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        db = self._db
+        try:
+            depth = db._depth = db._depth - 1
+            if depth:
+                marks = db._savepoint_marks.pop()
+                if exc_type is None:
+                    db.execute(f"RELEASE sp_{depth}", _reuse_cursor=True)
+                else:
+                    db._rollback_savepoint(depth, marks)
+                return
+            if exc_type is not None:
+                db._rollback_outermost()
+                return
+            try:
+                db.execute(_COMMIT, _reuse_cursor=True)
+            except BaseException:
+                db._rollback_outermost()
+                raise
+            if db._on_rollback:
+                db._on_rollback = []
+            if not db._after_commit:
+                return
+            callbacks, db._after_commit = db._after_commit, []
+        finally:
+            db.lock.release()
+        # Outside the lock: listeners may take other locks or call back into the store.
+        for callback in callbacks:
+            callback()
 
 
 def _first_line(sql: str) -> str:
