@@ -123,6 +123,11 @@ class Chat:
         return self._directory._sessions_of(self)
 
     @property
+    def has_file(self) -> bool:
+        """Whether the chat's file exists yet (``session`` creates it on first use)."""
+        return self._directory._has_file(self)
+
+    @property
     def live(self) -> bool:
         """False once the chat is deleted, purged or re-created under a newer generation."""
         return self._directory._is_current(self, allow_deleted=False)
@@ -387,6 +392,13 @@ class Chats:
         for victim in victims:
             self._close_entry(victim)
         return winner
+
+    def _has_file(self, chat: Chat) -> bool:
+        with self._lock:
+            entry = self._open.get(chat._num)
+            if entry is not None and entry.generation == chat.generation:
+                return True
+        return self.layout.chat_path(chat.id, chat.generation).exists()
 
     def _pick_victims(self) -> list[_OpenChat]:
         """Least recently used unpinned entries beyond capacity (call under ``_lock``)."""

@@ -12,19 +12,28 @@ so a Redis-backed store can replace :class:`InProcessLockStore` without touching
 
 :func:`hold` wraps this into an async context manager that waits for the lease (polling) and
 keeps it alive with a heartbeat while the body runs.
+
+A lease says who runs a conversation *now*; :func:`process_owner` / :func:`may_be_running`
+answer the question a lease cannot once its store is per process (``InProcessLockStore``):
+whether the process that claimed a run, as recorded on the run, can still be writing it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 DEFAULT_LEASE_TTL_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.01
+
+_HOST = socket.gethostname()
 
 
 @runtime_checkable
@@ -109,3 +118,43 @@ async def hold(
         with contextlib.suppress(asyncio.CancelledError):
             await beat
         await store.release(key, owner)
+
+
+# ── which process claimed a run ─────────────────────────────────────
+
+
+def process_owner(name: str) -> str:
+    """``host:pid:name``: how a runtime of this process signs the runs it claims."""
+    return f"{_HOST}:{os.getpid()}:{name}"
+
+
+def may_be_running(owner: str | None) -> bool:
+    """Whether the *other* process that signed ``owner`` may still be writing its run.
+
+    ``False`` for ``None`` (a run claimed before runs were signed) and for this process's own
+    signatures: within a process, leases and the runtime's own bookkeeping decide. Another
+    process on this host is running until its pid is gone (or a zombie); one on another host
+    is presumed running (SQLite files are not shared across hosts in this design). A
+    recycled pid makes a dead owner look alive until that process exits too: recovery is
+    then postponed, never wrong.
+    """
+    if not owner:
+        return False
+    host, _, rest = owner.partition(":")
+    pid_text, _, _ = rest.partition(":")
+    if host != _HOST or not pid_text.isdigit():
+        return True
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a killed child not yet reaped is a zombie: it writes nothing any more
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]

@@ -90,6 +90,9 @@ class RunRecord:
     started_at: int | None = None
     finished_at: int | None = None
     error: str | None = None
+    # The process that claimed it (``host:pid:runtime``, see ``locks.process_owner``); None
+    # while queued, and for runs claimed before this was recorded.
+    claimed_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,10 @@ Invariants (seed 004 and the spec):
   version read at claim, else ``StaleVersionError``: never merged) and the run record commit
   in one transaction of the chat's SQLite file. If that transaction fails, none of it is
   visible and the run is recorded as failed with the partial reply kept.
+* **Interrupted replies end.** A run left ``running`` by a process that stopped (crash, restart,
+  dev-mode hot reload) is marked ``failed`` with ``INTERRUPTED_ERROR``, keeping the reply its
+  last checkpoint saved, by the next runtime that opens *or watches* the chat; ``run.failed``
+  tells its watchers. A run that another live process is writing is left alone.
 * **Binding.** A conversation is bound to an agent; ``pinned`` runs exactly the recorded
   version on every resume, ``latest`` the newest at claim time.
 * **Frozen context.** Shared memory is read once per turn (fail-soft: unreachable memory
@@ -67,6 +71,7 @@ from backend.chats import SNIPPET_END, SNIPPET_START
 from backend.chats.text import DEFAULT_TITLE_PREFIX
 from backend.config import Settings
 from backend.errors import (
+    ChatNotFoundError,
     ChatsError,
     InputTooLargeError,
     InvalidInputError,
@@ -90,7 +95,13 @@ from backend.providers import RemoteContextProvider
 from backend.runtime.agents import DEFAULT_AGENT_ID, AgentDefinition, AgentRegistry
 from backend.runtime.compaction import compact_function_for
 from backend.runtime.events import EventLog
-from backend.runtime.locks import DistributedLockStore, InProcessLockStore, hold
+from backend.runtime.locks import (
+    DistributedLockStore,
+    InProcessLockStore,
+    hold,
+    may_be_running,
+    process_owner,
+)
 from backend.runtime.prompt import build_request, history_byte_budget, text_of
 from backend.runtime.records import (
     Conversation,
@@ -234,6 +245,8 @@ class ChatRuntime:
         self.checkpoint_interval_s = checkpoint_interval_s
         self._clock = clock_ms
         self._owner = _new_id("runtime")
+        # Signs the runs this runtime claims, so another process can tell whether it is alive.
+        self._claimant = process_owner(self._owner)
         # Open conversations pin their chat file; idle ones beyond MAX_IDLE_CONVERSATIONS are
         # released (least recently used first). Event logs outlive them, for replay.
         self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
@@ -339,12 +352,15 @@ class ChatRuntime:
         """Every run event of ``chat_id`` after ``after_seq``: buffered ones, then live ones.
 
         Runs until the runtime closes (or the consumer stops iterating). Watching a chat
-        does not open (or create) its file: only the directory is asked whether it is live.
+        does not create its file. If the file exists, watching first recovers what a stopped
+        process left behind (see ``_recover``): a reply it was writing would otherwise show as
+        streaming forever to everyone watching, since nothing else finishes it.
         """
         if self._closed:
             raise ChatsError("the runtime is closed")
-        await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError/ValueError if not live
+        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
         log = self._logs.setdefault(chat_id, EventLog(chat_id))
+        await self._recover_watched(chat_id, chat)
         async for event in log.subscribe(after_seq):
             yield event
 
@@ -474,7 +490,12 @@ class ChatRuntime:
 
     # ── opening a conversation ──────────────────────────────────────
 
-    async def _open(self, chat_id: str) -> _Conversation:
+    async def _open(self, chat_id: str, *, recheck: bool = False) -> _Conversation:
+        """The conversation of a live chat; opening it recovers runs left open (``_recover``).
+
+        ``recheck`` recovers again when it is open already: another process may have stopped
+        since (a watcher asks for this; a run this runtime claims is never affected).
+        """
         if self._closed:
             raise ChatsError("the runtime is closed")
         chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
@@ -482,6 +503,8 @@ class ChatRuntime:
         generation = getattr(chat, "generation", None)
         if conv is not None and getattr(conv.chat, "generation", None) == generation:
             self._conversations.move_to_end(chat_id)
+            if recheck:
+                await self._recover(conv)
             return conv
         pending = self._opening.get(chat_id)
         if pending is not None:
@@ -521,19 +544,61 @@ class ChatRuntime:
         for chat_id in idle[: max(0, len(self._conversations) - MAX_IDLE_CONVERSATIONS)]:
             del self._conversations[chat_id]
 
+    async def _recover_watched(self, chat_id: str, chat: Any) -> None:
+        """Before a watcher replays events: recover the chat's runs, if it has a file at all."""
+        try:
+            if chat_id not in self._conversations and not await asyncio.to_thread(_has_file, chat):
+                return  # never written: no runs (and watching must not create the file)
+            await self._open(chat_id, recheck=True)
+        except ChatNotFoundError:
+            pass  # deleted meanwhile: the subscription simply sees nothing
+        except Exception:  # watching still works; the next open retries the recovery
+            log.warning("could not recover the runs of chat %s", chat_id, exc_info=True)
+
     async def _recover(self, conv: _Conversation) -> None:
-        """Finish runs a previous process left running; resume its queued runs."""
+        """Finish runs a stopped process left running; resume queued runs.
+
+        A running run is orphaned when no lease holds the conversation, this runtime is not
+        running it, and the process that claimed it (``RunRecord.claimed_by``) is gone: a
+        lease store that is per process cannot see another worker's run, but the pid can. An
+        orphan is marked failed with ``INTERRUPTED_ERROR``, keeping the reply its last
+        checkpoint saved, and ``run.failed`` tells every watcher (their view of it stops
+        "streaming"). Queued runs are resumed unless a live run of another process is still
+        ahead of them (its worker takes them next).
+        """
         runs = await asyncio.to_thread(conv.store.open_runs, conv.chat_id)
         if not runs:
             return
         holder = await self.locks.holder(_lock_key(conv.chat_id))
+        blocked = False
         for run in runs:
-            if run.status == RunStatus.RUNNING and holder is None and conv.active is None:
-                await asyncio.to_thread(
-                    self._finalize_failure, conv, run, _Turn(), RunStatus.FAILED, INTERRUPTED_ERROR
+            if run.status != RunStatus.RUNNING:
+                continue
+            if holder is not None or conv.active is not None or may_be_running(run.claimed_by):
+                blocked = True
+                continue
+            finished, partial = await asyncio.to_thread(self._finalize_interrupted, conv, run)
+            if finished:
+                conv.log.publish(
+                    "run.failed",
+                    run.id,
+                    {
+                        "assistant_message_id": run.assistant_message_id,
+                        "error": INTERRUPTED_ERROR,
+                        "error_type": "",
+                        "partial": partial,
+                    },
                 )
-        if any(r.status == RunStatus.QUEUED for r in runs):
+        if not blocked and any(r.status == RunStatus.QUEUED for r in runs):
             self._wake(conv)
+
+    def _finalize_interrupted(self, conv: _Conversation, run: RunRecord) -> tuple[bool, bool]:
+        """Fail an orphaned run, keeping the reply saved so far: (finished, partial kept)."""
+        with conv.db.transaction():
+            saved = conv.session.get_message(run.assistant_message_id) or {}
+            turn = _Turn(parts=[dict(p) for p in saved.get("parts") or [] if isinstance(p, dict)])
+            finished = self._finalize_failure(conv, run, turn, RunStatus.FAILED, INTERRUPTED_ERROR)
+        return finished, bool(turn.parts)
 
     def _ensure_record(self, conv: _Conversation) -> Conversation:
         record = conv.store.load_conversation(conv.chat_id)
@@ -685,7 +750,11 @@ class ChatRuntime:
         agent = self._agent_for(record)
         with conv.db.transaction():
             run = conv.store.claim_next_run(
-                conv.chat_id, agent_id=agent.id, agent_version=agent.version, now=self._clock()
+                conv.chat_id,
+                agent_id=agent.id,
+                agent_version=agent.version,
+                now=self._clock(),
+                claimed_by=self._claimant,
             )
             if run is None:
                 return None
@@ -1092,6 +1161,11 @@ def _database_of(chat: Any) -> Any:
         if candidate is not None:
             return candidate
     raise TypeError("the chat handle exposes no database for the runtime tables")
+
+
+def _has_file(chat: Any) -> bool:
+    """Whether the chat's file exists (a handle that cannot tell is taken to have one)."""
+    return bool(getattr(chat, "has_file", True))
 
 
 def _context_provider(chats: Any, label: str) -> RemoteContextProvider:

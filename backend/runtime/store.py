@@ -12,6 +12,8 @@ Tables:
   ``session_state_version`` (one source of truth, bumped by a compare-and-set).
 * ``runtime_runs`` — every run; ``seq`` (autoincrement) is the enqueue order; a partial unique
   index makes "at most one running run per conversation" a database invariant, not a hope.
+  ``claimed_by`` names the process that claimed a run, so a later process can tell a run whose
+  process stopped (recover it) from one another live process is still writing (leave it).
 
 This module stores; it does not validate. Validation lives in :mod:`backend.runtime.state`,
 the only writer of session state.
@@ -93,7 +95,11 @@ def _m001_runtime_tables(db: Database) -> None:
     )
 
 
-MIGRATIONS = [_m001_runtime_tables]
+def _m002_run_claimant(db: Database) -> None:
+    db.execute("ALTER TABLE runtime_runs ADD COLUMN claimed_by TEXT")
+
+
+MIGRATIONS = [_m001_runtime_tables, _m002_run_claimant]
 
 _SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE id = ?"
 _INSERT_CONVERSATION = """
@@ -143,7 +149,8 @@ SELECT * FROM runtime_runs WHERE conversation_id = ? AND status = 'queued'
 ORDER BY enqueued_at, seq LIMIT 1
 """
 _CLAIM_RUN = """
-UPDATE runtime_runs SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?
+UPDATE runtime_runs
+SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?, claimed_by = ?
 WHERE id = ? AND status = 'queued'
 """
 _COUNT_RUNS = "SELECT COUNT(*) FROM runtime_runs WHERE conversation_id = ? AND status = ?"
@@ -292,8 +299,11 @@ class RuntimeStore:
         agent_id: str,
         agent_version: int | None,
         now: int,
+        claimed_by: str | None = None,
     ) -> RunRecord | None:
         """Move the oldest queued run to ``running``; ``None`` if the queue is empty.
+
+        ``claimed_by`` names the claiming process (see ``locks.process_owner``).
 
         Raises :class:`ConflictError` if another run is already running (the unique index).
         """
@@ -302,7 +312,7 @@ class RuntimeStore:
             if row is None:
                 return None
             try:
-                self.db.execute(_CLAIM_RUN, (now, agent_id, agent_version, row["id"]))
+                self.db.execute(_CLAIM_RUN, (now, agent_id, agent_version, claimed_by, row["id"]))
             except sqlite3.IntegrityError as exc:
                 raise ConflictError(
                     f"conversation {conversation_id!r} already has a running run"
@@ -358,4 +368,5 @@ def _run(row: sqlite3.Row) -> RunRecord:
         started_at=row["started_at"],
         finished_at=row["finished_at"],
         error=row["error"],
+        claimed_by=row["claimed_by"],
     )
