@@ -15,9 +15,8 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from backend.chats import Chats
-from backend.runtime import ChatRuntime
-
 from backend.config import Settings
+from backend.runtime import ChatRuntime
 
 P = ParamSpec("P")
 R = TypeVar("R")
