@@ -607,7 +607,7 @@ class SessionStore:
         tail = self._tails.get(session_id) or self._tail(session_id)
         if parent_id is OMITTED:
             parent_id = tail.leaf_id
-        cursor = self.db.execute(
+        changed = self.db.write(
             self._INSERT_MESSAGE,
             (
                 session_id,
@@ -622,7 +622,7 @@ class SessionStore:
                 _blob(encoded.digest),
             ),
         )
-        if cursor.rowcount == 0:
+        if changed == 0:
             return NOT_INSERTED
         if encoded.continuation_count:
             self._write_continuations(session_id, encoded)
@@ -669,7 +669,7 @@ class SessionStore:
     _STAMP_DIGEST = "UPDATE session_messages SET content_hash = ? WHERE session_id = ? AND id = ?"
 
     def stamp_digest(self, session_id: str, message_id: str, digest: bytes) -> None:
-        self.db.execute(self._STAMP_DIGEST, (_blob(digest), session_id, message_id))
+        self.db.write(self._STAMP_DIGEST, (_blob(digest), session_id, message_id))
 
     _UPDATE_MESSAGE = (
         "UPDATE session_messages SET role = ?, content = ?, content_chunks = ?,"
@@ -681,7 +681,7 @@ class SessionStore:
 
     def replace(self, session_id: str, encoded: EncodedMessage, previous: StoredRow) -> None:
         """Overwrite a row's content in place (parent and seq unchanged)."""
-        self.db.execute(
+        self.db.write(
             self._UPDATE_MESSAGE,
             (
                 encoded.role,
@@ -1016,7 +1016,7 @@ class SessionStore:
 
     def _index(self, session_id: str, message_id: str, role: str, text: str) -> None:
         if text:
-            self.db.execute(
+            self.db.write(
                 self._INDEX, (fts_rowid(session_id, message_id), message_id, session_id, role, text)
             )
 

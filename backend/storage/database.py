@@ -1,4 +1,4 @@
-"""One SQLite connection with a single ``execute`` choke point.
+"""One SQLite connection with a single choke point for every statement.
 
 Every store (conversation, directory, runtime) talks to its file through a
 :class:`Database`. It owns the invariants every store relies on:
@@ -26,9 +26,13 @@ Every store (conversation, directory, runtime) talks to its file through a
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each
   in one transaction together with its bookkeeping row.
 
-Every durable append runs ``transaction()`` and four ``execute`` calls, so both are kept lean
-(no generator-based context manager, no per-statement bookkeeping beyond one counter):
-``bench/sessions_bench.py`` compares an append with a bare ``sqlite3`` insert.
+Every statement, whichever method issued it, passes through ``_run`` (count, translate). A
+durable append is one transaction and four statements, so this path is kept lean and measured
+(``bench/sessions_bench.py`` compares it with a bare ``sqlite3`` insert): a class, not a
+generator, as the transaction context manager; no per-statement bookkeeping beyond one counter;
+no second lock acquisition where the caller already holds the lock; and one shared cursor for
+the statements whose cursor never leaves this module (transaction control, ``write``,
+``data_version``) instead of a new cursor each.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from backend.errors import StorageError
 BUSY_TIMEOUT_MS = 10_000
 
 Migration = Callable[["Database"], None]
+_Runner = Callable[[str, Any], sqlite3.Cursor]
 
 _CREATE_MIGRATIONS = """
 CREATE TABLE IF NOT EXISTS _migrations (
@@ -106,9 +111,12 @@ class Database:
                 self._conn.execute(f"PRAGMA {pragma}")
             self._changes_at_open = self._conn.total_changes
             # Creating a cursor is a measurable part of a small statement: the statements whose
-            # cursor never escapes (see ``execute``) share this one, which returns plain tuples.
-            self._cursor = self._conn.cursor()
-            self._cursor.row_factory = None
+            # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
+            shared = self._conn.cursor()
+            shared.row_factory = None
+            self._on_new_cursor = self._conn.execute
+            self._on_shared_cursor = shared.execute
+            self._executemany = self._conn.executemany
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open database {path}: {exc}") from exc
         self.lock = threading.RLock()
@@ -128,50 +136,62 @@ class Database:
 
     # ── statements ──────────────────────────────────────────────────
 
-    def execute(
-        self,
-        sql: str,
-        params: Sequence[Any] | dict[str, Any] = (),
-        *,
-        _reuse_cursor: bool = False,
-    ) -> sqlite3.Cursor:
-        """Run one statement: the choke point every statement of every store goes through.
-
-        Rows written are not measured here but from ``total_changes`` when ``stats`` is read:
-        exact also for a ``RETURNING`` statement, whose changes SQLite counts only once its
-        rows have been consumed, and nothing to pay per statement.
-
-        ``_reuse_cursor`` (this module only) runs the statement on the database's own cursor
-        instead of a new one, for statements whose cursor never leaves this module and is done
-        with before the lock is released (transaction control, ``data_version``).
-        """
-        # acquire/release rather than ``with``: measurably cheaper, and this runs for every
-        # statement (four times per durable append).
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> sqlite3.Cursor:
+        """Run one statement (under the lock, through the choke point ``_run``)."""
+        # acquire/release rather than ``with``: measurably cheaper, and this runs for most
+        # statements.
         lock = self.lock
         lock.acquire()
         try:
-            if _reuse_cursor:
-                cursor = self._cursor.execute(sql, params)
-            else:
-                cursor = self._conn.execute(sql, params)
-            self._stats.statements += 1
-            return cursor
+            return self._run(self._on_new_cursor, sql, params)
+        finally:
+            lock.release()
+
+    def _run(self, run: _Runner, sql: str, params: Any = ()) -> sqlite3.Cursor:
+        """The choke point: every statement of every store meets sqlite3 here, lock held.
+
+        Counts the statement and translates errors. Rows written are not measured here but
+        from ``total_changes`` when ``stats`` is read: exact also for a ``RETURNING``
+        statement, whose changes SQLite counts only once its rows have been consumed, and
+        nothing to pay per statement. ``run`` is ``_on_new_cursor`` (the caller may keep the
+        cursor), ``_executemany``, or ``_on_shared_cursor`` for the statements whose cursor
+        is done with before the lock is released. Callers that already hold the lock
+        (transactions, ``query``) call this directly.
+        """
+        try:
+            cursor = run(sql, params)
         except sqlite3.IntegrityError:
             raise
         except sqlite3.Error as exc:  # incl. ProgrammingError on a closed database
             raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
-        finally:
-            lock.release()
+        self._stats.statements += 1
+        return cursor
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement once per row (one counted statement)."""
         with self.lock:
-            try:
-                self._conn.executemany(sql, rows)
-            except sqlite3.IntegrityError:
-                raise
-            except sqlite3.Error as exc:
-                raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
-            self._stats.statements += 1
+            self._run(self._executemany, sql, rows)
+
+    def write(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run one ``INSERT``/``UPDATE``/``DELETE`` and return how many rows it changed.
+
+        Unlike ``execute`` it hands out no cursor, so it runs on the shared one (a new cursor
+        per statement is a measurable part of a small append). Rows a ``RETURNING`` clause
+        produces are read and dropped: use ``execute`` to see them.
+        """
+        lock = self.lock
+        lock.acquire()
+        try:
+            cursor = self._run(self._on_shared_cursor, sql, params)
+            if cursor.description is not None:  # RETURNING: finish the statement
+                try:
+                    cursor.fetchall()
+                except sqlite3.Error as exc:
+                    raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
+            changed: int = cursor.rowcount
+            return changed
+        finally:
+            lock.release()
 
     def data_version(self) -> int:
         """``PRAGMA data_version``: changes when another connection has committed to the file
@@ -179,7 +199,7 @@ class Database:
         lock = self.lock
         lock.acquire()  # held until the row is fetched: the cursor is shared
         try:
-            version: int = self.execute(_DATA_VERSION, _reuse_cursor=True).fetchone()[0]
+            version: int = self._run(self._on_shared_cursor, _DATA_VERSION).fetchone()[0]
             return version
         finally:
             lock.release()
@@ -203,7 +223,7 @@ class Database:
     ) -> Iterator[sqlite3.Row]:
         """Yield rows lazily; holds the lock only while fetching each row."""
         with self.lock:
-            cursor = self.execute(sql, params)
+            cursor = self._run(self._on_new_cursor, sql, params)
         while True:
             with self.lock:
                 try:
@@ -216,7 +236,7 @@ class Database:
             yield row
 
     def _fetch(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[sqlite3.Row]:
-        cursor = self.execute(sql, params)
+        cursor = self._run(self._on_new_cursor, sql, params)  # the caller holds the lock
         try:
             rows = cursor.fetchall()
         except sqlite3.Error as exc:
@@ -248,8 +268,8 @@ class Database:
         return self._transaction
 
     def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None:
-        self.execute(f"ROLLBACK TO sp_{depth}", _reuse_cursor=True)
-        self.execute(f"RELEASE sp_{depth}", _reuse_cursor=True)
+        self._run(self._on_shared_cursor, f"ROLLBACK TO sp_{depth}")
+        self._run(self._on_shared_cursor, f"RELEASE sp_{depth}")
         undone = self._on_rollback[marks[1] :]
         del self._after_commit[marks[0] :]
         del self._on_rollback[marks[1] :]
@@ -332,10 +352,10 @@ class _Transaction:
         try:
             depth = db._depth
             if depth:
-                db.execute(f"SAVEPOINT sp_{depth}", _reuse_cursor=True)
+                db._run(db._on_shared_cursor, f"SAVEPOINT sp_{depth}")
                 db._savepoint_marks.append((len(db._after_commit), len(db._on_rollback)))
             else:
-                db.execute(_BEGIN, _reuse_cursor=True)
+                db._run(db._on_shared_cursor, _BEGIN)
             db._depth = depth + 1
         except BaseException:
             db.lock.release()
@@ -354,7 +374,7 @@ class _Transaction:
             if depth:
                 marks = db._savepoint_marks.pop()
                 if exc_type is None:
-                    db.execute(f"RELEASE sp_{depth}", _reuse_cursor=True)
+                    db._run(db._on_shared_cursor, f"RELEASE sp_{depth}")
                 else:
                     db._rollback_savepoint(depth, marks)
                 return
@@ -362,7 +382,7 @@ class _Transaction:
                 db._rollback_outermost()
                 return
             try:
-                db.execute(_COMMIT, _reuse_cursor=True)
+                db._run(db._on_shared_cursor, _COMMIT)
             except BaseException:
                 db._rollback_outermost()
                 raise

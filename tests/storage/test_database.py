@@ -255,6 +255,37 @@ class TestMigrations:
         assert db.query("SELECT * FROM _migrations") == []
 
 
+class TestWrite:
+    def test_it_returns_the_rows_the_statement_changed(self, db):
+        assert db.write("INSERT INTO t VALUES ('a', '1')") == 1
+        assert db.write("INSERT OR IGNORE INTO t VALUES ('a', '2')") == 0
+        assert db.write("INSERT INTO t VALUES ('b', '1')") == 1
+        assert db.write("UPDATE t SET v = ?", ("3",)) == 2
+
+    def test_it_is_one_counted_statement_with_exact_rows_written(self, db):
+        before = db.stats.snapshot()
+        db.write("INSERT INTO t VALUES (?, ?)", ("a", "1"))
+        assert db.stats - before == OpStats(statements=1, rows_read=0, rows_written=1)
+
+    def test_a_returning_clause_is_finished_and_its_rows_dropped(self, db):
+        before = db.stats.snapshot()
+        assert db.write("INSERT INTO t VALUES ('a', '1'), ('b', '2') RETURNING k") == 2
+        assert (db.stats - before).rows_written == 2
+        assert db.write("DELETE FROM t RETURNING k") == 2  # the shared cursor is free again
+
+    def test_errors_are_translated_like_execute(self, db):
+        with pytest.raises(StorageError):
+            db.write("INSERT INTO no_such_table VALUES (1)")
+        db.write("INSERT INTO t VALUES ('a', '1')")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.write("INSERT INTO t VALUES ('a', '2')")
+
+    def test_a_closed_database_raises_storage_error(self, db):
+        db.close()
+        with pytest.raises(StorageError):
+            db.write("INSERT INTO t VALUES ('a', '1')")
+
+
 class TestDataVersion:
     def test_it_moves_when_another_connection_commits_and_not_for_our_own_commits(self, tmp_path):
         path = tmp_path / "v.sqlite"
