@@ -248,7 +248,11 @@ class Database:
 
     @property
     def stats(self) -> OpStats:
-        """The running totals (one live object), with ``rows_written`` brought up to date."""
+        """The running totals (one live object), with ``rows_written`` brought up to date.
+
+        ``rows_written`` is refreshed by reading this property: take ``db.stats`` again (or a
+        ``snapshot()``) rather than keeping the object and reading the field later.
+        """
         with self._stats_lock:
             if not self._closed:  # close() took the last count, under this same lock
                 self._stats.rows_written = self._conn.total_changes - self._changes_at_open
