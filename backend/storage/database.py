@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS _migrations (
 ) WITHOUT ROWID
 """
 _SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
+_SELECT_ONE_APPLIED = "SELECT 1 FROM _migrations WHERE component = ? AND name = ?"
 _INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES (?, ?, ?)"
 _SELECT_TABLE = "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?"
 
@@ -315,6 +316,10 @@ class Database:
                 if name in applied:
                     continue
                 with self.transaction():
+                    # Re-check under the write lock: another connection (thread or process)
+                    # opening the same new file may have applied it since the read above.
+                    if self.query_one(_SELECT_ONE_APPLIED, (component, name)) is not None:
+                        continue
                     migration(self)
                     self.execute(_INSERT_APPLIED, (component, name, int(time.time() * 1000)))
                 ran.append(name)

@@ -363,3 +363,35 @@ def _free_for_another_thread(lock: threading.RLock) -> bool:
     other.start()
     other.join()
     return taken == [True]
+
+
+class TestConcurrentMigrations:
+    def test_connections_opening_one_new_file_at_once_apply_each_migration_once(self, tmp_path):
+        path = tmp_path / "race.sqlite"
+        calls: list[int] = []
+
+        def m001_create(database: Database) -> None:
+            calls.append(1)
+            database.execute("CREATE TABLE IF NOT EXISTS r (a INTEGER PRIMARY KEY)")
+
+        barrier = threading.Barrier(4)
+        errors: list[BaseException] = []
+
+        def open_and_migrate() -> None:
+            try:
+                barrier.wait(timeout=30)
+                database = Database(path)
+                try:
+                    database.migrate("race", [m001_create])
+                finally:
+                    database.close()
+            except BaseException as exc:  # the test reports it below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_and_migrate) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert calls == [1]
