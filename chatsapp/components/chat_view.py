@@ -115,6 +115,7 @@ def _composer() -> rx.Component:
                     position="relative",
                 ),
             ),
+            id="pending-images",
         ),
         rx.hstack(
             rx.upload.root(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 
 from playwright.sync_api import Browser, Page, expect
@@ -183,3 +184,39 @@ class TestSearchEverything:
         expect(tab).to_have_url(re.compile(rf"/chat/{target}\?m="), timeout=TIMEOUT_MS)
         highlighted = tab.locator(".message-user").filter(has_text="quokka named Pebble")
         expect(highlighted).to_be_visible(timeout=TIMEOUT_MS)
+
+
+# A 1x1 transparent PNG.
+TINY_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+
+class TestAttachments:
+    def test_an_attached_image_is_stored_and_shown_inline_in_the_message(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        tab.locator("#image-upload input[type=file]").set_input_files(
+            files=[{"name": "dot.png", "mimeType": "image/png", "buffer": TINY_PNG}]
+        )
+        expect(tab.locator("#pending-images img")).to_have_count(1, timeout=TIMEOUT_MS)
+        send(tab, "What is in this picture?")
+        image = tab.locator(".message-user img")
+        expect(image).to_have_count(1, timeout=TIMEOUT_MS)
+        assert (image.get_attribute("src") or "").startswith("data:image/png;base64,")
+        tab.reload()
+        expect(tab.locator(".message-user img")).to_have_count(1, timeout=TIMEOUT_MS)
+
+    def test_an_image_over_the_size_limit_is_refused_before_sending(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        create_chat(tab)
+        big = TINY_PNG + b"\0" * (5 * 1024 * 1024)
+        tab.locator("#image-upload input[type=file]").set_input_files(
+            files=[{"name": "big.png", "mimeType": "image/png", "buffer": big}]
+        )
+        expect(tab.get_by_text("the limit is")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#pending-images img")).to_have_count(0)
