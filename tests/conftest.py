@@ -27,8 +27,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def _run_order(item: pytest.Item) -> int:
     path = str(item.fspath)
-    if "tests/e2e/test_multi_worker" in path:
-        # Last of all: a production build rewrites .web/env.json, which the dev app's
-        # frontend reads to find its backend.
+    if "tests/e2e/test_multi_worker" in path or "tests/e2e/test_model_failure" in path:
+        # After every test of the shared app: starting another app rewrites .web/env.json,
+        # which the shared dev app's frontend reads to find its backend.
         return 2
     return 1 if "tests/e2e/" in path else 0

@@ -1,0 +1,58 @@
+"""A real model server that fails: the user sees a clear error, keeps their words, retries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.e2e.app_server import AppServer, start_app
+from tests.e2e.test_chat_flows import send
+from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.support.fake_openai import FakeOpenAI, http_error, text
+
+
+@pytest.fixture(scope="module")
+def failing_model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=text("Recovered", " on", " retry.")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def model_app(
+    tmp_path_factory: pytest.TempPathFactory, failing_model: FakeOpenAI
+) -> Iterator[AppServer]:
+    base = tmp_path_factory.mktemp("model-app")
+    server = start_app(
+        base / "data",
+        base / "app.log",
+        env={
+            "CHATS_MODEL_BASE_URL": failing_model.base_url,
+            "CHATS_MODEL_API_KEY": "test-key",
+            "CHATS_MODEL": "fake-model",
+            "CHATS_MODEL_TIMEOUT_S": "5",
+        },
+    )
+    yield server
+    server.stop()
+
+
+def test_a_failed_reply_shows_the_error_keeps_the_message_and_retry_answers_it(
+    model_app: AppServer, failing_model: FakeOpenAI, browser: Browser
+):
+    tab = open_tab(browser, model_app.url)
+    create_chat(tab)
+    expect(tab.locator("#model-label")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(tab.locator("#offline-label")).to_have_count(0)
+    failing_model.script(http_error(500, "the model exploded"))
+
+    send(tab, "Summarise my week, please")
+
+    expect(tab.locator("#run-error")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(tab.locator(".message-user .message-text")).to_have_text("Summarise my week, please")
+    tab.locator(".retry").click()
+    expect(tab.locator(".message-assistant .message-text").last).to_have_text(
+        "Recovered on retry.", timeout=TIMEOUT_MS
+    )
+    expect(tab.locator("#run-error")).to_have_count(0)
