@@ -104,3 +104,31 @@ class TestMemorySync:
         expect(tab_b.locator("#memory-panel")).to_contain_text(
             "Prefers green tea", timeout=TIMEOUT_MS
         )
+
+
+class TestKeyboardAndPaging:
+    def test_ctrl_shift_o_starts_a_new_chat(self, app_server: AppServer, browser: Browser):
+        tab = open_tab(browser, app_server.url)
+        before = tab.url
+        tab.keyboard.press("Control+Shift+O")
+        expect(tab).not_to_have_url(before, timeout=TIMEOUT_MS)
+        expect(tab).to_have_url(re.compile(r"/chat/[^/?]+$"), timeout=TIMEOUT_MS)
+
+    def test_scrolling_the_sidebar_loads_further_pages_without_repeats(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        for _ in range(45):
+            create_chat(tab)
+        reader = open_tab(browser, app_server.url)
+        items = reader.locator("#chat-list .chat-item")
+        expect(items.first).to_be_visible(timeout=TIMEOUT_MS)
+        for _ in range(10):
+            items.last.scroll_into_view_if_needed()
+            reader.locator("#chat-list").evaluate("el => el.parentElement.scrollBy(0, 10000)")
+            reader.wait_for_timeout(400)
+            if items.count() > 40:
+                break
+        assert items.count() > 40
+        ids = items.evaluate_all("els => els.map(e => e.dataset.chatId)")
+        assert len(ids) == len(set(ids))
