@@ -64,6 +64,9 @@ class ChatState(rx.State):
     def _user(self) -> str:
         return resolve_user(self.router.session.client_token)
 
+    async def _active_chat(self):
+        return await offload(services().directory(self._user()).get_chat, self.active_chat_id)
+
     @rx.event
     async def open_chat(self):  # noqa: ANN201
         """on_load of ``/chat/[chat_id]``: link this tab to the chat's shared view."""
@@ -97,7 +100,7 @@ class ChatState(rx.State):
         """Load earlier pages (this tab only) until ``message_id`` is shown, within a bound."""
         if any(e.id == message_id for e in conversation.entries) or not conversation.entries:
             return
-        chat = await offload(services().directory(self._user()).get_chat, self.active_chat_id)
+        chat = await self._active_chat()
         leaf = conversation.entries[-1].id
         anchor = conversation.entries[0].id
         for _ in range(REVEAL_MAX_PAGES):
@@ -215,7 +218,7 @@ class ChatState(rx.State):
     @rx.event
     async def show_sibling(self, sibling_id: str) -> None:
         user_id = self._user()
-        chat = await offload(services().directory(user_id).get_chat, self.active_chat_id)
+        chat = await self._active_chat()
         leaf = await offload(newest_leaf_below, chat.session, sibling_id)
         conversation = await self.get_state(ConversationState)
         conversation.view_leaf_id = leaf
@@ -228,8 +231,7 @@ class ChatState(rx.State):
         shown = self.earlier + conversation.entries
         if not shown:
             return
-        user_id = self._user()
-        chat = await offload(services().directory(user_id).get_chat, self.active_chat_id)
+        chat = await self._active_chat()
         leaf = conversation.entries[-1].id if conversation.entries else shown[-1].id
         page, more = await offload(load_earlier, chat.session, leaf_id=leaf, before_id=shown[0].id)
         self.earlier = [entry_row(e) for e in page] + self.earlier

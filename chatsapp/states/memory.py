@@ -43,6 +43,9 @@ class MemoryEditorState(rx.State):
     append_text: str = ""
     editing: bool = False
 
+    def _chats(self):
+        return services().directory(resolve_user(self.router.session.client_token))
+
     @rx.event
     def toggle(self) -> None:
         self.open = not self.open
@@ -65,7 +68,7 @@ class MemoryEditorState(rx.State):
 
     @rx.event
     async def save(self):  # noqa: ANN201
-        chats = services().directory(resolve_user(self.router.session.client_token))
+        chats = self._chats()
         try:
             await offload(chats.set_shared_context, self.label, self.draft)
         except (ChatsError, ValueError) as exc:
@@ -78,7 +81,7 @@ class MemoryEditorState(rx.State):
         text = self.append_text.strip()
         if not text:
             return None
-        chats = services().directory(resolve_user(self.router.session.client_token))
+        chats = self._chats()
         try:
             await offload(chats.append_shared_context, label, f"- {text}\n")
         except (ChatsError, ValueError) as exc:
