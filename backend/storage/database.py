@@ -103,8 +103,8 @@ class Database:
                 check_same_thread=False,
             )
             self._conn.row_factory = sqlite3.Row
+            _enable_wal(self._conn)
             for pragma in (
-                "journal_mode = WAL",
                 "synchronous = NORMAL",
                 f"busy_timeout = {BUSY_TIMEOUT_MS}",
                 "foreign_keys = OFF",
@@ -409,3 +409,20 @@ class _Transaction:
 
 def _first_line(sql: str) -> str:
     return " ".join(sql.split())[:120]
+
+
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, retrying while another connection holds the new file's lock.
+
+    SQLite does not call the busy handler for this switch: two connections opening one new
+    file at once would otherwise fail with "database is locked".
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
