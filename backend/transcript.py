@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-COMPACTION_PREFIX = "compaction_"
+from backend.sessions import is_compaction_message
+
 DEFAULT_WINDOW_BYTES = 256 * 1024
 DEFAULT_WINDOW_MESSAGES = 60  # a page of small messages must not ship a thousand rows
 EARLIER_PAGE_SIZE = 20
@@ -160,7 +161,7 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         images=tuple(images),
         tool_calls=tuple(tools),
         status=status if status in _SHOWN_STATUSES else "",
-        is_summary=message_id.startswith(COMPACTION_PREFIX),
+        is_summary=is_compaction_message(message),
     )
 
 

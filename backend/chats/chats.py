@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -72,6 +71,7 @@ from backend.chats.text import (
     phrase_query,
     prefix_query,
 )
+from backend.clock import now_ms
 from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S, Settings
 from backend.errors import ChatNotFoundError, ConflictError, InvalidInputError, StorageError
 from backend.sessions import (
@@ -92,10 +92,6 @@ SWEEP_BATCH = 100
 TitleGenerator = Callable[[str | None], str]
 """``generate_title(first_message)`` -> title; called with ``None`` by ``create_chat``."""
 Clock = Callable[[], int]
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Chat:
@@ -170,7 +166,7 @@ class Chats:
         self.layout = DirectoryLayout(root, directory_id)
         self.layout.ensure_folders()
         self.database = Database(self.layout.database_path)
-        self._clock = clock or _now_ms
+        self._clock = clock or now_ms
         self._window_ms = int(soft_delete_window_s * 1000)
         self._generate_title = generate_title
         self._max_open = max_open_chats

@@ -56,8 +56,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import os
-import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -70,16 +68,15 @@ from backend.chats.models import ChatHit, IndexRepair
 from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
 from backend.sessions import COMPACTION_PREFIX, SessionChangeEvent
 from backend.sessions.encoding import decode_content  # the sessions rules, not re-implemented
-from backend.sessions.search import indexed_text, quote_phrase
+from backend.sessions.search import FTS_TOKENIZER, indexed_text, quote_phrase
 from backend.storage import Database
+from backend.storage.processes import Signer, sign, signer_state
 
 log = logging.getLogger(__name__)
 
 COMPONENT = "chats.index"
 FLUSH_EVERY_EVENTS = 512
 """Pending events that trigger a flush on the writing thread (bounds memory and staleness)."""
-TOKENIZER = "porter unicode61"
-"""Must equal the tokenizer of ``backend.sessions``' own FTS table, or the paths disagree."""
 CONVERSATION = ""
 """The session id of a chat's conversation inside its file (``sessions.session("")``)."""
 REBUILD_HOLDER = "rebuild"
@@ -89,7 +86,7 @@ REBUILD_HOLDER = "rebuild"
 def _m001_message_index(db: Database) -> None:
     db.execute(
         "CREATE VIRTUAL TABLE message_fts USING fts5("
-        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{TOKENIZER}')"
+        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{FTS_TOKENIZER}')"
     )
     db.execute(
         "CREATE TABLE message_docs (chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, "
@@ -110,7 +107,7 @@ def _m002_sequential_documents(db: Database) -> None:
     db.execute("DROP TABLE message_docs")
     db.execute(
         "CREATE VIRTUAL TABLE message_fts USING fts5("
-        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{TOKENIZER}')"
+        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{FTS_TOKENIZER}')"
     )
     db.execute(
         "CREATE TABLE message_docs (chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, "
@@ -133,14 +130,13 @@ def text_digest(text: str) -> bytes:
 
 # ── lease holders ───────────────────────────────────────────────────
 
-_HOST = socket.gethostname()
 _live_holders: set[str] = set()
 _live_holders_lock = threading.Lock()
 
 
 def new_holder() -> str:
     """A lease holder name for one ``Chats`` instance: ``host:pid:random``."""
-    holder = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    holder = sign(uuid.uuid4().hex[:12])
     with _live_holders_lock:
         _live_holders.add(holder)
     return holder
@@ -154,31 +150,16 @@ def retire_holder(holder: str) -> None:
 def holder_is_gone(holder: str) -> bool:
     """True when the instance that wrote a lease can no longer be writing.
 
-    Same host only: a holder on another host is presumed alive (SQLite files are not shared
-    across hosts in this design). A recycled pid makes a dead holder look alive until that
-    process exits too: repair is then merely postponed, never wrong.
+    The rule of :mod:`backend.storage.processes`; within this process, a holder is gone once
+    its ``Chats`` instance retired it.
     """
     if holder == REBUILD_HOLDER:
         return True
-    host, _, rest = holder.partition(":")
-    pid_text, _, _ = rest.partition(":")
-    if host != _HOST or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    if pid == os.getpid():
+    state = signer_state(holder)
+    if state is Signer.THIS_PROCESS:
         with _live_holders_lock:
             return holder not in _live_holders
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:  # a killed child not yet reaped is a zombie: it writes nothing any more
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+    return state is Signer.GONE
 
 
 # ── reading a chat's documents ──────────────────────────────────────
@@ -710,7 +691,7 @@ def fanout_search(
     ]
 
 
-_SNIPPET_TABLE = f"CREATE VIRTUAL TABLE hits USING fts5(content, tokenize = '{TOKENIZER}')"
+_SNIPPET_TABLE = f"CREATE VIRTUAL TABLE hits USING fts5(content, tokenize = '{FTS_TOKENIZER}')"
 _SNIPPET_INSERT = "INSERT INTO hits (rowid, content) VALUES (?, ?)"
 _SNIPPET_SELECT = "SELECT rowid, snippet(hits, 0, ?, ?, ?, ?) FROM hits WHERE hits MATCH ?"
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from backend.chats.text import any_terms_query
 from backend.errors import InvalidInputError
+from backend.sessions.search import FTS_TOKENIZER
 from backend.storage import Database
 
 COMPONENT = "chats.shared"
@@ -48,7 +49,7 @@ def _m001_shared(db: Database) -> None:
     )
     db.execute(
         "CREATE VIRTUAL TABLE shared_entries_fts USING fts5("
-        "content, label UNINDEXED, tokenize = 'porter unicode61')"
+        f"content, label UNINDEXED, tokenize = '{FTS_TOKENIZER}')"
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from backend.models import ModelProvider, extractive_summary
 from backend.models.offline import SUMMARY_MAX_CHARS
 from backend.runtime.prompt import text_of
+from backend.sessions import is_compaction_message
 
 SUMMARY_TIMEOUT_S = 120.0
 
@@ -58,11 +59,9 @@ def compact_function_for(
         turns = [
             (str(m.get("role")), text_of(m))
             for m in messages[start : end + 1]
-            if not str(m.get("id")).startswith("compaction_")
+            if not is_compaction_message(m)
         ]
-        previous = next(
-            (text_of(m) for m in messages if str(m.get("id")).startswith("compaction_")), ""
-        )
+        previous = next((text_of(m) for m in messages if is_compaction_message(m)), "")
         return compact_result(
             chosen.from_message_id, chosen.to_message_id, _extend(previous, turns)
         )

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
+from backend.clock import now_ms
 from backend.runtime.records import EventType, RunEvent
 
 DEFAULT_MAX_BUFFERED_EVENTS = 5_000
@@ -71,7 +71,7 @@ class EventLog:
                 chat_id=self.chat_id,
                 run_id=run_id,
                 data=data or {},
-                at=int(time.time() * 1000),
+                at=now_ms(),
             )
             self._events.append(event)
             self._evict(keep_run=run_id)

@@ -22,18 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+from backend.storage.processes import Signer, sign, signer_state
 
 DEFAULT_LEASE_TTL_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.01
-
-_HOST = socket.gethostname()
 
 
 @runtime_checkable
@@ -125,36 +122,14 @@ async def hold(
 
 def process_owner(name: str) -> str:
     """``host:pid:name``: how a runtime of this process signs the runs it claims."""
-    return f"{_HOST}:{os.getpid()}:{name}"
+    return sign(name)
 
 
 def may_be_running(owner: str | None) -> bool:
     """Whether the *other* process that signed ``owner`` may still be writing its run.
 
     ``False`` for ``None`` (a run claimed before runs were signed) and for this process's own
-    signatures: within a process, leases and the runtime's own bookkeeping decide. Another
-    process on this host is running until its pid is gone (or a zombie); one on another host
-    is presumed running (SQLite files are not shared across hosts in this design). A
-    recycled pid makes a dead owner look alive until that process exits too: recovery is
-    then postponed, never wrong.
+    signatures: within a process, leases and the runtime's own bookkeeping decide. Otherwise
+    the rule of :mod:`backend.storage.processes`.
     """
-    if not owner:
-        return False
-    host, _, rest = owner.partition(":")
-    pid_text, _, _ = rest.partition(":")
-    if host != _HOST or not pid_text.isdigit():
-        return True
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed child not yet reaped is a zombie: it writes nothing any more
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+    return bool(owner) and signer_state(owner) is Signer.ALIVE

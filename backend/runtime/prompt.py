@@ -18,7 +18,6 @@ Invariants:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -31,27 +30,21 @@ from backend.models import (
     ToolSpec,
 )
 from backend.runtime.agents import AgentDefinition
+from backend.sessions import estimate_string_tokens, is_compaction_message
+from backend.sessions.tokens import CHARS_PER_TOKEN
 
-COMPACTION_PREFIX = "compaction_"
-CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4
 # Share of the context budget reserved for the reply and for the system/context sections.
 REPLY_RESERVE = 0.25
 
 
-def estimate_tokens(text: str) -> int:
-    """Same heuristic as the store's: larger of chars/4 and words*1.3."""
-    if not text:
-        return 0
-    return math.ceil(max(len(text) / CHARS_PER_TOKEN, len(text.split()) * 1.3))
-
-
 def message_tokens(messages: Iterable[ModelMessage]) -> int:
     total = 0
     for message in messages:
-        total += TOKENS_PER_MESSAGE + estimate_tokens(message.content)
+        total += TOKENS_PER_MESSAGE + estimate_string_tokens(message.content)
         for call in message.tool_calls:
-            total += estimate_tokens(call.name) + estimate_tokens(json.dumps(call.arguments))
+            arguments = json.dumps(call.arguments)
+            total += estimate_string_tokens(call.name) + estimate_string_tokens(arguments)
     return total
 
 
@@ -129,7 +122,7 @@ def fit_history(
     summary: str | None = None
     units: list[list[ModelMessage]] = []
     for message in history:
-        if str(message.get("id", "")).startswith(COMPACTION_PREFIX):
+        if is_compaction_message(message):
             summary = text_of(message)
             continue
         converted = [m for m in to_model_messages(message) if m.content or m.tool_calls]
@@ -188,7 +181,7 @@ def build_request(
                 text=json.dumps(state, ensure_ascii=False, sort_keys=True, indent=1),
             )
         )
-    overhead = sum(estimate_tokens(s.render()) for s in context) + estimate_tokens(
+    overhead = sum(estimate_string_tokens(s.render()) for s in context) + estimate_string_tokens(
         agent.system_prompt
     )
     messages, overlay_summary = fit_history(history, max(256, budget - overhead))

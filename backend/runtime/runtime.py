@@ -69,6 +69,7 @@ from typing import Any
 
 from backend.chats import SNIPPET_END, SNIPPET_START
 from backend.chats.text import DEFAULT_TITLE_PREFIX
+from backend.clock import now_ms
 from backend.config import Settings
 from backend.errors import (
     ChatNotFoundError,
@@ -120,7 +121,8 @@ from backend.runtime.state import SessionStateHandle, SessionStateStore
 from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, Tool, ToolContext, run_tool, tool_part
-from backend.sessions import estimate_message_tokens
+from backend.sessions import estimate_message_tokens, is_compaction_message
+from backend.sessions.compaction import PROTECT_HEAD
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +132,6 @@ DEFAULT_CHECKPOINT_INTERVAL_S = 2.0
 RETRIEVAL_LIMIT = 5
 MAX_IDLE_CONVERSATIONS = 32
 MAX_TRACKED_SUMMARIES = 4
-MAX_HEAD_MESSAGES = 3  # the protected head of a compacted thread (sessions' PROTECT_HEAD)
 RETRIEVAL_TERMS = 4
 PREVIEW_CHARS = 140
 TITLE_PROMPT = (
@@ -138,10 +139,6 @@ TITLE_PROMPT = (
     "that starts like this.\n\nUser: {user}\n\nAssistant: {reply}\n\nTitle:"
 )
 INTERRUPTED_ERROR = "The app stopped while this reply was being written."
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _new_id(prefix: str) -> str:
@@ -226,7 +223,7 @@ class ChatRuntime:
         owner_principal_id: str | None = None,
         lease_ttl_s: float = 30.0,
         checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
-        clock_ms: Callable[[], int] = _now_ms,
+        clock_ms: Callable[[], int] = now_ms,
     ) -> None:
         self.settings = settings
         self.chats = chats
@@ -1229,7 +1226,7 @@ def _scan_recent(
     reached: Any = None
     for message in session.history(leaf_id=leaf_id, newest_first=True):
         message_id = str(message.get("id", ""))
-        if message_id.startswith("compaction_"):  # an overlay the store did apply
+        if is_compaction_message(message):  # an overlay the store did apply
             reached = _OverlaySummary(text_of(message))
             break
         tokens += estimate_message_tokens([message])
@@ -1254,7 +1251,7 @@ def _scan_recent(
     if isinstance(reached, _OverlaySummary):
         return _Scan(window, tokens, summary)
     older = session.history(leaf_id=reached.from_message_id, newest_first=True)
-    for message in islice(older, 1, 1 + MAX_HEAD_MESSAGES):
+    for message in islice(older, 1, 1 + PROTECT_HEAD):
         head.append(message)
         tokens += estimate_message_tokens([message])
     head.reverse()

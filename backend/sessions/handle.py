@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from backend.clock import now_ms
 from backend.sessions.chunking import utf8_length
 from backend.sessions.compaction import CompactionFunction
 from backend.sessions.encoding import EncodedMessage, encode_message
@@ -68,10 +68,6 @@ DEFAULT_BATCH_BYTES = 4 * 1024 * 1024
 Message = dict[str, Any]
 Source = Literal["server", "client"]
 T = TypeVar("T")
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Session:
@@ -160,7 +156,7 @@ class Session:
         # OMITTED goes through: the store resolves it to the active leaf from the tail it
         # looks up anyway.
         parent = parent_id if parent_id is OMITTED else self._resolve_parent(parent_id)
-        stored_parent = store.insert(self._id, encoded, parent, time.time_ns() // 1_000_000)
+        stored_parent = store.insert(self._id, encoded, parent, now_ms())
         if stored_parent is not NOT_INSERTED:
             if self._feed.has_listeners:
                 self._feed.publish(AppendEvent(self._id, encoded.message, stored_parent, True))
@@ -504,7 +500,7 @@ class Session:
         if not all(isinstance(v, str) for v in (summary, from_message_id, to_message_id)):
             raise TypeError("summary and message ids are strings")
         compaction = StoredCompaction(
-            str(uuid.uuid4()), summary, from_message_id, to_message_id, _now_ms()
+            str(uuid.uuid4()), summary, from_message_id, to_message_id, now_ms()
         )
 
         def add() -> None:
@@ -561,7 +557,7 @@ class Session:
             ]
             from_id = extended[0].from_message_id if extended else result.from_message_id
             compaction = StoredCompaction(
-                str(uuid.uuid4()), result.summary, from_id, result.to_message_id, _now_ms()
+                str(uuid.uuid4()), result.summary, from_id, result.to_message_id, now_ms()
             )
             self._store.add_compaction(self._id, compaction)
             self._feed.publish(CompactEvent(self._id, compaction))

@@ -20,6 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 DEFAULT_SEARCH_LIMIT = 20
+FTS_TOKENIZER = "porter unicode61"
+"""The tokenizer of every message FTS table (a chat's own, the directory-wide index, shared
+memory): one rule, so a query matches the same words whichever path answers it."""
 
 
 def indexed_text(message: Mapping[str, Any]) -> str:

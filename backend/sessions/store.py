@@ -50,7 +50,7 @@ from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
 from backend.sessions.encoding import EncodedMessage, decode_content
 from backend.sessions.overlays import COMPACTION_PREFIX, plan_overlays
 from backend.sessions.records import OMITTED, SearchResult, StoredCompaction, _Omitted
-from backend.sessions.search import fts_rowid, indexed_text, quote_phrase
+from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text, quote_phrase
 from backend.sessions.tokens import estimate_string_tokens
 from backend.storage import Database
 
@@ -962,7 +962,7 @@ class SessionStore:
     _CREATE_FTS = (
         "CREATE VIRTUAL TABLE IF NOT EXISTS session_fts USING fts5("
         "id UNINDEXED, session_id UNINDEXED, role UNINDEXED, content,"
-        " tokenize = 'porter unicode61')"
+        f" tokenize = '{FTS_TOKENIZER}')"
     )
     _SELECT_ALL_FOR_INDEX = (
         "SELECT session_id, id, role, content, content_chunks FROM session_messages"

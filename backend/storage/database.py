@@ -46,6 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from backend.clock import now_ms
 from backend.errors import StorageError
 
 BUSY_TIMEOUT_MS = 10_000
@@ -321,7 +322,7 @@ class Database:
                     if self.query_one(_SELECT_ONE_APPLIED, (component, name)) is not None:
                         continue
                     migration(self)
-                    self.execute(_INSERT_APPLIED, (component, name, int(time.time() * 1000)))
+                    self.execute(_INSERT_APPLIED, (component, name, now_ms()))
                 ran.append(name)
             return ran
 
