@@ -12,9 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from backend.uploads import AttachmentLimits
+
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
 DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
+DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
+DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +38,21 @@ class Settings:
     soft_delete_window_s: int
     user_id: str
     redis_url: str
+    max_attachments_per_message: int = DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
+    max_message_attachment_bytes: int = DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES
     expose_worker_id: bool = False  # tests only: shows which worker process serves a tab
 
     @property
     def offline_model(self) -> bool:
         return not self.model_base_url
+
+    @property
+    def attachment_limits(self) -> AttachmentLimits:
+        return AttachmentLimits(
+            max_file_bytes=self.max_attachment_bytes,
+            max_files=self.max_attachments_per_message,
+            max_total_bytes=self.max_message_attachment_bytes,
+        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -65,6 +79,12 @@ class Settings:
             ),
             user_id=env.get("CHATS_USER", "local"),
             redis_url=env.get("REFLEX_REDIS_URL", ""),
+            max_attachments_per_message=_int(
+                env, "CHATS_MAX_ATTACHMENTS_PER_MESSAGE", DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
+            ),
+            max_message_attachment_bytes=_int(
+                env, "CHATS_MAX_MESSAGE_ATTACHMENT_BYTES", DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES
+            ),
             expose_worker_id=env.get("CHATS_EXPOSE_WORKER_ID", "") == "1",
         )
 

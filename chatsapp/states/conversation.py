@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 import reflex as rx
 
 from backend.errors import ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
+from backend.uploads import check_message_files, read_image
 from chatsapp import bridge
 from chatsapp.identity import conversation_token, resolve_user
 from chatsapp.services import offload, services
 from chatsapp.states.directory import DirectoryState
 from chatsapp.states.rows import EntryRow, entry_row
+
+UPLOAD_CHUNK_BYTES = 64 * 1024
 
 REVEAL_MAX_PAGES = 40  # a search hit up to ~2,000 messages back is scrolled into view
 
@@ -54,6 +58,7 @@ class ChatState(rx.State):
     active_chat_id: str = ""
     input_error: str = ""
     pending_images: list[str] = []
+    _pending_sizes: list[int] = []  # decoded bytes of each pending image (backend only)
     earlier: list[EntryRow] = []
     earlier_has_more: bool = True
     editing_message_id: str = ""
@@ -153,7 +158,7 @@ class ChatState(rx.State):
         except (ChatsError, ValueError, KeyError) as exc:
             self.input_error = str(exc)
             return None
-        self.pending_images = []
+        self.pending_images, self._pending_sizes = [], []
         return [rx.set_value("composer", ""), rx.call_script(_scroll_to_bottom())]
 
     @rx.event
@@ -163,25 +168,23 @@ class ChatState(rx.State):
 
     @rx.event
     async def handle_upload(self, files: list[rx.UploadFile]):  # noqa: ANN201
-        import base64
-
-        limit = services().settings.max_attachment_bytes
+        limits = services().settings.attachment_limits
         for file in files:
-            data = await file.read()
-            if len(data) > limit:
-                return rx.toast.error(
-                    f"{file.name} is {len(data):,} bytes; the limit is {limit:,}. Not attached."
-                )
-            media_type = file.content_type or "application/octet-stream"
-            if not media_type.startswith("image/"):
-                return rx.toast.error(f"{file.name} is not an image.")
-            encoded = base64.b64encode(data).decode()
-            self.pending_images = [*self.pending_images, f"data:{media_type};base64,{encoded}"]
+            name = file.name or "file"
+            try:
+                # Read in chunks and stop at the limit: an oversize file never sits in memory.
+                upload = await read_image(name, _chunks(file), limits)
+                check_message_files([*self._pending_sizes, len(upload.data)], limits)
+            except ChatsError as exc:
+                return rx.toast.error(f"{exc} Not attached.")
+            self.pending_images = [*self.pending_images, upload.data_url()]
+            self._pending_sizes = [*self._pending_sizes, len(upload.data)]
         return None
 
     @rx.event
     def remove_image(self, index: int) -> None:
         self.pending_images = [u for i, u in enumerate(self.pending_images) if i != index]
+        self._pending_sizes = [s for i, s in enumerate(self._pending_sizes) if i != index]
 
     # ── branches ────────────────────────────────────────────────────
 
@@ -236,6 +239,11 @@ class ChatState(rx.State):
         page, more = await offload(load_earlier, chat.session, leaf_id=leaf, before_id=shown[0].id)
         self.earlier = [entry_row(e) for e in page] + self.earlier
         self.earlier_has_more = more
+
+
+async def _chunks(file: rx.UploadFile) -> AsyncIterator[bytes]:
+    while chunk := await file.read(UPLOAD_CHUNK_BYTES):
+        yield chunk
 
 
 def _scroll_to_bottom() -> str:

@@ -1,0 +1,105 @@
+"""What one message may carry: how many files, how many bytes, and of which types.
+
+Rules, checked where the bytes arrive (the UI's upload handler) and again where a message is
+stored (the runtime), so a client that skips the UI meets the same limits:
+
+* a file's type is **sniffed from its first bytes** (``puremagic``), never taken from the name
+  or the client's ``Content-Type``: a script renamed ``cat.png`` is refused;
+* a file is read in chunks and refused as soon as it passes ``max_file_bytes``, so a 100 MB
+  upload costs at most the limit in memory, not the file (and its base64 copies);
+* a message holds at most ``max_files`` attachments totalling at most ``max_total_bytes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+
+import puremagic
+
+from backend.errors import InputTooLargeError, InvalidInputError
+
+SNIFF_BYTES = 4096
+"""Enough of a file's start for every signature in :data:`IMAGE_TYPES`."""
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+IMAGE_TYPE_NAMES = "PNG, JPEG, GIF or WebP"
+DEFAULT_MAX_FILES = 10
+DEFAULT_MAX_TOTAL_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentLimits:
+    max_file_bytes: int
+    max_files: int = DEFAULT_MAX_FILES
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """One accepted file: its bytes and the media type its bytes prove."""
+
+    name: str
+    media_type: str
+    data: bytes
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
+
+
+def sniff_media_type(head: bytes) -> str | None:
+    """The media type the bytes declare by their signature, or None when nothing matches."""
+    if not head:
+        return None
+    try:
+        return str(puremagic.from_string(head[:SNIFF_BYTES], mime=True)) or None
+    except puremagic.PureError:
+        return None
+
+
+async def read_image(name: str, chunks: AsyncIterator[bytes], limits: AttachmentLimits) -> Upload:
+    """Read an uploaded image, stopping at the size limit; refuse what is not an image."""
+    received = bytearray()
+    async for chunk in chunks:
+        received += chunk
+        if len(received) > limits.max_file_bytes:
+            raise InputTooLargeError(f"attachment {name}", len(received), limits.max_file_bytes)
+    media_type = sniff_media_type(bytes(received[:SNIFF_BYTES]))
+    if media_type not in IMAGE_TYPES:
+        raise InvalidInputError(f"{name} is not a {IMAGE_TYPE_NAMES} image.")
+    return Upload(name, media_type, bytes(received))
+
+
+def check_message_files(sizes: Iterable[int], limits: AttachmentLimits) -> None:
+    """Refuse a message whose attachments are too many or too large together."""
+    sizes = list(sizes)
+    if len(sizes) > limits.max_files:
+        raise InvalidInputError(
+            f"A message can carry at most {limits.max_files} attachments; this one has "
+            f"{len(sizes)}."
+        )
+    total = sum(sizes)
+    if total > limits.max_total_bytes:
+        raise InputTooLargeError("the attachments of one message", total, limits.max_total_bytes)
+
+
+def decode_image_url(url: str, limits: AttachmentLimits) -> Upload:
+    """Check a ``data:`` image URL a client sent with a message: size, then sniffed type."""
+    header, comma, payload = url.partition(",")
+    if not url.startswith("data:") or not comma or not header.endswith(";base64"):
+        raise InvalidInputError("an image must be sent as a base64 data: URL")
+    # base64 is 4 bytes per 3: refuse by the encoded length before decoding anything.
+    approx = len(payload) * 3 // 4
+    if approx > limits.max_file_bytes + 2:
+        raise InputTooLargeError("attachment", approx, limits.max_file_bytes)
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise InvalidInputError("an image's data: URL is not valid base64") from exc
+    if len(data) > limits.max_file_bytes:
+        raise InputTooLargeError("attachment", len(data), limits.max_file_bytes)
+    media_type = sniff_media_type(data[:SNIFF_BYTES])
+    if media_type not in IMAGE_TYPES:
+        raise InvalidInputError(f"An attached file is not a {IMAGE_TYPE_NAMES} image.")
+    return Upload("image", media_type, data)
