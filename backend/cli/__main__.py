@@ -1,0 +1,5 @@
+"""``python -m backend.cli``: the same as the ``chats`` console script."""
+
+from backend.cli.main import main
+
+main()
