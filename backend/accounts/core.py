@@ -25,15 +25,20 @@ from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
 from backend.storage import Database
 
 ACCOUNTS_FILE = "accounts.sqlite"
+Clock = Callable[[], int]  # integer milliseconds, as every store of the project
 _ID_ATTEMPTS = 5  # minting retries on an id collision (30 random bits per slug)
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 class AccountsCore:
     """The shared state of one ``accounts.sqlite`` (see the module docstring)."""
 
-    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
         self.settings = settings
-        self._clock = clock
+        self._clock = clock or _wall_clock_ms
         self._passwords = Passwords(settings.password_hash_profile)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.path: Path = settings.data_dir / ACCOUNTS_FILE
@@ -59,7 +64,7 @@ class AccountsCore:
         self.close()
 
     def _now_ms(self) -> int:
-        return int(self._clock() * 1000)
+        return self._clock()
 
     def _hash_new_password(self, password: str) -> str:
         """Check the policy and hash; done before a transaction (hashing takes ~0.1-0.3 s,
