@@ -9,7 +9,7 @@ import pytest
 from backend.accounts import MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS, Accounts
 from backend.accounts.passwords import Passwords, check_password_policy
 from backend.errors import InvalidPasswordError
-from tests.accounts.conftest import ADDRESS, PASSWORD, raw_rows, make_settings
+from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
 
 
 class TestHashing:
