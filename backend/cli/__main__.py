@@ -2,4 +2,5 @@
 
 from backend.cli.main import main
 
-main()
+if __name__ == "__main__":  # importing this module (a package walk) must not run the CLI
+    main()

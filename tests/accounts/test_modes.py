@@ -46,9 +46,7 @@ class TestHeaderMode:
         assert caught.value.peer_address == "192.0.2.50"
         assert header_accounts.user_by_username("dana") is None
 
-    def test_a_forwarded_for_header_cannot_make_a_client_look_like_the_proxy(
-        self, header_accounts
-    ):
+    def test_a_forwarded_for_header_cannot_make_a_client_look_like_the_proxy(self, header_accounts):
         headers = {"Remote-User": "dana", "X-Forwarded-For": PROXY, "X-Real-IP": PROXY}
         with pytest.raises(UntrustedProxyError):
             header_accounts.identity_from_headers(headers, "192.0.2.50")
