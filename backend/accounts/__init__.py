@@ -21,7 +21,12 @@ from backend.accounts.models import (
     SignupPolicy,
     User,
 )
-from backend.accounts.modes import check_listen_address, check_startup, header_username
+from backend.accounts.modes import (
+    check_listen_address,
+    check_startup,
+    client_address,
+    header_username,
+)
 from backend.accounts.names import USER_ID_PATTERN, normalize_username, validate_user_id
 from backend.accounts.passwords import MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS
 from backend.accounts.service import Accounts
@@ -56,6 +61,7 @@ __all__ = [
     "User",
     "check_listen_address",
     "check_startup",
+    "client_address",
     "header_username",
     "normalize_username",
     "validate_user_id",

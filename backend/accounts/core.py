@@ -19,6 +19,7 @@ from backend.accounts.adoption import former_local_directory
 from backend.accounts.models import AccountChangeKind, Role, User
 from backend.accounts.names import mint_user_id
 from backend.accounts.passwords import Passwords, check_password_policy
+from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
 from backend.config import Settings
 from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
@@ -42,6 +43,7 @@ class AccountsCore:
         self._passwords = Passwords(settings.password_hash_profile)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.path: Path = settings.data_dir / ACCOUNTS_FILE
+        self._setup_code_path = settings.data_dir / SETUP_CODE_FILE
         self._db = Database(self.path)
         try:
             self._store = AccountsStore(self._db)
@@ -98,8 +100,9 @@ class AccountsCore:
         self, user_id: str, username: str, role: Role, password_hash: str | None, now: int
     ) -> User:
         user = self._store.insert_user(user_id, username, role, password_hash, now)
-        if role == "admin":
-            self._store.delete_setting(SETUP_CODE_KEY)  # setup is done once an admin exists
+        if role == "admin":  # setup is done once an admin exists
+            self._store.delete_setting(SETUP_CODE_KEY)
+            self._db.after_commit(lambda: remove_setup_code(self._setup_code_path))
         return user
 
     def _end_sessions(

@@ -75,6 +75,32 @@ def is_trusted_proxy(peer_address: str, networks: Iterable[IpNetwork]) -> bool:
     return any(ip.version == net.version and ip in net for net in networks)
 
 
+def client_address(headers: Mapping[str, str], peer_address: str, settings: Settings) -> str:
+    """The address to throttle and record for a request: the peer, or behind a trusted proxy
+    the client it forwarded for.
+
+    Behind a reverse proxy every request comes from the proxy, so throttling per address
+    would lock everyone out together. When the peer is in ``CHATS_TRUSTED_PROXIES``, the
+    ``X-Forwarded-For`` chain is read from the right (the hops our proxies appended) and the
+    first address that is not a trusted proxy is the client; entries further left were
+    written by the client and are never believed.
+    """
+    networks = parse_trusted_proxies(settings.trusted_proxies)
+    if not networks or not is_trusted_proxy(peer_address, networks):
+        return peer_address
+    forwarded = [
+        hop.strip()
+        for key, value in headers.items()
+        if key.lower() == "x-forwarded-for"
+        for hop in value.split(",")
+        if hop.strip()
+    ]
+    for hop in reversed(forwarded):
+        if not is_trusted_proxy(hop, networks):
+            return hop[:64]
+    return forwarded[0][:64] if forwarded else peer_address
+
+
 def header_username(headers: Mapping[str, str], peer_address: str, settings: Settings) -> str:
     """The identity a trusted proxy passed, as sent (not yet normalised).
 

@@ -34,6 +34,7 @@ from backend.accounts.models import (
     User,
 )
 from backend.accounts.names import MAX_USERNAME_CHARS, normalize_username
+from backend.accounts.setup_file import read_setup_code, remove_setup_code, write_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, SIGNUP_POLICY_KEY
 from backend.accounts.throttle import FAILURE_WINDOW_S
 from backend.accounts.tokens import (
@@ -70,17 +71,23 @@ class Accounts(AdminOperations):
         return self._store.count_active_admins() == 0
 
     def setup_code_for_console(self) -> str | None:
-        """A fresh one-time setup code to print on the server console; None once set up.
+        """The one-time setup code to print on the server console; None once set up.
 
-        Only its hash is stored, so each call replaces the previous code: call it once per
-        server start, from the run command (one process), not from each worker.
+        The same code on every call (any process) until the first admin exists; made on the
+        first call (see :mod:`backend.accounts.setup_file` for where it is kept).
         """
-        code = new_setup_code()
         with self._db.transaction():
             if self._store.count_active_admins():
+                self._db.after_commit(lambda: remove_setup_code(self._setup_code_path))
                 return None
-            self._store.put_setting(SETUP_CODE_KEY, hash_setup_code(code))
-        return code
+            stored = self._store.setting(SETUP_CODE_KEY)
+            kept = read_setup_code(self._setup_code_path)
+            if stored is not None and kept is not None and setup_code_matches(kept, stored):
+                return kept
+            code = new_setup_code()
+            write_setup_code(self._setup_code_path, code)  # a rollback leaves a stale file,
+            self._store.put_setting(SETUP_CODE_KEY, hash_setup_code(code))  # replaced next time
+            return code
 
     def create_first_admin(
         self, setup_code: str, username: str, password: str, address: str = ""

@@ -33,6 +33,7 @@ def test_backend_accounts_exports_exactly_its_public_names():
             "User",
             "check_listen_address",
             "check_startup",
+            "client_address",
             "header_username",
             "normalize_username",
             "validate_user_id",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from backend.accounts import Accounts, check_listen_address, check_startup
+from backend.accounts import Accounts, check_listen_address, check_startup, client_address
 from backend.errors import (
     AccountDisabledError,
     ConfigurationError,
@@ -39,6 +39,14 @@ class TestHeaderMode:
         again = header_accounts.identity_from_headers({"remote-user": "dana"}, "10.0.0.7")
         assert first == again
         assert (first.username, first.role, first.has_password) == ("dana", "user", False)
+
+    def test_an_admin_made_on_the_console_is_that_admin_through_the_proxy(
+        self, header_accounts
+    ):
+        from backend.accounts import CONSOLE_ACTOR
+
+        owner = header_accounts.create_user(CONSOLE_ACTOR, "Owner", "admin password 1", "admin")
+        assert header_accounts.identity_from_headers({"Remote-User": "owner"}, PROXY) == owner
 
     def test_the_same_header_from_an_untrusted_address_is_refused(self, header_accounts):
         with pytest.raises(UntrustedProxyError, match="did not come through") as caught:
@@ -82,6 +90,24 @@ class TestHeaderMode:
         )
         with pytest.raises(ConfigurationError, match="not an IP address"):
             check_startup(bad, "0.0.0.0")
+
+
+class TestClientAddressBehindAProxy:
+    def test_without_trusted_proxies_the_peer_is_the_client(self, data_dir):
+        settings = make_settings(data_dir)
+        headers = {"X-Forwarded-For": "203.0.113.7"}
+        assert client_address(headers, "192.0.2.1", settings) == "192.0.2.1"
+
+    def test_behind_a_trusted_proxy_the_forwarded_client_is_used(self, data_dir):
+        settings = make_settings(data_dir, trusted_proxies=("10.0.0.0/24",))
+        headers = {"X-Forwarded-For": "198.51.100.66, 203.0.113.7, 10.0.0.9"}
+        # 198.51.100.66 was written by the client itself: only the hops our proxies added count.
+        assert client_address(headers, "10.0.0.5", settings) == "203.0.113.7"
+
+    def test_an_untrusted_peer_cannot_choose_its_address(self, data_dir):
+        settings = make_settings(data_dir, trusted_proxies=("10.0.0.0/24",))
+        headers = {"X-Forwarded-For": "203.0.113.7"}
+        assert client_address(headers, "192.0.2.1", settings) == "192.0.2.1"
 
 
 class TestNoneMode:

@@ -3,10 +3,13 @@ chats kept by adoption."""
 
 from __future__ import annotations
 
+import stat
+
 import pytest
 
 from backend.accounts import CONSOLE_ACTOR, Accounts, SignedIn
 from backend.accounts import tokens as tokens_module
+from backend.accounts.setup_file import SETUP_CODE_FILE
 from backend.chats import Chats
 from backend.errors import InvalidSetupCodeError
 from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
@@ -50,12 +53,28 @@ class TestSetupCode:
         with pytest.raises(InvalidSetupCodeError):
             accounts.create_first_admin("", "racer", PASSWORD)
 
-    def test_a_new_code_replaces_the_previous_one(self, accounts):
-        old = accounts.setup_code_for_console()
-        new = accounts.setup_code_for_console()
+    def test_every_worker_prints_the_same_code_until_setup_is_done(self, accounts, settings):
+        code = accounts.setup_code_for_console()
+        with Accounts(settings) as another_worker:
+            assert another_worker.setup_code_for_console() == code
+        assert accounts.setup_code_for_console() == code
+
+    def test_the_code_file_is_the_owners_alone_and_goes_away_after_setup(self, accounts, data_dir):
+        code = accounts.setup_code_for_console()
+        path = data_dir / SETUP_CODE_FILE
+        assert path.read_text().strip() == code
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        accounts.create_first_admin(code, "owner", PASSWORD)
+        assert not path.exists()
+
+    def test_a_code_file_that_does_not_match_the_stored_hash_is_replaced(self, accounts, data_dir):
+        accounts.setup_code_for_console()
+        (data_dir / SETUP_CODE_FILE).write_text("aaaa-bbbb-cccc\n")
+        code = accounts.setup_code_for_console()
+        assert code != "aaaa-bbbb-cccc"
         with pytest.raises(InvalidSetupCodeError):
-            accounts.create_first_admin(old, "owner", PASSWORD)
-        assert accounts.create_first_admin(new, "owner", PASSWORD)
+            accounts.create_first_admin("aaaa-bbbb-cccc", "owner", PASSWORD)
+        assert accounts.create_first_admin(code, "owner", PASSWORD)
 
     def test_the_code_is_forgiving_about_case_spaces_and_dashes(self, accounts):
         code = accounts.setup_code_for_console()
@@ -99,6 +118,7 @@ class TestSetupCode:
         code = accounts.setup_code_for_console()
         accounts.create_user(CONSOLE_ACTOR, "owner", PASSWORD, role="admin")
         assert not accounts.needs_setup()
+        assert not (accounts.path.parent / SETUP_CODE_FILE).exists()
         with pytest.raises(InvalidSetupCodeError):
             accounts.create_first_admin(code, "racer", PASSWORD)
 
