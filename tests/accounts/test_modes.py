@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from backend.accounts import Accounts, check_listen_address, check_startup, client_address
+from backend.accounts import (
+    CONSOLE_ACTOR,
+    Accounts,
+    check_listen_address,
+    check_startup,
+    client_address,
+)
 from backend.errors import (
     AccountDisabledError,
     ConfigurationError,
@@ -40,11 +46,7 @@ class TestHeaderMode:
         assert first == again
         assert (first.username, first.role, first.has_password) == ("dana", "user", False)
 
-    def test_an_admin_made_on_the_console_is_that_admin_through_the_proxy(
-        self, header_accounts
-    ):
-        from backend.accounts import CONSOLE_ACTOR
-
+    def test_an_admin_made_on_the_console_is_that_admin_through_the_proxy(self, header_accounts):
         owner = header_accounts.create_user(CONSOLE_ACTOR, "Owner", "admin password 1", "admin")
         assert header_accounts.identity_from_headers({"Remote-User": "owner"}, PROXY) == owner
 
@@ -72,8 +74,6 @@ class TestHeaderMode:
             header_accounts.identity_from_headers({"Remote-User": "../../etc"}, PROXY)
 
     def test_a_disabled_person_is_refused_even_through_the_proxy(self, header_accounts):
-        from backend.accounts import CONSOLE_ACTOR
-
         dana = header_accounts.identity_from_headers({"Remote-User": "dana"}, PROXY)
         header_accounts.disable_user(CONSOLE_ACTOR, dana.id)
         with pytest.raises(AccountDisabledError):
