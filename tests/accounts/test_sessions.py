@@ -4,6 +4,7 @@ exactly the sessions it should."""
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 
 import pytest
 
@@ -159,6 +160,16 @@ class TestDisabledUsers:
         accounts.disable_user(admin.id, alice.id)
         assert accounts.resolve(token) is None
         assert raw_rows(accounts, f"SELECT * FROM sessions WHERE user_id = '{alice.id}'") == []
+
+    def test_a_session_left_behind_by_a_direct_database_write_still_does_not_resolve(
+        self, accounts, alice
+    ):
+        # Disabling through the service deletes the sessions; resolve checks the flag too, so a
+        # restored backup or a hand edit that only sets disabled_at cannot leave anyone in.
+        token = accounts.sign_in("alice", PASSWORD, ADDRESS).token
+        with sqlite3.connect(accounts.path) as conn:
+            conn.execute("UPDATE users SET disabled_at = 1 WHERE username = 'alice'")
+        assert accounts.resolve(token) is None
 
     def test_re_enabling_lets_them_sign_in_again_but_does_not_revive_old_sessions(
         self, accounts, admin, alice
