@@ -16,7 +16,6 @@ bytes, which bounds what one sign-in attempt can make the server hash.
 from __future__ import annotations
 
 import secrets
-from functools import cached_property
 
 from argon2 import PasswordHasher, profiles
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
@@ -49,6 +48,9 @@ class Passwords:
         if profile not in _PROFILES:
             raise ValueError(f"unknown password hash profile {profile!r}")
         self._hasher = PasswordHasher.from_parameters(_PROFILES[profile])
+        # Made now, not at the first unknown username: that first refusal would otherwise take
+        # a hash plus a verification, and stand out.
+        self._dummy_hash = self._hasher.hash(secrets.token_urlsafe(16))
 
     def hash(self, password: str) -> str:
         return self._hasher.hash(password)
@@ -67,7 +69,3 @@ class Passwords:
 
     def needs_rehash(self, stored_hash: str) -> bool:
         return self._hasher.check_needs_rehash(stored_hash)
-
-    @cached_property
-    def _dummy_hash(self) -> str:
-        return self._hasher.hash(secrets.token_urlsafe(16))
