@@ -123,24 +123,29 @@ class AccountsCore:
         """
         now = self._now_ms()
         since = now - throttle.FAILURE_WINDOW_S * 1000
-        keys = [(throttle.ADDRESS_SCOPE, throttle.address_key(address))]
-        limits = {throttle.ADDRESS_SCOPE: throttle.MAX_FAILURES_PER_ADDRESS}
+        buckets: list[tuple[str, str, int]] = []  # (scope, key, limit)
+        # No address (a caller that has none, e.g. a password change) is no shared bucket:
+        # every such caller would be throttled together.
+        if address:
+            key = throttle.address_key(address)
+            buckets.append((throttle.ADDRESS_SCOPE, key, throttle.MAX_FAILURES_PER_ADDRESS))
         if account_key is not None:
-            keys.append((throttle.ACCOUNT_SCOPE, account_key))
-            limits[throttle.ACCOUNT_SCOPE] = throttle.MAX_FAILURES_PER_ACCOUNT
+            buckets.append((throttle.ACCOUNT_SCOPE, account_key, throttle.MAX_FAILURES_PER_ACCOUNT))
         with self._db.transaction():
-            wait = max(
+            waits = [
                 throttle.retry_after_s(
                     self._store.failures_since(scope, key, since),
-                    limits[scope],
+                    limit,
                     now,
                     throttle.FAILURE_WINDOW_S,
                 )
-                for scope, key in keys
-            )
-            if wait:
-                raise ThrottledError(wait)
-            return [(scope, self._store.record_failure(scope, key, now)) for scope, key in keys]
+                for scope, key, limit in buckets
+            ]
+            if max(waits, default=0):  # the longest wait: retrying sooner would be refused
+                raise ThrottledError(max(waits))
+            return [
+                (scope, self._store.record_failure(scope, key, now)) for scope, key, _ in buckets
+            ]
 
     def _attempt_succeeded(self, attempt: list[tuple[str, int]], account_key: str | None) -> None:
         """In a transaction: forget this attempt, and the account's earlier failures."""

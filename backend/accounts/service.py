@@ -34,6 +34,7 @@ from backend.accounts.models import (
     User,
 )
 from backend.accounts.names import MAX_USERNAME_CHARS, normalize_username
+from backend.accounts.passwords import check_password_policy
 from backend.accounts.setup_file import read_setup_code, remove_setup_code, write_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, SIGNUP_POLICY_KEY
 from backend.accounts.throttle import FAILURE_WINDOW_S
@@ -172,6 +173,7 @@ class Accounts(AdminOperations):
         user = self._store.user_by_id(user_id)
         if user is None or not isinstance(old_password, str):
             raise InvalidCredentialsError()
+        check_password_policy(new_password)  # refuse a bad new one before any verification
         self._check_password(user.username, old_password, address)
         password_hash = self._hash_new_password(new_password)
         keep = hash_secret(keep_token) if keep_token else None

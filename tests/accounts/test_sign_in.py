@@ -141,3 +141,26 @@ class TestRetryAfter:
 
     def test_a_wait_is_never_shown_as_zero_seconds(self):
         assert retry_after_s([0], limit=1, now_ms=59_999, window_s=60) == 1
+
+
+class TestThrottlingBothWays:
+    def test_the_wait_shown_is_the_longer_of_the_account_and_address_waits(
+        self, accounts, alice, clock
+    ):
+        for n in range(MAX_FAILURES_PER_ADDRESS):
+            refusal(accounts, f"user{n}", WRONG)
+        clock.advance_s(300)
+        for n in range(MAX_FAILURES_PER_ACCOUNT):
+            refusal(accounts, "alice", WRONG, f"198.51.100.{n}")
+        # The address frees in 600 s, the account in 900 s: saying 600 would be a lie.
+        assert refusal(accounts, "alice", PASSWORD).retry_after_s == FAILURE_WINDOW_S
+
+    def test_a_password_change_without_an_address_shares_no_bucket_with_others(
+        self, accounts, admin
+    ):
+        people = [accounts.create_user(admin.id, f"person{n}", PASSWORD) for n in range(6)]
+        for person in people:  # 24 wrong guesses in all, none from a known address
+            for _ in range(MAX_FAILURES_PER_ACCOUNT - 1):
+                with pytest.raises(InvalidCredentialsError):
+                    accounts.change_password(person.id, WRONG, "a brand new passphrase")
+        accounts.change_password(admin.id, PASSWORD, "a brand new passphrase")
