@@ -14,6 +14,10 @@
   ``changes.gap`` is true (the worker fell more than a day behind), re-resolve every tab.
   Sign-out ends one session, so every tab of that browser (they share the cookie) goes at once.
 
+* **Addresses.** Pass the client's address to ``sign_in`` / ``create_first_admin`` /
+  ``sign_up`` as :func:`backend.accounts.modes.client_address` gives it (the peer, or behind a
+  trusted proxy the client it forwarded for): sign-in is throttled per address too.
+
 Sessions: a random 256-bit token goes to the browser; only its SHA-256 is stored. A session
 lives ``CHATS_SESSION_TTL_S`` since its last renewal and is renewed when used past half-life
 (:mod:`backend.accounts.lifetimes`). Timestamps are integer ms from the injected ``clock``.
