@@ -44,8 +44,7 @@ class AdminOperations(AccountsCore):
     def create_user(self, actor_id: str, username: str, password: str, role: Role = "user") -> User:
         """A new account with a password. The first admin adopts the former local user's
         directory (:mod:`backend.accounts.adoption`)."""
-        if role not in ROLES:
-            raise InvalidInputError(f"a role is one of {', '.join(ROLES)}, not {role!r}")
+        _check_role(role)
         name = normalize_username(username)
         password_hash = self._hash_new_password(password)
         with self._db.transaction():
@@ -84,6 +83,21 @@ class AdminOperations(AccountsCore):
             if user.disabled:
                 self._store.set_disabled(user_id, None, self._now_ms())
                 self._store.append_event(user_id, "enabled", self._now_ms())
+            return self._target(user_id)
+
+    def set_role(self, actor_id: str, user_id: str, role: Role) -> User:
+        """Promote or demote. Takes effect at the person's next event (roles are never
+        cached); the change feed tells their tabs to re-resolve now."""
+        _check_role(role)
+        with self._db.transaction():
+            self._require_admin(actor_id, "change roles")
+            user = self._target(user_id)
+            if user.role == role:
+                return user
+            if user.is_admin and self._store.count_active_admins() <= 1:
+                raise LastAdminError(user_id)
+            self._store.set_role(user_id, role, self._now_ms())
+            self._store.append_event(user_id, "role_changed", self._now_ms())
             return self._target(user_id)
 
     def reset_password(self, actor_id: str, user_id: str, new_password: str) -> User:
@@ -149,3 +163,8 @@ class AdminOperations(AccountsCore):
         if user is None:
             raise UserNotFoundError(user_id)
         return user
+
+
+def _check_role(role: object) -> None:
+    if role not in ROLES:
+        raise InvalidInputError(f"a role is one of {', '.join(ROLES)}, not {role!r}")

@@ -19,7 +19,7 @@ SignupPolicy = Literal["open", "invite", "closed"]
 SIGNUP_POLICIES: tuple[SignupPolicy, ...] = ("open", "invite", "closed")
 DEFAULT_SIGNUP_POLICY: SignupPolicy = "closed"
 AccountChangeKind = Literal[
-    "signed_out", "signed_out_everywhere", "password_changed", "disabled", "enabled"
+    "signed_out", "signed_out_everywhere", "password_changed", "disabled", "enabled", "role_changed"
 ]
 
 

@@ -117,6 +117,7 @@ _SET_PASSWORD = (
     "UPDATE users SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?"
 )
 _REHASH_PASSWORD = "UPDATE users SET password_hash = ? WHERE id = ?"
+_SET_ROLE = "UPDATE users SET role = ?, updated_at = ? WHERE id = ?"
 _SET_DISABLED = "UPDATE users SET disabled_at = ?, updated_at = ? WHERE id = ?"
 
 _INSERT_SESSION = (
@@ -223,6 +224,9 @@ class AccountsStore:
     def rehash_password(self, user_id: str, password_hash: str) -> None:
         """Same password, stronger parameters: not a password change (sessions stay)."""
         self.db.write(_REHASH_PASSWORD, (password_hash, user_id))
+
+    def set_role(self, user_id: str, role: str, now_ms: int) -> None:
+        self.db.write(_SET_ROLE, (role, now_ms, user_id))
 
     def set_disabled(self, user_id: str, disabled_at: int | None, now_ms: int) -> None:
         self.db.write(_SET_DISABLED, (disabled_at, now_ms, user_id))

@@ -26,6 +26,7 @@ ADMIN_OPERATIONS = {
         actor, target, NEW_PASSWORD
     ),
     "set_signup_policy": lambda accounts, actor, target: accounts.set_signup_policy(actor, "open"),
+    "set_role": lambda accounts, actor, target: accounts.set_role(actor, target, "admin"),
     "create_invite": lambda accounts, actor, target: accounts.create_invite(actor),
     "list_invites": lambda accounts, actor, target: accounts.list_invites(actor),
     "revoke_invite": lambda accounts, actor, target: accounts.revoke_invite(actor, "x"),
@@ -101,6 +102,21 @@ class TestManagingUsers:
         accounts.reset_password(admin.id, alice.id, NEW_PASSWORD)
         assert accounts.resolve(token) is None
         assert accounts.sign_in("alice", NEW_PASSWORD, ADDRESS).user.id == alice.id
+
+    def test_a_demoted_admin_loses_admin_rights_at_their_next_call(self, accounts, admin):
+        other = accounts.create_user(admin.id, "other-admin", PASSWORD, role="admin")
+        token = accounts.sign_in("other-admin", PASSWORD, ADDRESS).token
+        cursor = accounts.change_cursor()
+        accounts.set_role(admin.id, other.id, "user")
+        assert not accounts.resolve(token).is_admin  # the session stays; the role does not
+        with pytest.raises(PermissionDeniedError):
+            accounts.list_users(other.id)
+        assert [c.kind for c in accounts.changes_since(cursor).changes] == ["role_changed"]
+
+    def test_the_last_active_admin_cannot_be_demoted(self, accounts, admin):
+        with pytest.raises(LastAdminError):
+            accounts.set_role(admin.id, admin.id, "user")
+        assert accounts.user(admin.id).role == "admin"
 
     def test_operating_on_an_unknown_user_is_not_found(self, accounts, admin):
         with pytest.raises(UserNotFoundError):
