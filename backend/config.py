@@ -19,6 +19,9 @@ DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
 DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
 DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
+DEFAULT_SESSION_TTL_S = 30 * 24 * 3600
+AUTH_MODES = ("local", "header", "none")
+PASSWORD_HASH_PROFILES = ("default", "cheapest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,12 @@ class Settings:
     max_attachments_per_message: int = DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
     max_message_attachment_bytes: int = DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES
     expose_worker_id: bool = False  # tests only: shows which worker process serves a tab
+    auth_mode: str = "local"  # one of AUTH_MODES
+    auth_header: str = ""  # header mode: the header that names the person
+    trusted_proxies: tuple[str, ...] = ()  # header mode: IPs / CIDRs allowed to set it
+    session_ttl_s: int = DEFAULT_SESSION_TTL_S
+    # "cheapest" is for tests only: argon2 at its minimum cost keeps the suite fast.
+    password_hash_profile: str = "default"
 
     @property
     def offline_model(self) -> bool:
@@ -86,7 +95,28 @@ class Settings:
                 env, "CHATS_MAX_MESSAGE_ATTACHMENT_BYTES", DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES
             ),
             expose_worker_id=env.get("CHATS_EXPOSE_WORKER_ID", "") == "1",
+            auth_mode=_choice(env, "CHATS_AUTH", AUTH_MODES),
+            auth_header=env.get("CHATS_AUTH_HEADER", "").strip(),
+            trusted_proxies=tuple(
+                part.strip()
+                for part in env.get("CHATS_TRUSTED_PROXIES", "").split(",")
+                if part.strip()
+            ),
+            session_ttl_s=_int(env, "CHATS_SESSION_TTL_S", DEFAULT_SESSION_TTL_S),
+            password_hash_profile=_choice(
+                env, "CHATS_PASSWORD_HASH_PROFILE", PASSWORD_HASH_PROFILES
+            ),
         )
+
+
+def _choice(env: Mapping[str, str], key: str, choices: tuple[str, ...]) -> str:
+    """One of ``choices`` (the first is the default when unset)."""
+    raw = env.get(key, "").strip().lower()
+    if not raw:
+        return choices[0]
+    if raw not in choices:
+        raise ValueError(f"{key} must be one of {', '.join(choices)}; got {raw!r}")
+    return raw
 
 
 def _int(env: Mapping[str, str], key: str, default: int) -> int:

@@ -7,14 +7,31 @@ CLI) can turn it into a sentence without parsing messages.
     ├── NotFoundError (also KeyError)          kind, key
     │   ├── ChatNotFoundError                  chat_id
     │   ├── RunNotFoundError                   run_id
-    │   └── AgentNotFoundError                 agent_id, version
+    │   ├── AgentNotFoundError                 agent_id, version
+    │   └── UserNotFoundError                  user_id
     ├── InvalidInputError (also ValueError)
     │   ├── InvalidIdError                     value
     │   ├── InputTooLargeError                 bytes, limit
     │   │   └── SessionStateTooLargeError
-    │   └── InvalidSessionStateError           errors
+    │   ├── InvalidSessionStateError           errors
+    │   ├── InvalidUsernameError               username, reason
+    │   ├── InvalidPasswordError               reason (never the password)
+    │   └── ConfigurationError                 setting
+    │       └── LoopbackRequiredError          host
     ├── ConflictError
-    │   └── StaleVersionError                  expected_version, actual_version
+    │   ├── StaleVersionError                  expected_version, actual_version
+    │   ├── UsernameTakenError                 username
+    │   └── LastAdminError                     user_id
+    ├── AuthError                              (the UI shows ``str(error)`` as is)
+    │   ├── InvalidCredentialsError            one text for every reason (no enumeration)
+    │   ├── ThrottledError                     retry_after_s
+    │   ├── PermissionDeniedError              action
+    │   ├── InvalidSetupCodeError
+    │   ├── SignupRefusedError                 policy
+    │   ├── InvalidInviteError
+    │   ├── UntrustedProxyError                peer_address
+    │   ├── MissingIdentityHeaderError         header
+    │   └── AccountDisabledError               (header mode only; local mode says "invalid")
     ├── StorageError                           (wraps sqlite3.Error, ``raise ... from``)
     ├── ModelError                             provider
     │   ├── ModelHTTPError                     status_code, body
@@ -103,6 +120,130 @@ class StaleVersionError(ConflictError):
         )
         self.expected_version = expected_version
         self.actual_version = actual_version
+
+
+class UserNotFoundError(NotFoundError):
+    def __init__(self, user_id: str) -> None:
+        super().__init__("user", user_id)
+        self.user_id = user_id
+
+
+class InvalidUsernameError(InvalidInputError):
+    def __init__(self, username: object, reason: str) -> None:
+        super().__init__(f"{reason}: {username!r}")
+        self.username = username
+        self.reason = reason
+
+
+class InvalidPasswordError(InvalidInputError):
+    """A password the policy refuses. The message names the rule, never the password."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ConfigurationError(InvalidInputError):
+    """A setting that makes the server unsafe or unusable; raised before it serves anyone."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class LoopbackRequiredError(ConfigurationError):
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            "CHATS_AUTH",
+            f"CHATS_AUTH=none lets anyone who can reach the server use it without signing in, "
+            f"so the server must listen on a loopback address only (127.0.0.1, ::1 or "
+            f"localhost), not {host!r}. Listen on 127.0.0.1, or choose CHATS_AUTH=local.",
+        )
+        self.host = host
+
+
+class UsernameTakenError(ConflictError):
+    def __init__(self, username: str) -> None:
+        super().__init__(f"The username {username!r} is taken.")
+        self.username = username
+
+
+class LastAdminError(ConflictError):
+    def __init__(self, user_id: str) -> None:
+        super().__init__("This is the last active admin; make another admin first.")
+        self.user_id = user_id
+
+
+class AuthError(ChatsError):
+    """Sign-in, sign-up and permission refusals. Their text is written for the person."""
+
+
+class InvalidCredentialsError(AuthError):
+    """Unknown user, wrong password and disabled account all read the same (no enumeration)."""
+
+    MESSAGE = "Wrong username or password."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
+
+
+class ThrottledError(AuthError):
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"Too many attempts. Try again in {retry_after_s} seconds.")
+        self.retry_after_s = retry_after_s
+
+
+class PermissionDeniedError(AuthError):
+    def __init__(self, action: str) -> None:
+        super().__init__(f"Only an admin can {action}.")
+        self.action = action
+
+
+class InvalidSetupCodeError(AuthError):
+    def __init__(self) -> None:
+        super().__init__(
+            "The setup code is wrong, or the admin account exists already. "
+            "The code is printed in the console where the server was started."
+        )
+
+
+class SignupRefusedError(AuthError):
+    def __init__(self, policy: str) -> None:
+        reason = (
+            "Sign-up is closed; ask an admin for an account."
+            if policy == "closed"
+            else "Sign-up needs an invite link from an admin."
+        )
+        super().__init__(reason)
+        self.policy = policy
+
+
+class InvalidInviteError(AuthError):
+    def __init__(self) -> None:
+        super().__init__("This invite link is not valid: it was used, revoked or has expired.")
+
+
+class UntrustedProxyError(AuthError):
+    def __init__(self, peer_address: str) -> None:
+        super().__init__(
+            "This server signs people in through its proxy, and this connection did not come "
+            "through it. Open the app at the proxy's address."
+        )
+        self.peer_address = peer_address
+
+
+class MissingIdentityHeaderError(AuthError):
+    def __init__(self, header: str) -> None:
+        super().__init__(
+            f"The proxy did not say who you are (no {header} header). "
+            "Sign in at the proxy, then reload."
+        )
+        self.header = header
+
+
+class AccountDisabledError(AuthError):
+    def __init__(self) -> None:
+        super().__init__("This account is disabled. Ask an admin to enable it.")
 
 
 class StorageError(ChatsError):

@@ -24,3 +24,28 @@ class TestBadValues:
     def test_a_non_numeric_port_is_a_clear_error(self):
         with pytest.raises(ValueError, match="CHATS_FRONTEND_PORT must be an integer"):
             Settings.from_env({"CHATS_FRONTEND_PORT": "eighty"})
+
+
+class TestAccountSettings:
+    def test_accounts_default_to_local_sign_in_with_thirty_day_sessions(self):
+        settings = Settings.from_env({})
+        assert settings.auth_mode == "local"
+        assert settings.session_ttl_s == 30 * 24 * 3600
+        assert settings.password_hash_profile == "default"
+        assert (settings.auth_header, settings.trusted_proxies) == ("", ())
+
+    def test_header_mode_reads_its_header_and_proxy_list(self):
+        settings = Settings.from_env(
+            {
+                "CHATS_AUTH": "Header",
+                "CHATS_AUTH_HEADER": " Remote-User ",
+                "CHATS_TRUSTED_PROXIES": "10.0.0.0/8, ::1,,",
+            }
+        )
+        assert settings.auth_mode == "header"
+        assert settings.auth_header == "Remote-User"
+        assert settings.trusted_proxies == ("10.0.0.0/8", "::1")
+
+    def test_an_unknown_auth_mode_is_a_clear_error(self):
+        with pytest.raises(ValueError, match="CHATS_AUTH must be one of local, header, none"):
+            Settings.from_env({"CHATS_AUTH": "ldap"})

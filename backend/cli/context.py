@@ -1,0 +1,69 @@
+"""What every ``chats`` subcommand shares: the settings, the data folder, exit statuses, and
+how a refusal becomes a sentence on stderr.
+
+Exit statuses (the spec's): ``0`` success; ``1`` a partial result, some items refused, each
+named on stderr (a command with one item that is refused counts too: nothing was done);
+``2`` bad usage, which is what Click answers for unknown options and missing arguments, and
+what this CLI answers for input that can never be valid (a malformed username, a password
+the policy refuses, a bad setting in the environment).
+
+Subcommands open the stores they need through :class:`CliContext`, which closes them when the
+command ends. Each subcommand lives in its own module and registers itself in
+:mod:`backend.cli.main`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import click
+
+from backend.accounts import Accounts
+from backend.config import Settings
+from backend.errors import ChatsError, InvalidInputError
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_USAGE = 2
+
+
+class CliContext:
+    """The resolved settings of one ``chats`` invocation, and the stores it opened."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._accounts: Accounts | None = None
+
+    @classmethod
+    def from_options(cls, data_dir: Path | None) -> CliContext:
+        try:
+            settings = Settings.from_env()
+        except ValueError as exc:  # a malformed CHATS_* variable
+            raise click.UsageError(str(exc)) from exc
+        if data_dir is not None:
+            settings = dataclasses.replace(settings, data_dir=data_dir)
+        return cls(settings)
+
+    def accounts(self) -> Accounts:
+        if self._accounts is None:
+            self._accounts = Accounts(self.settings)
+        return self._accounts
+
+    def close(self) -> None:
+        if self._accounts is not None:
+            self._accounts.close()
+            self._accounts = None
+
+
+pass_cli = click.make_pass_decorator(CliContext)
+
+
+def exit_status_for(error: ChatsError) -> int:
+    return EXIT_USAGE if isinstance(error, InvalidInputError) else EXIT_PARTIAL
+
+
+def refuse(item: str, error: ChatsError) -> int:
+    """Name a refused item and why on stderr; return the exit status it calls for."""
+    click.echo(f"chats: {item}: {error}", err=True)
+    return exit_status_for(error)

@@ -1,0 +1,70 @@
+"""Fixtures for the accounts tests: cheap argon2 parameters, a controllable clock, a fresh
+``accounts.sqlite`` per test, and an admin to act with."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backend.accounts import CONSOLE_ACTOR, Accounts, User
+from backend.config import Settings
+
+START_MS = 1_800_000_000_000
+PASSWORD = "correct horse battery staple"
+ADDRESS = "192.0.2.10"
+
+
+class FakeClock:
+    """Milliseconds that only move when a test says so."""
+
+    def __init__(self, now: int = START_MS) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+    def advance_s(self, seconds: float) -> int:
+        self.now += int(seconds * 1000)
+        return self.now
+
+
+def make_settings(data_dir: Path, **changes: object) -> Settings:
+    base = Settings.from_env({"CHATS_PASSWORD_HASH_PROFILE": "cheapest"})
+    return dataclasses.replace(base, data_dir=data_dir, **changes)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def settings(data_dir: Path) -> Settings:
+    return make_settings(data_dir)
+
+
+@pytest.fixture
+def accounts(settings: Settings, clock: FakeClock) -> Iterator[Accounts]:
+    with Accounts(settings, clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def admin(accounts: Accounts) -> User:
+    return accounts.create_user(CONSOLE_ACTOR, "root-admin", PASSWORD, role="admin")
+
+
+@pytest.fixture
+def alice(accounts: Accounts, admin: User) -> User:
+    return accounts.create_user(admin.id, "alice", PASSWORD)
+
+
+def raw_rows(accounts: Accounts, sql: str) -> list[tuple]:
+    """Read ``accounts.sqlite`` through a connection of its own, as an attacker with the
+    file would."""
+    with sqlite3.connect(accounts.path) as conn:
+        return conn.execute(sql).fetchall()
