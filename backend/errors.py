@@ -16,11 +16,10 @@ CLI) can turn it into a sentence without parsing messages.
     ├── ConflictError
     │   └── StaleVersionError                  expected_version, actual_version
     ├── StorageError                           (wraps sqlite3.Error, ``raise ... from``)
-    ├── ModelError                             provider
-    │   ├── ModelHTTPError                     status_code, body
-    │   ├── ModelTimeoutError
-    │   └── ModelStreamError
-    └── RunCancelledError                      run_id
+    └── ModelError                             provider
+        ├── ModelHTTPError                     status_code, body
+        ├── ModelTimeoutError
+        └── ModelStreamError
 """
 
 from __future__ import annotations
@@ -129,9 +128,3 @@ class ModelTimeoutError(ModelError):
 
 class ModelStreamError(ModelError):
     """The stream broke off or carried something that is not the protocol."""
-
-
-class RunCancelledError(ChatsError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id!r} was cancelled")
-        self.run_id = run_id

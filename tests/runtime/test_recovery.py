@@ -25,8 +25,8 @@ import pytest
 
 from backend.chats import Chats
 from backend.runtime import RunEvent, RunStatus
+from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import may_be_running, process_owner
-from backend.runtime.runtime import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
@@ -133,7 +133,7 @@ class TestAReplyWhoseProcessStopped:
         ticket = await stopped.send_message(chat_id, "first")
         await hold.reached()
         waiting = await stopped.send_message(chat_id, "second")
-        for conv in stopped._conversations.values():  # it stops: nothing finalises the run
+        for conv in stopped._open_chats.values():  # it stops: nothing finalises the run
             conv.worker.cancel()
             conv.active.task.cancel()
         await asyncio.sleep(0.01)

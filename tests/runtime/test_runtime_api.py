@@ -421,7 +421,7 @@ class TestRecovery:
         await hold.reached()
         waiting = await crashed.send_message(chat_id, "second")
         # The process dies: nothing finalises the run; its worker is simply gone.
-        for conv in crashed._conversations.values():
+        for conv in crashed._open_chats.values():
             conv.worker.cancel()
             conv.active.task.cancel()
         await asyncio.sleep(0.01)
