@@ -33,11 +33,10 @@ CLI) can turn it into a sentence without parsing messages.
     │   ├── MissingIdentityHeaderError         header
     │   └── AccountDisabledError               (header mode only; local mode says "invalid")
     ├── StorageError                           (wraps sqlite3.Error, ``raise ... from``)
-    ├── ModelError                             provider
-    │   ├── ModelHTTPError                     status_code, body
-    │   ├── ModelTimeoutError
-    │   └── ModelStreamError
-    └── RunCancelledError                      run_id
+    └── ModelError                             provider
+        ├── ModelHTTPError                     status_code, body
+        ├── ModelTimeoutError
+        └── ModelStreamError
 """
 
 from __future__ import annotations
@@ -270,9 +269,3 @@ class ModelTimeoutError(ModelError):
 
 class ModelStreamError(ModelError):
     """The stream broke off or carried something that is not the protocol."""
-
-
-class RunCancelledError(ChatsError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id!r} was cancelled")
-        self.run_id = run_id

@@ -119,6 +119,11 @@ class Chat:
         return self._directory._sessions_of(self)
 
     @property
+    def database(self) -> Database:
+        """The chat file's database: other stores (the runtime's) commit with its messages."""
+        return self.sessions.database
+
+    @property
     def has_file(self) -> bool:
         """Whether the chat's file exists yet (``session`` creates it on first use)."""
         return self._directory._has_file(self)

@@ -1,10 +1,22 @@
 """The conversation runtime (seed 004): threads, session state, runs, streamed replies.
 
-Modules, one concern each:
+Modules, one concern each (a sent message walks them top to bottom):
 
+* ``runtime``      ``ChatRuntime``: the public async API the UI calls; a thin facade
+* ``ports``        ``DirectoryPort`` / ``ChatPort``: what the runtime needs from ``backend.chats``
+* ``open_chats``   per-chat runtime objects (``OpenChat``) and the cache that keeps them open
+* ``bindings``     the conversation record: owner, and the agent (version) it is bound to
+* ``run_queue``    enqueue, claim under a per-chat lease, one worker draining each busy chat
+* ``execute``      one run: gather material, stream, tool rounds, commit or fail
+* ``window``       the prompt's history window, the thread summary, the compaction trigger
+* ``retrieval``    past user messages quoted into a turn
+* ``turn``         a run's reply: what it accumulates and every write that saves it
+* ``titles``       after a turn: the sidebar preview and a title for an untitled chat
+* ``recovery``     runs of stopped processes failed as interrupted; other processes' runs followed
+* ``failures``     the sentences a failed run shows
 * ``records``      value types: ``Conversation``, ``RunRecord``, ``RunEvent``, ``SessionState``
 * ``agents``       versioned agent definitions and their registry (with a default agent)
-* ``state_schema`` pure validation of session-state documents (size, schema, no secrets)
+* ``state_schema`` pure validation of session-state documents (size, depth, schema, no secrets)
 * ``store``        SQL of the runtime tables, inside each chat's own SQLite file
 * ``state``        ``SessionStateStore`` (versioned get/put) and the run's typed handle
 * ``locks``        ``DistributedLockStore`` (per-conversation leases) + in-process store
@@ -12,7 +24,6 @@ Modules, one concern each:
 * ``prompt``       pure prompt assembly within the token budget
 * ``tools``        ``remember`` and ``update_session_state``; tool parts in AI SDK shape
 * ``compaction``   which summariser a conversation's compaction uses
-* ``runtime``      ``ChatRuntime``: the public async API the UI calls
 """
 
 from backend.runtime.agents import (

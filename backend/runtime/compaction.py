@@ -15,27 +15,24 @@ assistant tool call from its results); only the *summariser* differs:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from backend.models import ModelProvider, extractive_summary
 from backend.models.offline import SUMMARY_MAX_CHARS
 from backend.runtime.prompt import text_of
-from backend.sessions import is_compaction_message
+from backend.sessions import (
+    CompactionFunction,
+    CompactResult,
+    create_compact_function,
+    is_compaction_message,
+)
 
 SUMMARY_TIMEOUT_S = 120.0
 
-CompactFunction = Callable[[Sequence[Mapping[str, Any]]], Any]
-
 
 def compact_function_for(
-    model: ModelProvider,
-    *,
-    loop: asyncio.AbstractEventLoop,
-    keep_recent_tokens: int,
-    create_compact_function: Callable[..., CompactFunction],
-    compact_result: Callable[[str, str, str], Any],
-) -> CompactFunction:
+    model: ModelProvider, *, loop: asyncio.AbstractEventLoop, keep_recent_tokens: int
+) -> CompactionFunction:
     """The ``on_compaction`` function for a conversation answered by ``model``."""
     if not model.offline:
 
@@ -49,7 +46,7 @@ def compact_function_for(
     # messages ourselves. Its summarize() is called with a prompt we do not need.
     plan = create_compact_function(lambda _prompt: "range", keep_recent_tokens=keep_recent_tokens)
 
-    def extractive(messages: Sequence[Mapping[str, Any]]) -> Any:
+    def extractive(messages: list[dict[str, Any]]) -> CompactResult | None:
         chosen = plan(messages)
         if chosen is None:
             return None
@@ -62,9 +59,7 @@ def compact_function_for(
             if not is_compaction_message(m)
         ]
         previous = next((text_of(m) for m in messages if is_compaction_message(m)), "")
-        return compact_result(
-            chosen.from_message_id, chosen.to_message_id, _extend(previous, turns)
-        )
+        return CompactResult(chosen.from_message_id, chosen.to_message_id, _extend(previous, turns))
 
     return extractive
 

@@ -89,6 +89,11 @@ class InProcessLockStore:
             return lease[0] if lease else None
 
 
+def conversation_lock_key(chat_id: str) -> str:
+    """The lease key that serialises the runs of one conversation."""
+    return f"chats:conversation:{chat_id}"
+
+
 @contextlib.asynccontextmanager
 async def hold(
     store: DistributedLockStore,
@@ -132,4 +137,4 @@ def may_be_running(owner: str | None) -> bool:
     signatures: within a process, leases and the runtime's own bookkeeping decide. Otherwise
     the rule of :mod:`backend.storage.processes`.
     """
-    return bool(owner) and signer_state(owner) is Signer.ALIVE
+    return owner is not None and owner != "" and signer_state(owner) is Signer.ALIVE

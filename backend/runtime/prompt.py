@@ -53,6 +53,11 @@ def history_byte_budget(agent: AgentDefinition) -> int:
     return int(agent.model.context_tokens * (1 - REPLY_RESERVE) * CHARS_PER_TOKEN)
 
 
+def to_json(value: Any) -> str:
+    """The JSON text of a message or tool result, as sent and as measured against budgets."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def text_of(message: Mapping[str, Any]) -> str:
     """The plain text of a stored message (text parts joined)."""
     parts = message.get("parts") or []
@@ -99,7 +104,8 @@ def to_model_messages(message: Mapping[str, Any]) -> list[ModelMessage]:
             text.append(str(part.get("text", "")))
         elif kind.startswith("tool-") and part.get("toolCallId"):
             name = kind.removeprefix("tool-")
-            arguments = part.get("input") if isinstance(part.get("input"), dict) else {}
+            given = part.get("input")
+            arguments: dict[str, Any] = given if isinstance(given, dict) else {}
             call = ToolCall(str(part["toolCallId"]), name, arguments)
             calls.append(call)
             if part.get("state") == "output-error":

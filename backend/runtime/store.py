@@ -319,10 +319,6 @@ class RuntimeStore:
                 ) from exc
             return self.load_run(row["id"])
 
-    def peek_next_run(self, conversation_id: str) -> RunRecord | None:
-        row = self.db.query_one(_SELECT_NEXT_QUEUED, (conversation_id,))
-        return _run(row) if row else None
-
     def count_runs(self, conversation_id: str, status: RunStatus) -> int:
         row = self.db.query_one(_COUNT_RUNS, (conversation_id, status.value))
         return int(row[0]) if row else 0

@@ -20,14 +20,26 @@ def make_runtime(tmp_path, directory, model, **options: Any) -> ChatRuntime:
 
 
 async def events_until_done(
-    runtime: ChatRuntime, chat_id: str, run_id: str, *, after_seq: int = 0, timeout_s: float = 20
+    runtime: ChatRuntime,
+    chat_id: str,
+    run_id: str,
+    *,
+    after_seq: int = 0,
+    timeout_s: float = 20,
+    subscribed: asyncio.Event | None = None,
 ) -> list[RunEvent]:
-    """Every event of ``chat_id`` after ``after_seq`` up to ``run_id``'s terminal event."""
+    """Every event of ``chat_id`` after ``after_seq`` up to ``run_id``'s terminal event.
+
+    ``subscribed`` is set at the first event: the subscription is in place (and, for a
+    runtime's ``subscribe``, the chat's runs were looked at) from then on.
+    """
 
     async def collect() -> list[RunEvent]:
         seen: list[RunEvent] = []
         async for event in runtime.subscribe(chat_id, after_seq=after_seq):
             seen.append(event)
+            if subscribed is not None:
+                subscribed.set()
             if event.run_id == run_id and event.type in TERMINAL:
                 return seen
         return seen

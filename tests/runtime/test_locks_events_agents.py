@@ -72,15 +72,17 @@ class TestEventLog:
         log.publish("run.started", "r")
         log.publish("message.delta", "r", {"text": "a"})
         seen = []
+        replayed = asyncio.Event()
 
         async def follow():
             async for event in log.subscribe(after_seq=1):
                 seen.append((event.seq, event.type))
+                replayed.set()
                 if event.type == "run.completed":
                     return
 
         task = asyncio.ensure_future(follow())
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(replayed.wait(), 5)  # the replay is done: what follows is live
         log.publish("message.delta", "r", {"text": "b"})
         log.publish("run.completed", "r")
         await asyncio.wait_for(task, 5)
@@ -112,14 +114,20 @@ class TestEventLog:
 
     async def test_closing_ends_subscriptions(self):
         log = EventLog("c")
+        log.publish("run.started", "r")
+        following = asyncio.Event()
 
         async def drain():
-            return [e async for e in log.subscribe()]
+            seen = []
+            async for event in log.subscribe():
+                seen.append(event.seq)
+                following.set()
+            return seen
 
         task = asyncio.ensure_future(drain())
-        await asyncio.sleep(0.01)
+        await asyncio.wait_for(following.wait(), 5)  # it is subscribed and waiting for more
         log.close()
-        assert await asyncio.wait_for(task, 5) == []
+        assert await asyncio.wait_for(task, 5) == [1]
 
 
 class TestAgentRegistry:

@@ -25,8 +25,8 @@ import pytest
 
 from backend.chats import Chats
 from backend.runtime import RunEvent, RunStatus
+from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import may_be_running, process_owner
-from backend.runtime.runtime import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
@@ -68,8 +68,12 @@ def chats(tmp_path):
     directory.close()
 
 
-async def _first_failure(runtime, chat_id: str, run_id: str) -> RunEvent:
+async def _first_failure(
+    runtime, chat_id: str, run_id: str, subscribed: asyncio.Event | None = None
+) -> RunEvent:
     async for event in runtime.subscribe(chat_id):
+        if subscribed is not None:
+            subscribed.set()
         if event.run_id == run_id and event.type in ("run.failed", "run.completed"):
             return event
     raise AssertionError("the subscription ended")
@@ -94,12 +98,13 @@ class TestAReplyWhoseProcessStopped:
         try:
             line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), 15)
             run_id, assistant_id = line.split()
-            # Another worker of the same app starts watching while the reply streams there.
+            # Another worker of the same app opens the chat (which looks at its runs) and
+            # watches it while the reply streams there.
             runtime = make_runtime(tmp_path, chats, ScriptedModel())
-            watching = asyncio.ensure_future(_first_failure(runtime, chat_id, run_id))
-            await asyncio.sleep(0.3)
-            assert not watching.done(), "a live worker's reply was ended under it"
+            status = await runtime.run_status(chat_id)
+            assert status.running is not None and status.running.id == run_id
             assert _run_row(chats, chat_id, run_id).status == RunStatus.RUNNING
+            watching = asyncio.ensure_future(_first_failure(runtime, chat_id, run_id))
 
             writer.send_signal(signal.SIGKILL)  # the worker is restarted (a hot reload)
             writer.wait(10)
@@ -133,10 +138,11 @@ class TestAReplyWhoseProcessStopped:
         ticket = await stopped.send_message(chat_id, "first")
         await hold.reached()
         waiting = await stopped.send_message(chat_id, "second")
-        for conv in stopped._conversations.values():  # it stops: nothing finalises the run
-            conv.worker.cancel()
-            conv.active.task.cancel()
-        await asyncio.sleep(0.01)
+        # It stops: nothing finalises the run.
+        tasks = [t for c in stopped._open_chats.values() for t in (c.worker, c.active.task)]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         assert _run_row(chats, chat_id, ticket.run_id).status == RunStatus.RUNNING
 
         revived = make_runtime(tmp_path, chats, ScriptedModel("answer to second"))
@@ -158,9 +164,13 @@ class TestAReplyWhoseProcessStopped:
         runtime = make_runtime(tmp_path, chats, ScriptedModel(["one ", hold, "two"]))
         ticket = await runtime.send_message(chat_id, "hi")
         await hold.reached()
-        watchers = [asyncio.ensure_future(_first_failure(runtime, chat_id, ticket.run_id))]
-        watchers.append(asyncio.ensure_future(_first_failure(runtime, chat_id, ticket.run_id)))
-        await asyncio.sleep(0.05)
+        subscribed = [asyncio.Event(), asyncio.Event()]
+        watchers = [
+            asyncio.ensure_future(_first_failure(runtime, chat_id, ticket.run_id, event))
+            for event in subscribed
+        ]
+        # Each watcher has looked at the chat's runs once it sees the replayed events.
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in subscribed)), 5)
         hold.release()
         events = await asyncio.wait_for(asyncio.gather(*watchers), 5)
         assert [e.type for e in events] == ["run.completed", "run.completed"]

@@ -63,11 +63,11 @@ class TestStreaming:
         first_tab = (await runtime.run_status(chat_id)).last_seq
         assert first_tab >= 4  # queued, started, two deltas
 
-        async def second_tab():
-            return await events_until_done(runtime, chat_id, ticket.run_id, after_seq=2)
-
-        task = asyncio.ensure_future(second_tab())
-        await asyncio.sleep(0.02)
+        replaying = asyncio.Event()
+        task = asyncio.ensure_future(
+            events_until_done(runtime, chat_id, ticket.run_id, after_seq=2, subscribed=replaying)
+        )
+        await asyncio.wait_for(replaying.wait(), 5)
         hold.release()
         replayed = await task
         assert replayed[0].seq == 3
@@ -375,8 +375,11 @@ class TestDirectoryIntegration:
         runtime = make_runtime(tmp_path, chats, ScriptedModel([hold, "done"]))
         ticket = await runtime.send_message(chat_id, "hello")
         await hold.reached()
-        watching = asyncio.ensure_future(events_until_done(runtime, chat_id, ticket.run_id))
-        await asyncio.sleep(0.01)
+        subscribed = asyncio.Event()
+        watching = asyncio.ensure_future(
+            events_until_done(runtime, chat_id, ticket.run_id, subscribed=subscribed)
+        )
+        await asyncio.wait_for(subscribed.wait(), 5)
         handle = chats.get_chat(chat_id)  # a tab that still holds the chat
         chats.delete_chat(chat_id)
         hold.release()
@@ -421,10 +424,10 @@ class TestRecovery:
         await hold.reached()
         waiting = await crashed.send_message(chat_id, "second")
         # The process dies: nothing finalises the run; its worker is simply gone.
-        for conv in crashed._conversations.values():
-            conv.worker.cancel()
-            conv.active.task.cancel()
-        await asyncio.sleep(0.01)
+        tasks = [t for c in crashed._open_chats.values() for t in (c.worker, c.active.task)]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
         assert store.load_run(stuck.run_id).status == RunStatus.RUNNING
 

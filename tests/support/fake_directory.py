@@ -2,7 +2,9 @@
 
 For runtime tests that need to inject directory faults (shared memory unreachable, a search
 that throws) without depending on the directory's internals. It implements exactly the
-directory methods the runtime calls. Integration tests use the real ``Chats``.
+directory methods the runtime calls (:class:`backend.runtime.ports.DirectoryPort`, checked by
+mypy below, so the fake cannot drift from the contract). Integration tests use the real
+``Chats``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from backend.chats import ChatHit, ChatSummary
+from backend.runtime.ports import ChatPort, DirectoryPort
 from backend.sessions import Session, Sessions
+from backend.storage import Database
 
 
 @dataclass
@@ -22,20 +27,12 @@ class FakeChat:
     session: Session
     title: str = "New chat"
     preview: str = ""
+    generation: int = 1
+    has_file: bool = True  # the file is created with the chat
 
-
-@dataclass
-class Hit:
-    chat_id: str
-    message_id: str
-    snippet: str
-    rank: float
-
-
-@dataclass
-class Summary:
-    id: str
-    title: str
+    @property
+    def database(self) -> Database:
+        return self.sessions.database
 
 
 @dataclass
@@ -53,14 +50,14 @@ class FakeDirectory:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def create_chat(self, title: str | None = None) -> Summary:
+    def create_chat(self, title: str | None = None) -> ChatSummary:
         with self._lock:
             chat_id = f"chat{next(self._ids)}"
             sessions = Sessions(self.root / f"{chat_id}.sqlite")
             self._chats[chat_id] = FakeChat(
                 chat_id, sessions, sessions.session(), title or "New chat"
             )
-        return Summary(chat_id, title or "New chat")
+        return self.get_summary(chat_id)
 
     def get_chat(self, chat_id: str) -> FakeChat:
         with self._lock:
@@ -69,23 +66,31 @@ class FakeDirectory:
             raise KeyError(chat_id)
         return chat
 
-    def get_summary(self, chat_id: str) -> Summary:
-        return Summary(chat_id, self.get_chat(chat_id).title)
+    def get_summary(self, chat_id: str) -> ChatSummary:
+        chat = self.get_chat(chat_id)
+        return ChatSummary(
+            id=chat_id,
+            title=chat.title,
+            created_at=0,
+            updated_at=0,
+            last_message_preview=chat.preview or None,
+        )
 
-    def rename_chat(self, chat_id: str, title: str) -> Summary:
+    def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
         self.get_chat(chat_id).title = title
         self.renames.append((chat_id, title))
         return self.get_summary(chat_id)
 
-    def record_chat_turn(self, chat_id: str, preview: str) -> None:
+    def record_chat_turn(self, chat_id: str, preview: str) -> ChatSummary:
         self.get_chat(chat_id).preview = preview
         self.turns.append((chat_id, preview))
+        return self.get_summary(chat_id)
 
-    def search_messages(self, query: str, *, limit: int = 20) -> list[Hit]:
+    def search_messages(self, query: str, *, limit: int = 20) -> list[ChatHit]:
         if self.search_down:
             raise ConnectionError("search index unavailable")
         hits = [
-            Hit(chat.id, result.id, result.content, result.rank)
+            ChatHit(chat_id=chat.id, message_id=result.id, snippet=result.content, rank=result.rank)
             for chat in list(self._chats.values())
             for result in chat.session.search(query, limit=limit)
         ]
@@ -109,3 +114,10 @@ class FakeDirectory:
     def close(self) -> None:
         for chat in self._chats.values():
             chat.sessions.close()
+
+
+def _implements_the_ports(
+    directory: FakeDirectory, chat: FakeChat
+) -> tuple[DirectoryPort, ChatPort]:
+    """Never called: mypy checks that the fake satisfies the runtime's ports."""
+    return directory, chat

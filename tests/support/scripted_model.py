@@ -17,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
-from backend.models import Finish, ModelEvent, ModelRequest, TextDelta, ToolCall
+from backend.models import Finish, ModelEvent, ModelProvider, ModelRequest, TextDelta, ToolCall
 
 Step = Any
 Response = str | Sequence[Step]
@@ -95,7 +95,7 @@ class ScriptedModel:
             return self._complete_with(prompt)
         return self._complete_with
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncGenerator[ModelEvent, None]:
         self.requests.append(request)
         response = self._responses.popleft() if self._responses else self.default
         key = str(request.metadata.get("chat_id", ""))
@@ -128,3 +128,8 @@ def _steps(response: Response) -> list[Step]:
         words = response.split(" ")
         return [w if i == len(words) - 1 else w + " " for i, w in enumerate(words)]
     return list(response)
+
+
+def _implements_the_provider(model: ScriptedModel) -> ModelProvider:
+    """Never called: mypy checks that the scripted model satisfies ``ModelProvider``."""
+    return model

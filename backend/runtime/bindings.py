@@ -1,0 +1,79 @@
+"""The conversation record: which agent (and version) a chat is bound to, and who owns it.
+
+Seed 004: a conversation is bound to an agent; ``pinned`` runs exactly the recorded version
+on every resume, ``latest`` the newest at claim time. The record is created on first use with
+the runtime's default binding; an existing record keeps its binding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from backend.runtime.agents import AgentDefinition, AgentRegistry
+from backend.runtime.open_chats import OpenChat
+from backend.runtime.ports import DirectoryPort
+from backend.runtime.records import Conversation, VersionPolicy
+from backend.runtime.titles import chat_title
+
+
+class Bindings:
+    """Get-or-create the record of a chat, and resolve the agent a run uses."""
+
+    def __init__(
+        self,
+        directory: DirectoryPort,
+        agents: AgentRegistry,
+        *,
+        default_agent_id: str,
+        default_version_policy: VersionPolicy,
+        tenant_id: str,
+        owner_principal_id: str,
+        clock: Callable[[], int],
+    ) -> None:
+        self._directory = directory
+        self.agents = agents
+        self.default_agent_id = default_agent_id
+        self.default_version_policy: VersionPolicy = default_version_policy
+        self.tenant_id = tenant_id
+        self.owner_principal_id = owner_principal_id
+        self._clock = clock
+
+    def ensure_record(self, conv: OpenChat) -> Conversation:
+        record = conv.store.load_conversation(conv.chat_id)
+        if record is not None:
+            return record
+        agent = self.agents.get(self.default_agent_id)
+        pinned = self.default_version_policy == "pinned"
+        return conv.store.ensure_conversation(
+            conv.chat_id,
+            tenant_id=self.tenant_id,
+            owner_principal_id=self.owner_principal_id,
+            participant_ids=(self.owner_principal_id,),
+            agent_id=agent.id,
+            agent_version_policy=self.default_version_policy,
+            agent_version=agent.version if pinned else None,
+            title=chat_title(self._directory, conv.chat_id, default="") or "",
+            now=self._clock(),
+        )
+
+    def agent_for(self, record: Conversation) -> AgentDefinition:
+        if record.agent_version_policy == "pinned":
+            return self.agents.get(record.agent_id, record.agent_version)
+        return self.agents.get(record.agent_id)
+
+    def bind(self, conv: OpenChat, agent: AgentDefinition, policy: VersionPolicy) -> Conversation:
+        self.ensure_record(conv)
+        version = agent.version if policy == "pinned" else None
+        conv.store.update_binding(conv.chat_id, agent.id, policy, version, self._clock())
+        return self._reload(conv)
+
+    def set_archived(self, conv: OpenChat, archived: bool) -> Conversation:
+        self.ensure_record(conv)
+        now = self._clock()
+        conv.store.set_archived(conv.chat_id, now if archived else None, now)
+        return self._reload(conv)
+
+    def _reload(self, conv: OpenChat) -> Conversation:
+        record = conv.store.load_conversation(conv.chat_id)
+        assert record is not None  # ensured above, and records are never deleted
+        return record

@@ -1,0 +1,269 @@
+"""Executing one claimed run: gather the turn's material, stream, run tools, commit.
+
+A run streams up to ``MAX_TOOL_ROUNDS`` rounds of tool calls (the last round offers no
+tools, so the model must answer). Deltas are published as they arrive and the reply is
+checkpointed every ``checkpoint_interval_s``, so a crash loses at most that much of it.
+
+Frozen context: shared memory is read once per turn (fail-soft: unreachable memory means an
+empty block this turn), so a ``remember`` in another chat shows up at the next turn.
+
+Ends: success commits (see :mod:`backend.runtime.turn`) and publishes ``run.completed``; a
+cancel or a failure keeps the partial reply and publishes ``run.cancelled`` / ``run.failed``
+with a sentence from :mod:`backend.runtime.failures`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from backend.errors import ChatsError
+from backend.models import (
+    ContextItem,
+    Finish,
+    ModelMessage,
+    ModelProvider,
+    ModelRequest,
+    TextDelta,
+    ToolCall,
+)
+from backend.providers import RemoteContextProvider
+from backend.runtime.agents import MEMORY_LABEL, AgentDefinition
+from backend.runtime.failures import describe_failure
+from backend.runtime.open_chats import ActiveRun, OpenChat
+from backend.runtime.ports import DirectoryPort
+from backend.runtime.prompt import build_request, text_of, to_json
+from backend.runtime.records import RunRecord, RunStatus
+from backend.runtime.retrieval import Retriever
+from backend.runtime.state import SessionStateHandle
+from backend.runtime.titles import TurnFollowUp
+from backend.runtime.tools import Tool, ToolContext, run_tool, tool_part
+from backend.runtime.turn import Turn, TurnWriter
+from backend.runtime.window import HistoryWindow, Scan
+
+logger = logging.getLogger(__name__)
+
+MAX_TOOL_ROUNDS = 4
+# A streaming reply is saved this often, so a crash loses at most this much of it.
+DEFAULT_CHECKPOINT_INTERVAL_S = 2.0
+
+
+@dataclass
+class _Material:
+    """What a turn is built from, read once at its start."""
+
+    scan: Scan
+    user_text: str
+    memory: dict[str, str | None]
+    retrieved: list[ContextItem]
+    tools: dict[str, Tool]
+    context: ToolContext
+
+
+@dataclass(kw_only=True)
+class TurnExecutor:
+    """Runs one claimed run to its end (always published, always recorded)."""
+
+    directory: DirectoryPort
+    model: ModelProvider
+    tools: Mapping[str, Tool]
+    writer: TurnWriter
+    window: HistoryWindow
+    retriever: Retriever
+    follow_up: TurnFollowUp
+    checkpoint_interval_s: float
+
+    async def execute(
+        self, conv: OpenChat, active: ActiveRun, agent: AgentDefinition, handle: SessionStateHandle
+    ) -> None:
+        run = active.run
+        turn = Turn()
+        conv.publish(
+            "run.started",
+            run.id,
+            {
+                "user_message_id": run.user_message_id,
+                "assistant_message_id": run.assistant_message_id,
+                "agent_id": agent.id,
+                "agent_version": agent.version,
+                "model": self.model.name,
+            },
+        )
+        try:
+            material = await self._gather(conv, run, agent, handle)
+            await self._rounds(conv, run, agent, handle, material, turn)
+            active.committing = True
+            await asyncio.to_thread(self.writer.commit, conv, run, turn, handle)
+        except asyncio.CancelledError:
+            if not active.cancel_requested:
+                raise
+            active.committing = True
+            await self._fail(conv, run, turn, RunStatus.CANCELLED, None)
+            return
+        except Exception as exc:
+            active.committing = True
+            if not isinstance(exc, ChatsError):
+                logger.exception("run %s of chat %s failed", run.id, conv.chat_id)
+            await self._fail(conv, run, turn, RunStatus.FAILED, exc)
+            return
+        reply = turn.reply_text()
+        conv.publish(
+            "run.completed",
+            run.id,
+            {"assistant_message_id": run.assistant_message_id, "text": reply},
+        )
+        task = asyncio.ensure_future(
+            self.follow_up.after_completed(conv, reply, material.user_text)
+        )
+        conv.background.add(task)
+        task.add_done_callback(conv.background.discard)
+
+    async def _gather(
+        self, conv: OpenChat, run: RunRecord, agent: AgentDefinition, handle: SessionStateHandle
+    ) -> _Material:
+        scan = await self.window.read(conv, run, agent)
+        user_text = text_of(scan.window[-1]) if scan.window else ""
+        memory = await self._frozen_memory(agent)
+        retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text)
+        tools = {name: self.tools[name] for name in agent.tools if name in self.tools}
+        context = ToolContext(conv.chat_id, handle, self._remember_fn(agent))
+        return _Material(scan, user_text, memory, retrieved, tools, context)
+
+    async def _rounds(
+        self,
+        conv: OpenChat,
+        run: RunRecord,
+        agent: AgentDefinition,
+        handle: SessionStateHandle,
+        material: _Material,
+        turn: Turn,
+    ) -> None:
+        """Stream, run the tools the model called, and stream again with their results."""
+        extra: list[ModelMessage] = []
+        for round_no in range(MAX_TOOL_ROUNDS + 1):
+            offered = material.tools.values() if round_no < MAX_TOOL_ROUNDS else ()
+            request = build_request(
+                agent=agent,
+                history=material.scan.window,
+                tools=[tool.spec for tool in offered],
+                memory=material.memory,
+                retrieved=material.retrieved,
+                state=handle.data,
+                summary=material.scan.summary,
+                chat_id=conv.chat_id,
+                run_id=run.id,
+            )
+            if extra:
+                request = replace(request, messages=(*request.messages, *extra))
+            calls = await self._stream_once(conv, run, request, turn)
+            if not calls:
+                return
+            turn.flush_text()
+            results = [await self._call_tool(conv, run, material, call, turn) for call in calls]
+            extra += [ModelMessage("assistant", "", tool_calls=tuple(calls)), *results]
+
+    async def _call_tool(
+        self, conv: OpenChat, run: RunRecord, material: _Material, call: ToolCall, turn: Turn
+    ) -> ModelMessage:
+        conv.publish(
+            "tool.call",
+            run.id,
+            {
+                "assistant_message_id": run.assistant_message_id,
+                "type": f"tool-{call.name}",
+                "toolCallId": call.id,
+                "state": "input-available",
+                "input": call.arguments,
+            },
+        )
+        output, error = await run_tool(material.tools, material.context, call)
+        part = tool_part(call, output, error)
+        turn.parts.append(part)
+        conv.publish(
+            "tool.call", run.id, {"assistant_message_id": run.assistant_message_id, **part}
+        )
+        result = {"error": error} if error else output
+        return ModelMessage("tool", to_json(result), tool_call_id=call.id)
+
+    async def _stream_once(
+        self, conv: OpenChat, run: RunRecord, request: ModelRequest, turn: Turn
+    ) -> list[ToolCall]:
+        calls: list[ToolCall] = []
+        # aclosing: leaving early (Finish, cancel, error) closes the HTTP response at once
+        # instead of whenever the abandoned generator is collected.
+        async with contextlib.aclosing(self.model.stream(request)) as events:
+            async for event in events:
+                if isinstance(event, Finish):
+                    break
+                if isinstance(event, ToolCall):
+                    calls.append(event)
+                elif isinstance(event, TextDelta) and event.text:
+                    turn.text.append(event.text)
+                    conv.publish(
+                        "message.delta",
+                        run.id,
+                        {"message_id": run.assistant_message_id, "text": event.text},
+                    )
+                    if time.monotonic() - turn.checkpointed_at >= self.checkpoint_interval_s:
+                        turn.checkpointed_at = time.monotonic()
+                        await asyncio.to_thread(self.writer.checkpoint, conv, run, turn)
+        return calls
+
+    async def _fail(
+        self,
+        conv: OpenChat,
+        run: RunRecord,
+        turn: Turn,
+        status: RunStatus,
+        exc: BaseException | None,
+    ) -> None:
+        error = describe_failure(exc) if exc is not None else None
+        try:
+            await asyncio.shield(
+                asyncio.to_thread(self.writer.finish_unsuccessful, conv, run, turn, status, error)
+            )
+        except Exception:
+            logger.exception("could not record the end of run %s", run.id)
+        data: dict[str, Any] = {
+            "assistant_message_id": run.assistant_message_id,
+            "partial": bool(turn.all_parts()),
+        }
+        if status == RunStatus.FAILED:
+            data["error"] = error
+            data["error_type"] = type(exc).__name__ if exc is not None else ""
+            conv.publish("run.failed", run.id, data)
+        else:
+            conv.publish("run.cancelled", run.id, data)
+        with contextlib.suppress(Exception):
+            await self.follow_up.record_turn(conv, turn.reply_text())
+
+    async def _frozen_memory(self, agent: AgentDefinition) -> dict[str, str | None]:
+        """Each context block read once for the whole turn; unreachable → empty (fail-soft)."""
+        memory: dict[str, str | None] = {}
+        for block in agent.context_blocks:
+            provider = self._context_provider(block.label)
+            try:
+                memory[block.label] = await asyncio.to_thread(provider.get)
+            except Exception:  # get() is fail-soft already; belt and braces for adapters
+                memory[block.label] = None
+        return memory
+
+    def _remember_fn(self, agent: AgentDefinition) -> Callable[[str], Awaitable[None]]:
+        label = agent.context_blocks[0].label if agent.context_blocks else MEMORY_LABEL
+        provider = self._context_provider(label)
+
+        async def remember(fact: str) -> None:
+            await asyncio.to_thread(provider.append, f"- {fact}\n")
+
+        return remember
+
+    def _context_provider(self, label: str) -> RemoteContextProvider:
+        """A fail-soft view of one shared-context block of the directory (RFC edge cases 7-10)."""
+        provider = RemoteContextProvider(self.directory)
+        provider.init(label)
+        return provider

@@ -1,0 +1,42 @@
+"""The sentences a failed run shows the user (``run.failed`` ``error``, the reply's metadata).
+
+Errors are defined once in :mod:`backend.errors`; turning one into words for the UI happens
+here only, so every way a run can end badly reads the same wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import json
+
+from backend.errors import ChatsError, ModelError, ModelHTTPError, ModelTimeoutError
+
+INTERRUPTED_ERROR = "The app stopped while this reply was being written."
+# How much of a model server's error body a sentence quotes.
+MAX_DETAIL_CHARS = 300
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A sentence for the UI."""
+    if isinstance(exc, ModelHTTPError):
+        return f"The model server answered HTTP {exc.status_code}: {_error_detail(exc.body)}"
+    if isinstance(exc, ModelTimeoutError):
+        return f"The model did not answer in time. ({exc})"
+    if isinstance(exc, ModelError):
+        return f"The model failed: {exc}"
+    if isinstance(exc, ChatsError):
+        return str(exc)
+    return f"Unexpected error: {type(exc).__name__}: {exc}"
+
+
+def _error_detail(body: str) -> str:
+    """The ``error.message`` of an OpenAI-style error body, else the body's start."""
+    try:
+        parsed = json.loads(body)
+    except (ValueError, TypeError):
+        return body.strip()[:MAX_DETAIL_CHARS] or "no details"
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])[:MAX_DETAIL_CHARS]
+    if isinstance(error, str):
+        return error[:MAX_DETAIL_CHARS]
+    return body.strip()[:MAX_DETAIL_CHARS]

@@ -1,0 +1,135 @@
+"""The runtime's per-chat objects, and the cache that keeps the busy ones open.
+
+An :class:`OpenChat` is what the runtime holds for one chat while it works on it: the chat's
+session and file, the runtime tables of that file, the chat's :class:`EventLog`, its worker
+and the run it is executing. (The stored record is :class:`~backend.runtime.records.
+Conversation`; this is the live side.)
+
+:class:`OpenChats` pins at most ``MAX_IDLE_CONVERSATIONS`` idle chats beyond the busy ones
+(least recently used released first); event logs outlive their chat's entry, so a watcher
+can replay a reply that ended after the entry was released. Opening is single-flight: two
+callers opening one chat at once get the same entry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.runtime.events import EventLog
+from backend.runtime.ports import ChatPort
+from backend.runtime.records import EventType, RunRecord
+from backend.runtime.state import SessionStateStore
+from backend.runtime.store import RuntimeStore
+from backend.sessions import Session
+from backend.storage import Database
+
+MAX_IDLE_CONVERSATIONS = 32
+
+
+@dataclass
+class ActiveRun:
+    """The run a chat is executing right now, in this runtime."""
+
+    run: RunRecord
+    task: asyncio.Task[None] | None = None
+    cancel_requested: bool = False
+    committing: bool = False
+
+
+@dataclass
+class OpenChat:
+    """Per-chat runtime objects: the chat's session and file, runtime tables, event log."""
+
+    chat_id: str
+    chat: ChatPort
+    session: Session
+    database: Database
+    store: RuntimeStore
+    states: SessionStateStore
+    events: EventLog
+    worker: asyncio.Task[None] | None = None
+    pending: bool = False
+    active: ActiveRun | None = None
+    # Post-turn work (preview, title) runs beside the queue, not inside the run's lease.
+    background: set[asyncio.Task[None]] = field(default_factory=set)
+    # The agent version whose budget the installed compaction function was built for.
+    compaction_for: tuple[str, int] | None = None
+    # Compaction id -> children of its last covered message (see window.scan_recent).
+    boundaries: dict[str, list[str]] = field(default_factory=dict)
+
+    def publish(self, type: EventType, run_id: str, data: dict[str, Any]) -> None:
+        self.events.publish(type, run_id, data)
+
+    def is_idle(self) -> bool:
+        return (
+            self.active is None
+            and (self.worker is None or self.worker.done())
+            and not self.background
+        )
+
+
+class OpenChats:
+    """Open chats by id (LRU), their event logs, and single-flight opening."""
+
+    def __init__(self, *, max_state_bytes: int, clock: Callable[[], int]) -> None:
+        self._max_state_bytes = max_state_bytes
+        self._clock = clock
+        self._open: OrderedDict[str, OpenChat] = OrderedDict()
+        self._event_logs: dict[str, EventLog] = {}
+        self._opening: dict[str, asyncio.Future[OpenChat]] = {}
+
+    def event_log(self, chat_id: str) -> EventLog:
+        return self._event_logs.setdefault(chat_id, EventLog(chat_id))
+
+    def event_logs(self) -> list[EventLog]:
+        return list(self._event_logs.values())
+
+    def values(self) -> list[OpenChat]:
+        return list(self._open.values())
+
+    def __contains__(self, chat_id: str) -> bool:
+        return chat_id in self._open
+
+    def current(self, chat_id: str, chat: ChatPort) -> OpenChat | None:
+        """The open entry of ``chat`` if it is of the same generation (marked recently used)."""
+        conv = self._open.get(chat_id)
+        if conv is None or conv.chat.generation != chat.generation:
+            return None
+        self._open.move_to_end(chat_id)
+        return conv
+
+    async def open(self, chat_id: str, chat: ChatPort) -> tuple[OpenChat, bool]:
+        """The entry of ``chat``, built (in a worker thread) if needed: (entry, built now)."""
+        pending = self._opening.get(chat_id)
+        if pending is not None:
+            return await asyncio.shield(pending), False
+        future: asyncio.Future[OpenChat] = asyncio.get_running_loop().create_future()
+        self._opening[chat_id] = future
+        try:
+            conv = await asyncio.to_thread(self._build, chat_id, chat)
+            self._open[chat_id] = conv
+            future.set_result(conv)
+            self._release_idle()
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: the caller below re-raises it
+            raise
+        finally:
+            self._opening.pop(chat_id, None)
+        return conv, True
+
+    def _build(self, chat_id: str, chat: ChatPort) -> OpenChat:
+        session = chat.session  # opens (creates) the file first
+        database = chat.database
+        store = RuntimeStore(database)
+        states = SessionStateStore(store, max_bytes=self._max_state_bytes, clock=self._clock)
+        return OpenChat(chat_id, chat, session, database, store, states, self.event_log(chat_id))
+
+    def _release_idle(self) -> None:
+        idle = [chat_id for chat_id, conv in self._open.items() if conv.is_idle()]
+        for chat_id in idle[: max(0, len(self._open) - MAX_IDLE_CONVERSATIONS)]:
+            del self._open[chat_id]

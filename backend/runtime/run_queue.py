@@ -1,0 +1,193 @@
+"""The per-conversation run queue: enqueue, claim under a lease, drain one run at a time.
+
+Invariants (seed 004):
+
+* **Nothing the user wrote is lost.** :meth:`RunQueue.enqueue` stores the user message, an
+  empty assistant placeholder (``metadata.status == "queued"``) and the queued run in one
+  transaction *before* any model is called.
+* **Placeholders keep order.** Because the placeholder is stored at enqueue time, a message
+  sent while a reply is streaming is appended *after* that reply on the same branch.
+* **Serialised per conversation.** At most one running run (also a database invariant, so it
+  holds across processes); runs are claimed oldest enqueue first, whichever process claims.
+  The run reads its agent and session state at claim time.
+
+One worker task per busy chat drains the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from backend.runtime.agents import AgentDefinition
+from backend.runtime.bindings import Bindings
+from backend.runtime.execute import TurnExecutor
+from backend.runtime.locks import DistributedLockStore, conversation_lock_key, hold
+from backend.runtime.open_chats import ActiveRun, OpenChat
+from backend.runtime.records import RunKind, RunRecord, RunStatus, RunTicket
+from backend.runtime.recovery import Recovery
+from backend.runtime.state import SessionStateHandle
+from backend.runtime.turn import Turn, TurnWriter
+
+logger = logging.getLogger(__name__)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A user message to store with its run: the message, and where it goes on the tree."""
+
+    message: dict[str, Any]
+    parent_id: str | None = None
+    root: bool = False  # a new root (an edit of the first message), even without a parent
+
+
+@dataclass(kw_only=True)
+class RunQueue:
+    """Enqueues runs and runs one worker per busy chat."""
+
+    bindings: Bindings
+    executor: TurnExecutor
+    recovery: Recovery
+    writer: TurnWriter
+    locks: DistributedLockStore
+    owner: str
+    # Signs the runs this runtime claims, so another process can tell whether it is alive.
+    claimant: str
+    lease_ttl_s: float
+    clock: Callable[[], int]
+    closed: bool = False
+
+    async def enqueue(
+        self,
+        conv: OpenChat,
+        kind: RunKind,
+        *,
+        user_message_id: str,
+        new_message: NewMessage | None = None,
+    ) -> RunTicket:
+        """Store ``new_message`` (if any), the placeholder and the run; then wake the worker."""
+        run_id = new_id("run")
+        assistant_id = new_id("msg")
+
+        def write() -> RunRecord:
+            agent = self.bindings.agent_for(self.bindings.ensure_record(conv))
+            placeholder = {
+                "id": assistant_id,
+                "role": "assistant",
+                "parts": [],
+                "metadata": {"status": "queued", "runId": run_id},
+            }
+            with conv.database.transaction():
+                if new_message is not None:
+                    _append_user_message(conv, new_message)
+                conv.session.append_message(placeholder, parent_id=user_message_id)
+                return conv.store.enqueue_run(
+                    run_id=run_id,
+                    conversation_id=conv.chat_id,
+                    kind=kind,
+                    user_message_id=user_message_id,
+                    assistant_message_id=assistant_id,
+                    agent_id=agent.id,
+                    agent_version=agent.version,
+                    now=self.clock(),
+                )
+
+        run = await asyncio.to_thread(write)
+        conv.publish(
+            "run.queued",
+            run.id,
+            {
+                "kind": kind.value,
+                "user_message_id": user_message_id,
+                "assistant_message_id": assistant_id,
+            },
+        )
+        self.wake(conv)
+        return RunTicket(conv.chat_id, run.id, user_message_id, assistant_id)
+
+    async def cancel_queued(self, conv: OpenChat, run: RunRecord) -> bool:
+        done = await asyncio.to_thread(
+            self.writer.finish_unsuccessful, conv, run, Turn(), RunStatus.CANCELLED, None
+        )
+        if done:
+            conv.publish(
+                "run.cancelled",
+                run.id,
+                {"assistant_message_id": run.assistant_message_id, "partial": False},
+            )
+        return done
+
+    def wake(self, conv: OpenChat) -> None:
+        conv.pending = True
+        if conv.worker is None or conv.worker.done():
+            conv.worker = asyncio.ensure_future(self._drain(conv))
+
+    async def _drain(self, conv: OpenChat) -> None:
+        # One lease owner per worker: even two workers of this process (a conversation
+        # rebuilt while an old handle still drains) never run a turn at the same time.
+        owner = f"{self.owner}:{uuid.uuid4().hex[:8]}"
+        try:
+            while not self.closed:
+                conv.pending = False
+                key = conversation_lock_key(conv.chat_id)
+                async with hold(self.locks, key, owner, ttl_s=self.lease_ttl_s):
+                    ran = await self._claim_and_execute(conv)
+                if not ran and not conv.pending:
+                    return
+        except Exception:
+            logger.exception("run worker of chat %s failed", conv.chat_id)
+
+    async def _claim_and_execute(self, conv: OpenChat) -> bool:
+        claimed = await asyncio.to_thread(self._claim, conv)
+        if claimed is None:
+            return False
+        run, agent, handle = claimed
+        active = ActiveRun(run)
+        conv.active = active
+        active.task = asyncio.ensure_future(self.executor.execute(conv, active, agent, handle))
+        try:
+            await asyncio.shield(active.task)
+        finally:
+            conv.active = None
+        return True
+
+    def _claim(
+        self, conv: OpenChat
+    ) -> tuple[RunRecord, AgentDefinition, SessionStateHandle] | None:
+        """Claim the oldest queued run and read what it runs with (agent, state) — one go."""
+        agent = self.bindings.agent_for(self.bindings.ensure_record(conv))
+        with conv.database.transaction():
+            run = conv.store.claim_next_run(
+                conv.chat_id,
+                agent_id=agent.id,
+                agent_version=agent.version,
+                now=self.clock(),
+                claimed_by=self.claimant,
+            )
+            if run is None:
+                return None
+            handle = conv.states.open(conv.chat_id, agent.state_schema)
+            conv.store.set_last_run(conv.chat_id, run.id, self.clock())
+            placeholder = conv.session.get_message(run.assistant_message_id)
+            if placeholder is not None:
+                metadata = dict(placeholder.get("metadata") or {})
+                metadata.update(status="running", runId=run.id)
+                conv.session.update_message({**placeholder, "metadata": metadata})
+        return run, agent, handle
+
+
+def _append_user_message(conv: OpenChat, new: NewMessage) -> None:
+    if new.root:
+        conv.session.append_message(new.message, parent_id=None)
+    elif new.parent_id is not None:
+        conv.session.append_message(new.message, parent_id=new.parent_id)
+    else:
+        conv.session.append_message(new.message)

@@ -1,0 +1,96 @@
+"""After a completed turn: the sidebar preview, and a title for a chat that has none yet.
+
+This work runs beside the run queue, not inside the run's lease: the reply is committed
+already, and a slow or failing title model must neither delay the next run nor fail this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from backend.chats.text import DEFAULT_TITLE_PREFIX
+from backend.errors import ModelError
+from backend.models import ModelProvider, heuristic_title
+from backend.runtime.open_chats import OpenChat
+from backend.runtime.ports import DirectoryPort
+from backend.runtime.records import RunStatus
+
+logger = logging.getLogger(__name__)
+
+PREVIEW_CHARS = 140
+MAX_TITLE_CHARS = 60
+TITLE_TIMEOUT_S = 30
+# How much of the first exchange the title prompt quotes, per side.
+TITLE_PROMPT_CHARS = 1000
+TITLE_PROMPT = (
+    "Write a short title (at most six words, no quotes, no trailing punctuation) for a chat "
+    "that starts like this.\n\nUser: {user}\n\nAssistant: {reply}\n\nTitle:"
+)
+
+
+class TurnFollowUp:
+    """Preview and title updates of the directory after a turn."""
+
+    def __init__(
+        self, directory: DirectoryPort, model: ModelProvider, clock: Callable[[], int]
+    ) -> None:
+        self._directory = directory
+        self._model = model
+        self._clock = clock
+
+    async def after_completed(self, conv: OpenChat, reply: str, user_text: str) -> None:
+        try:
+            await self.record_turn(conv, reply or user_text)
+            if await asyncio.to_thread(self._wants_title, conv):
+                title = await self._title(user_text, reply)
+                await asyncio.to_thread(self._set_title, conv, title)
+        except Exception:  # the reply is committed; sidebar niceties must not fail it
+            logger.warning("post-turn update failed for chat %s", conv.chat_id, exc_info=True)
+
+    async def record_turn(self, conv: OpenChat, text: str) -> None:
+        preview = " ".join(text.split())[:PREVIEW_CHARS]
+        await asyncio.to_thread(self._directory.record_chat_turn, conv.chat_id, preview)
+
+    async def _title(self, user_text: str, reply: str) -> str:
+        fallback = heuristic_title(user_text or reply)
+        if self._model.offline:
+            return fallback
+        try:
+            prompt = TITLE_PROMPT.format(
+                user=user_text[:TITLE_PROMPT_CHARS], reply=reply[:TITLE_PROMPT_CHARS]
+            )
+            raw = await asyncio.wait_for(self._model.complete(prompt), timeout=TITLE_TIMEOUT_S)
+        except (ModelError, TimeoutError):
+            return fallback
+        title = " ".join(raw.split()).strip(" \"'“”.").removeprefix("Title:").strip()
+        return title[:MAX_TITLE_CHARS] or fallback
+
+    def _wants_title(self, conv: OpenChat) -> bool:
+        """After the first completed exchange, while the chat still has a default title.
+
+        A title the user chose (at creation or by renaming, even mid-reply) is never replaced.
+        """
+        if conv.store.count_runs(conv.chat_id, RunStatus.COMPLETED) != 1:
+            return False
+        current = chat_title(self._directory, conv.chat_id, default=None)
+        return current is not None and _is_default_title(current)
+
+    def _set_title(self, conv: OpenChat, title: str) -> None:
+        self._directory.rename_chat(conv.chat_id, title)
+        conv.store.set_title(conv.chat_id, title, self._clock())
+
+
+def chat_title(
+    directory: DirectoryPort, chat_id: str, default: str | None = "another chat"
+) -> str | None:
+    """The chat's title as the directory has it; ``default`` when it cannot tell."""
+    try:
+        return str(directory.get_summary(chat_id).title)
+    except Exception:  # a deleted chat, a directory without summaries: no title to show
+        return default
+
+
+def _is_default_title(title: str) -> bool:
+    return not title.strip() or title.startswith(DEFAULT_TITLE_PREFIX) or title == "New chat"

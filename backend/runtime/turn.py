@@ -1,0 +1,115 @@
+"""A run's reply: what it accumulates while it streams, and the writes that save it.
+
+Every write of a reply goes through :class:`TurnWriter`, so the assistant message always has
+the same shape (``metadata = {"status", "runId", "model", "agent", "error"?}``) whoever
+writes it: a checkpoint, the final commit, a failure, a cancel or a recovery.
+
+Atomicity: the commit writes the final message, the staged session state and the run record
+in one transaction of the chat's file; a failure finishes the run and keeps the partial
+reply in one transaction, and only if the run was still open (a late writer never
+overwrites an end).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.runtime.open_chats import OpenChat
+from backend.runtime.records import RunRecord, RunStatus
+from backend.runtime.state import SessionStateHandle
+
+
+@dataclass
+class Turn:
+    """What one run accumulates while it streams."""
+
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    text: list[str] = field(default_factory=list)
+    checkpointed_at: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def saved(cls, message: dict[str, Any] | None) -> Turn:
+        """The turn as a stored reply holds it (what a checkpoint saved)."""
+        parts = (message or {}).get("parts") or []
+        return cls(parts=[dict(p) for p in parts if isinstance(p, dict)])
+
+    def flush_text(self) -> None:
+        if self.text:
+            self.parts.append({"type": "text", "text": "".join(self.text)})
+            self.text = []
+
+    def all_parts(self) -> list[dict[str, Any]]:
+        parts = list(self.parts)
+        if self.text:
+            parts.append({"type": "text", "text": "".join(self.text)})
+        return parts
+
+    def reply_text(self) -> str:
+        return "".join(str(p.get("text", "")) for p in self.all_parts() if p.get("type") == "text")
+
+
+class TurnWriter:
+    """Writes a run's reply message (synchronous: called from worker threads)."""
+
+    def __init__(self, model_name: str, clock: Callable[[], int]) -> None:
+        self._model_name = model_name
+        self._clock = clock
+
+    def checkpoint(self, conv: OpenChat, run: RunRecord, turn: Turn) -> None:
+        """Save the reply so far (status still ``running``) while the run is still running.
+
+        The check and the write share a transaction, so a checkpoint that loses the race with
+        the run's end (a cancel, a failure) never overwrites the final state.
+        """
+        message = self.final_message(run, turn, {"status": "running"})
+        with conv.database.transaction():
+            if conv.store.load_run(run.id).status == RunStatus.RUNNING:
+                conv.session.update_message(message)
+
+    def commit(
+        self, conv: OpenChat, run: RunRecord, turn: Turn, handle: SessionStateHandle
+    ) -> None:
+        """Final message + session state + run record: one transaction, all or nothing."""
+        message = self.final_message(run, turn, {"status": "completed"})
+        now = self._clock()
+        with conv.database.transaction():
+            conv.session.update_message(message)
+            handle.commit()
+            conv.store.finish_run(run.id, RunStatus.COMPLETED, now=now)
+            conv.store.set_last_run(conv.chat_id, run.id, now)
+
+    def finish_unsuccessful(
+        self,
+        conv: OpenChat,
+        run: RunRecord,
+        turn: Turn,
+        status: RunStatus,
+        error: str | None,
+    ) -> bool:
+        """Keep the partial reply, marked; state changes of an unfinished turn are dropped.
+
+        False if the run had already finished (nothing is written then).
+        """
+        extra: dict[str, Any] = {"status": status.value}
+        if error:
+            extra["error"] = error
+        message = self.final_message(run, turn, extra)
+        with conv.database.transaction():
+            finished = conv.store.finish_run(run.id, status, now=self._clock(), error=error)
+            if finished:
+                conv.session.update_message(message)
+        return finished
+
+    def final_message(self, run: RunRecord, turn: Turn, extra: dict[str, Any]) -> dict[str, Any]:
+        metadata = {"runId": run.id, "model": self._model_name, **extra}
+        if run.agent_id:
+            metadata["agent"] = f"{run.agent_id}@{run.agent_version}"
+        return {
+            "id": run.assistant_message_id,
+            "role": "assistant",
+            "parts": turn.all_parts(),
+            "metadata": metadata,
+        }
