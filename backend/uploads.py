@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import puremagic
 
@@ -103,3 +104,20 @@ def decode_image_url(url: str, limits: AttachmentLimits) -> Upload:
     if media_type not in IMAGE_TYPES:
         raise InvalidInputError(f"An attached file is not a {IMAGE_TYPE_NAMES} image.")
     return Upload("image", media_type, data)
+
+
+def image_file_parts(
+    urls: Sequence[str], kept: Sequence[Mapping[str, Any]], limits: AttachmentLimits
+) -> list[dict[str, Any]]:
+    """AI SDK file parts for images sent with a message, after every check above.
+
+    ``kept`` are file parts the message already carries (an edit keeps its images): they count
+    towards the message's limits. Each new part names the *sniffed* media type.
+    """
+    uploads = [decode_image_url(url, limits) for url in urls]
+    kept_sizes = [len(str(p.get("url", ""))) * 3 // 4 for p in kept if p.get("type") == "file"]
+    check_message_files([*kept_sizes, *(len(u.data) for u in uploads)], limits)
+    return [
+        {"type": "file", "mediaType": u.media_type, "url": f"data:{u.media_type};base64,{payload}"}
+        for u, payload in zip(uploads, (url.partition(",")[2] for url in urls), strict=True)
+    ]

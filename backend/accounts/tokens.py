@@ -37,10 +37,13 @@ def new_setup_code() -> str:
     return "-".join(groups)
 
 
+_LOOKALIKES = str.maketrans("oil", "011")
+
+
 def normalize_setup_code(typed: str) -> str:
     """Forgive case, spaces and dashes, and the letters people mistake for digits."""
     cleaned = "".join(ch for ch in typed.lower() if ch.isalnum())
-    return cleaned.translate(str.maketrans({"o": "0", "i": "1", "l": "1"}))
+    return cleaned.translate(_LOOKALIKES)
 
 
 def hash_setup_code(code: str) -> str:

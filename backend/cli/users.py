@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import click
 
-from backend.accounts import CONSOLE_ACTOR, User
+from backend.accounts import CONSOLE_ACTOR, Role, User
 from backend.cli.context import EXIT_OK, CliContext, pass_cli, refuse
 from backend.errors import ChatsError, UserNotFoundError
 
@@ -36,7 +36,7 @@ def users() -> None:
 def add(cli: CliContext, username: str, admin: bool, password_stdin: bool) -> None:
     """Create the account USERNAME."""
     password = _read_password(password_stdin)
-    role = "admin" if admin else "user"
+    role: Role = "admin" if admin else "user"
     try:
         user = cli.accounts().create_user(CONSOLE_ACTOR, username, password, role)
     except ChatsError as exc:

@@ -91,6 +91,7 @@ from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
 from backend.runtime.window import HistoryWindow, path_head
+from backend.uploads import image_file_parts
 
 logger = logging.getLogger(__name__)
 
@@ -438,9 +439,7 @@ class ChatRuntime:
         if size > self.settings.max_message_bytes:
             raise InputTooLargeError("message", size, self.settings.max_message_bytes)
         parts: list[dict[str, Any]] = [dict(p) for p in attachments]
-        for url in images:
-            media_type = url[5:].split(";", 1)[0] if url.startswith("data:") else "image/*"
-            parts.append({"type": "file", "mediaType": media_type, "url": url})
+        parts += image_file_parts(images, attachments, self.settings.attachment_limits)
         if text.strip():
             parts.append({"type": "text", "text": text})
         if not parts:
