@@ -18,7 +18,7 @@ CLI) can turn it into a sentence without parsing messages.
     ├── StorageError                           (wraps sqlite3.Error, ``raise ... from``)
     ├── ModelError                             provider
     │   ├── ModelHTTPError                     status_code, body
-    │   ├── ModelTimeoutError                  limit ("idle" | "total"), seconds
+    │   ├── ModelTimeoutError                  limit ("connect" | "idle" | "total"), seconds
     │   └── ModelStreamError
     │       └── ModelProtocolError
     └── RunCancelledError                      run_id
@@ -125,9 +125,9 @@ class ModelHTTPError(ModelError):
 
 
 class ModelTimeoutError(ModelError):
-    """The model took too long. ``limit`` says which limit: ``"idle"`` (no data for
-    ``seconds``) or ``"total"`` (the whole reply took longer than ``seconds``); empty when
-    the cause is not known (a provider that only knows the transport gave up)."""
+    """The model took too long. ``limit`` says which limit: ``"connect"`` (no connection
+    within ``seconds``), ``"idle"`` (no data for ``seconds``) or ``"total"`` (the whole reply
+    took longer than ``seconds``); empty when a provider cannot tell."""
 
     def __init__(
         self, message: str, *, provider: str = "", limit: str = "", seconds: float | None = None
