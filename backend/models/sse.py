@@ -5,7 +5,8 @@ library's line iterator, which buffers a line whole however long it is (a 200 MB
 800 MB of memory). Invariants:
 
 * No line is held past ``max_line_bytes``: the unfinished tail of the stream is checked on
-  every read, so a line that never ends fails as soon as it passes the limit.
+  every read, so a line that never ends fails as soon as it passes the limit. The same limit
+  holds for an event's data (many ``data:`` lines and no blank line to end the event).
 * Each line must be UTF-8; anything else is a :class:`backend.errors.ModelProtocolError`,
   never a silently replaced character in the reply.
 * Lines end in ``\\n``, ``\\r\\n`` or ``\\r`` (all three are standard), also when a ``\\r\\n``
@@ -29,6 +30,7 @@ class SSEParser:
         self._tail = bytearray()  # the line being received, not yet ended
         self._skip_lf = False  # the last read ended in "\r": a leading "\n" belongs to it
         self._data: list[str] = []
+        self._data_bytes = 0  # of the event being received
         self._started = False
 
     def feed(self, chunk: bytes) -> list[str]:
@@ -67,8 +69,7 @@ class SSEParser:
             self._tail.clear()
             self._line(tail)
         if self._data:
-            payloads.append("\n".join(self._data))
-            self._data = []
+            payloads.append(self._dispatch())
         return payloads
 
     def _line(self, raw: bytes) -> str | None:
@@ -84,21 +85,25 @@ class SSEParser:
             self._started = True
             line = line.removeprefix("\ufeff")
         if not line:
-            if not self._data:
-                return None
-            payload = "\n".join(self._data)
-            self._data = []
-            return payload
+            return self._dispatch() if self._data else None
         if line.startswith(":"):  # a comment, e.g. a keep-alive
             return None
         name, _, value = line.partition(":")
         if name == "data":
+            self._data_bytes += len(raw)
+            self._check_length(self._data_bytes, "an event")
             self._data.append(value[1:] if value.startswith(" ") else value)
         return None
 
-    def _check_length(self, size: int) -> None:
+    def _dispatch(self) -> str:
+        payload = "\n".join(self._data)
+        self._data = []
+        self._data_bytes = 0
+        return payload
+
+    def _check_length(self, size: int, what: str = "a line") -> None:
         if size > self._max_line_bytes:
             raise ModelProtocolError(
-                f"model stream sent a line longer than {self._max_line_bytes:,} bytes",
+                f"model stream sent {what} longer than {self._max_line_bytes:,} bytes",
                 provider=self._provider,
             )

@@ -53,7 +53,8 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """End of a response; ``reason`` as the server said (``stop``, ``tool_calls``, ``length``)."""
+    """End of a response; ``reason`` as the server said (``stop``, ``tool_calls``, ``length``),
+    or :data:`REPLY_CUT_REASON` when the client cut the reply at its size limit."""
 
     reason: str
     usage: Usage | None = None

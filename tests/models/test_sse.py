@@ -64,6 +64,21 @@ class TestBadBytes:
     def test_a_line_of_exactly_the_limit_is_accepted(self):
         assert parse(b"data: " + b"x" * 994 + b"\n\n", max_line_bytes=1000) == ["x" * 994]
 
+    def test_an_event_whose_data_lines_never_end_fails_at_the_same_limit(self):
+        parser = SSEParser(max_line_bytes=1000)
+        with pytest.raises(ModelProtocolError, match="an event longer than 1,000 bytes"):
+            for _ in range(100):
+                parser.feed(b"data: " + b"x" * 90 + b"\n")  # short lines, no blank line
+
+    @given(st.lists(st.binary(max_size=40), max_size=8))
+    def test_any_bytes_give_text_payloads_or_a_protocol_error(self, chunks):
+        parser = SSEParser(max_line_bytes=64)
+        try:
+            payloads = [p for chunk in chunks for p in parser.feed(chunk)] + parser.close()
+        except ModelProtocolError:
+            return
+        assert all(isinstance(payload, str) for payload in payloads)
+
     def test_bytes_that_are_not_utf8_are_a_protocol_error(self):
         with pytest.raises(ModelProtocolError, match="UTF-8"):
             parse(b"data: caf\xe9\n\n")
