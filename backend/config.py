@@ -11,8 +11,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from backend.uploads import AttachmentLimits
+
+_N = TypeVar("_N", int, float)
 
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
 DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
@@ -22,6 +25,13 @@ DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
 DEFAULT_SESSION_TTL_S = 30 * 24 * 3600
 AUTH_MODES = ("local", "header", "none")
 PASSWORD_HASH_PROFILES = ("default", "cheapest")
+# Model client limits: a model server is untrusted input (see backend.models.openai_compatible).
+DEFAULT_MODEL_TIMEOUT_S = 60.0  # idle: longest wait for the next data event
+DEFAULT_MODEL_TOTAL_TIMEOUT_S = 15 * 60.0  # a slow local model writing a long answer fits
+DEFAULT_MODEL_MAX_REPLY_BYTES = 1024 * 1024  # about 250k words; longer replies are cut
+# One SSE line carries one chunk; some servers send a whole reply as one chunk, JSON-escaped
+# (up to 6 bytes per character as \uXXXX), so the line limit stays well above the reply cap.
+DEFAULT_MODEL_MAX_LINE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +44,7 @@ class Settings:
     model_base_url: str
     model_api_key: str
     model_name: str
-    model_timeout_s: float
+    model_timeout_s: float  # idle limit: no data event for this long fails the reply
     offline_chunk_delay_s: float | None  # None: the offline assistant's own reading pace
     max_message_bytes: int
     max_attachment_bytes: int
@@ -43,6 +53,9 @@ class Settings:
     redis_url: str
     max_attachments_per_message: int = DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE
     max_message_attachment_bytes: int = DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES
+    model_total_timeout_s: float = DEFAULT_MODEL_TOTAL_TIMEOUT_S
+    model_max_reply_bytes: int = DEFAULT_MODEL_MAX_REPLY_BYTES
+    model_max_line_bytes: int = DEFAULT_MODEL_MAX_LINE_BYTES
     expose_worker_id: bool = False  # tests only: shows which worker process serves a tab
     auth_mode: str = "local"  # one of AUTH_MODES
     auth_header: str = ""  # header mode: the header that names the person
@@ -73,7 +86,9 @@ class Settings:
             model_base_url=env.get("CHATS_MODEL_BASE_URL", "").rstrip("/"),
             model_api_key=env.get("CHATS_MODEL_API_KEY", ""),
             model_name=env.get("CHATS_MODEL", ""),
-            model_timeout_s=_float(env, "CHATS_MODEL_TIMEOUT_S", 60.0),
+            model_timeout_s=_float(
+                env, "CHATS_MODEL_TIMEOUT_S", DEFAULT_MODEL_TIMEOUT_S, positive=True
+            ),
             offline_chunk_delay_s=(
                 _float(env, "CHATS_OFFLINE_CHUNK_DELAY_S", 0.0)
                 if env.get("CHATS_OFFLINE_CHUNK_DELAY_S")
@@ -93,6 +108,15 @@ class Settings:
             ),
             max_message_attachment_bytes=_int(
                 env, "CHATS_MAX_MESSAGE_ATTACHMENT_BYTES", DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES
+            ),
+            model_total_timeout_s=_float(
+                env, "CHATS_MODEL_TOTAL_TIMEOUT_S", DEFAULT_MODEL_TOTAL_TIMEOUT_S, positive=True
+            ),
+            model_max_reply_bytes=_int(
+                env, "CHATS_MODEL_MAX_REPLY_BYTES", DEFAULT_MODEL_MAX_REPLY_BYTES, positive=True
+            ),
+            model_max_line_bytes=_int(
+                env, "CHATS_MODEL_MAX_LINE_BYTES", DEFAULT_MODEL_MAX_LINE_BYTES, positive=True
             ),
             expose_worker_id=env.get("CHATS_EXPOSE_WORKER_ID", "") == "1",
             auth_mode=_choice(env, "CHATS_AUTH", AUTH_MODES),
@@ -119,21 +143,30 @@ def _choice(env: Mapping[str, str], key: str, choices: tuple[str, ...]) -> str:
     return raw
 
 
-def _int(env: Mapping[str, str], key: str, default: int) -> int:
+def _int(env: Mapping[str, str], key: str, default: int, *, positive: bool = False) -> int:
     raw = env.get(key, "")
     if not raw:
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise ValueError(f"{key} must be an integer, got {raw!r}") from exc
+    return _checked_positive(key, value) if positive else value
 
 
-def _float(env: Mapping[str, str], key: str, default: float) -> float:
+def _float(env: Mapping[str, str], key: str, default: float, *, positive: bool = False) -> float:
     raw = env.get(key, "")
     if not raw:
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError as exc:
         raise ValueError(f"{key} must be a number, got {raw!r}") from exc
+    return _checked_positive(key, value) if positive else value
+
+
+def _checked_positive(key: str, value: _N) -> _N:
+    # A limit of 0 would fail every reply; "no limit" is not offered on purpose.
+    if not value > 0:  # also rejects NaN
+        raise ValueError(f"{key} must be positive, got {value!r}")
+    return value

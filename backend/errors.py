@@ -35,8 +35,9 @@ CLI) can turn it into a sentence without parsing messages.
     ├── StorageError                           (wraps sqlite3.Error, ``raise ... from``)
     └── ModelError                             provider
         ├── ModelHTTPError                     status_code, body
-        ├── ModelTimeoutError
+        ├── ModelTimeoutError                  limit ("connect" | "idle" | "total"), seconds
         └── ModelStreamError
+            └── ModelProtocolError
 """
 
 from __future__ import annotations
@@ -264,8 +265,26 @@ class ModelHTTPError(ModelError):
 
 
 class ModelTimeoutError(ModelError):
-    pass
+    """The model took too long. ``limit`` says which limit: ``"connect"`` (no connection
+    within ``seconds``), ``"idle"`` (no data for ``seconds``) or ``"total"`` (the whole reply
+    took longer than ``seconds``); empty when a provider cannot tell."""
+
+    def __init__(
+        self, message: str, *, provider: str = "", limit: str = "", seconds: float | None = None
+    ) -> None:
+        super().__init__(message, provider=provider)
+        self.limit = limit
+        self.seconds = seconds
 
 
 class ModelStreamError(ModelError):
-    """The stream broke off or carried something that is not the protocol."""
+    """The stream broke off, or carried something that is not the protocol (a subclass)."""
+
+
+class ModelProtocolError(ModelStreamError):
+    """The server sent something the protocol does not allow: bytes that are not UTF-8, a line
+    longer than the limit, a payload that is not JSON or has a field of the wrong type.
+
+    A subclass of :class:`ModelStreamError`, so code that handles a broken stream handles
+    this too; it exists so a malformed reply can be told apart from one that was cut off.
+    """

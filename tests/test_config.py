@@ -4,7 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from backend.config import DEFAULT_MAX_MESSAGE_BYTES, Settings
+from backend.config import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MODEL_MAX_LINE_BYTES,
+    DEFAULT_MODEL_MAX_REPLY_BYTES,
+    DEFAULT_MODEL_TOTAL_TIMEOUT_S,
+    Settings,
+)
 
 
 class TestDefaults:
@@ -49,3 +55,40 @@ class TestAccountSettings:
     def test_an_unknown_auth_mode_is_a_clear_error(self):
         with pytest.raises(ValueError, match="CHATS_AUTH must be one of local, header, none"):
             Settings.from_env({"CHATS_AUTH": "ldap"})
+
+
+class TestModelLimits:
+    def test_the_model_limits_have_safe_defaults(self):
+        settings = Settings.from_env({})
+        assert settings.model_timeout_s == 60
+        assert settings.model_total_timeout_s == DEFAULT_MODEL_TOTAL_TIMEOUT_S
+        assert settings.model_max_reply_bytes == DEFAULT_MODEL_MAX_REPLY_BYTES == 1024 * 1024
+        assert settings.model_max_line_bytes == DEFAULT_MODEL_MAX_LINE_BYTES
+        # A server may send a whole reply in one chunk: the line limit must let the reply
+        # limit be reached (and the reply be cut) rather than fail first.
+        assert settings.model_max_line_bytes > 2 * settings.model_max_reply_bytes
+
+    def test_the_model_limits_are_read_from_the_environment(self):
+        settings = Settings.from_env(
+            {
+                "CHATS_MODEL_TOTAL_TIMEOUT_S": "120.5",
+                "CHATS_MODEL_MAX_REPLY_BYTES": "2048",
+                "CHATS_MODEL_MAX_LINE_BYTES": "8192",
+            }
+        )
+        assert settings.model_total_timeout_s == 120.5
+        assert settings.model_max_reply_bytes == 2048
+        assert settings.model_max_line_bytes == 8192
+
+    @pytest.mark.parametrize(
+        "key",
+        [
+            "CHATS_MODEL_TIMEOUT_S",
+            "CHATS_MODEL_TOTAL_TIMEOUT_S",
+            "CHATS_MODEL_MAX_REPLY_BYTES",
+            "CHATS_MODEL_MAX_LINE_BYTES",
+        ],
+    )
+    def test_a_limit_of_zero_or_less_is_a_clear_error(self, key):
+        with pytest.raises(ValueError, match=f"{key} must be positive"):
+            Settings.from_env({key: "0"})

@@ -17,6 +17,7 @@ from backend.models.openai_compatible import OpenAICompatibleProvider
 from backend.models.openai_wire import StreamDecoder, request_body
 from backend.models.provider import ModelProvider, provider_from_settings
 from backend.models.types import (
+    REPLY_CUT_REASON,
     ContextItem,
     ContextSection,
     Finish,
@@ -27,11 +28,13 @@ from backend.models.types import (
     ToolCall,
     ToolSpec,
     Usage,
+    reply_cut_marker,
 )
 
 __all__ = [
     "OFFLINE_LABEL",
     "REMEMBER_TOOL",
+    "REPLY_CUT_REASON",
     "ContextItem",
     "ContextSection",
     "Finish",
@@ -50,5 +53,6 @@ __all__ = [
     "heuristic_title",
     "keywords",
     "provider_from_settings",
+    "reply_cut_marker",
     "request_body",
 ]

@@ -2,14 +2,23 @@
 
 Works against Ollama (``http://localhost:11434/v1``), vLLM, llama.cpp's server and hosted
 APIs: it only relies on the common subset of the protocol (see
-:mod:`backend.models.openai_wire`). This module owns the I/O and the error mapping:
+:mod:`backend.models.openai_wire`). This module owns the I/O, the limits and the error
+mapping. The server is untrusted input: whatever it sends, the reply ends in bounded time
+and memory, with an event or a ``ModelError``:
 
-* HTTP status >= 400 → :class:`ModelHTTPError` (status and body kept for the UI).
-* No connection within ``connect_timeout_s``, or no bytes for ``read_timeout_s`` between two
-  chunks (an idle timeout, not a total deadline: a long answer that keeps streaming is fine)
-  → :class:`ModelTimeoutError`.
-* A body that is not the protocol, or that breaks off before the response finished →
-  :class:`ModelStreamError`. Unreachable server → :class:`ModelError`.
+* HTTP status >= 400 → :class:`ModelHTTPError` (status and the body's start kept for the UI).
+* Idle limit (``idle_timeout_s``, setting ``CHATS_MODEL_TIMEOUT_S``): the longest wait for
+  the next *data* event, from the request to the first one and between two. SSE comments
+  (``: keep-alive``) and blank lines do not count, or a server could keep a dead reply open
+  forever. Time the caller spends between two events does not count either: the limit is
+  about the server, not a slow consumer. Total limit (``total_timeout_s``): the whole reply,
+  from the request on. Either → :class:`ModelTimeoutError` whose ``limit`` says which.
+* Size limits: no SSE line is buffered past ``max_line_bytes`` (see
+  :mod:`backend.models.sse`) → :class:`ModelProtocolError`; a reply past ``max_reply_bytes``
+  is cut with a visible marker and ``Finish(REPLY_CUT_REASON)`` (not an error), and the
+  response is closed at once.
+* A body that is not the protocol → :class:`ModelProtocolError`; one that breaks off before
+  the response finished → :class:`ModelStreamError`. Unreachable server → :class:`ModelError`.
 
 One pooled ``httpx.AsyncClient`` per event loop: a client is bound to the loop that created
 it, and the provider is shared by conversations that may run on different loops (tests, the
@@ -27,9 +36,17 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from backend.config import Settings
+from backend.config import (
+    DEFAULT_MODEL_MAX_LINE_BYTES,
+    DEFAULT_MODEL_MAX_REPLY_BYTES,
+    DEFAULT_MODEL_TIMEOUT_S,
+    DEFAULT_MODEL_TOTAL_TIMEOUT_S,
+    Settings,
+)
 from backend.errors import ModelError, ModelHTTPError, ModelStreamError, ModelTimeoutError
+from backend.models.deadlines import Limit, ReplyDeadlines
 from backend.models.openai_wire import StreamDecoder, request_body
+from backend.models.sse import SSEParser
 from backend.models.types import ModelEvent, ModelMessage, ModelRequest, TextDelta
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
@@ -44,7 +61,10 @@ class OpenAICompatibleProvider:
     model: str
     api_key: str = ""
     connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S
-    read_timeout_s: float = 60.0
+    idle_timeout_s: float = DEFAULT_MODEL_TIMEOUT_S
+    total_timeout_s: float = DEFAULT_MODEL_TOTAL_TIMEOUT_S
+    max_line_bytes: int = DEFAULT_MODEL_MAX_LINE_BYTES
+    max_reply_bytes: int = DEFAULT_MODEL_MAX_REPLY_BYTES
     offline: bool = False
     _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False
@@ -57,7 +77,10 @@ class OpenAICompatibleProvider:
             model=settings.model_name or "default",
             api_key=settings.model_api_key,
             connect_timeout_s=min(DEFAULT_CONNECT_TIMEOUT_S, settings.model_timeout_s),
-            read_timeout_s=settings.model_timeout_s,
+            idle_timeout_s=settings.model_timeout_s,
+            total_timeout_s=settings.model_total_timeout_s,
+            max_line_bytes=settings.model_max_line_bytes,
+            max_reply_bytes=settings.model_max_reply_bytes,
         )
 
     @property
@@ -81,10 +104,12 @@ class OpenAICompatibleProvider:
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None or client.is_closed:
+            # The socket-level read limit is the idle limit too: a silent socket has no data
+            # events either. stream() adds the limits a socket cannot see.
             timeout = httpx.Timeout(
                 connect=self.connect_timeout_s,
-                read=self.read_timeout_s,
-                write=self.read_timeout_s,
+                read=self.idle_timeout_s,
+                write=self.idle_timeout_s,
                 pool=self.connect_timeout_s,
             )
             client = httpx.AsyncClient(timeout=timeout)
@@ -99,33 +124,56 @@ class OpenAICompatibleProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = request_body(request, default_model=self.model)
-        headers = {"Accept": "text/event-stream"}
+        # identity: a compressed body could inflate past every limit in a single read.
+        headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/chat/completions"
-        decoder = StreamDecoder(provider=self.model)
+        decoder = StreamDecoder(provider=self.model, max_reply_bytes=self.max_reply_bytes)
+        parser = SSEParser(max_line_bytes=self.max_line_bytes, provider=self.model)
+        deadlines = ReplyDeadlines(self.idle_timeout_s, self.total_timeout_s, self._timeout_error)
+        client = self._client()
         try:
-            async with self._client().stream("POST", url, json=body, headers=headers) as response:
+            response = await deadlines.read(
+                client.send(
+                    client.build_request("POST", url, json=body, headers=headers), stream=True
+                )
+            )
+            try:
                 if response.status_code >= 400:
-                    raw = await _read_capped(response)
+                    raw = await deadlines.read(_read_capped(response))
                     raise ModelHTTPError(
                         response.status_code,
                         raw.decode("utf-8", "replace"),
                         provider=self.model,
                     )
-                async for data in _sse_data(response.aiter_lines()):
+                chunks = response.aiter_bytes()
+                while (chunk := await deadlines.read(anext(chunks, None))) is not None:
+                    payloads = parser.feed(chunk)
+                    for data in payloads:
+                        for event in decoder.feed(data):
+                            yield event
+                        if decoder.done:
+                            return  # finally closes the response: nothing more is read
+                    if payloads:
+                        deadlines.data_arrived()  # after the caller took the events
+                for data in parser.close():
                     for event in decoder.feed(data):
                         yield event
-                    if decoder.done:
-                        return
-            for event in decoder.finish():
-                yield event
-        except httpx.TimeoutException as exc:
+                for event in decoder.finish():
+                    yield event
+            finally:
+                await response.aclose()
+        except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise ModelTimeoutError(
-                f"model server at {self.base_url} did not answer in time "
-                f"({type(exc).__name__}; idle limit {self.read_timeout_s:g}s)",
+                f"model server at {self.base_url} did not accept a connection within "
+                f"{self.connect_timeout_s:g}s",
                 provider=self.model,
+                limit="connect",
+                seconds=self.connect_timeout_s,
             ) from exc
+        except httpx.TimeoutException as exc:  # the socket was silent: no data either
+            raise self._timeout_error("idle") from exc
         except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
             raise ModelStreamError(
                 f"model stream from {self.base_url} broke off: {exc}", provider=self.model
@@ -138,6 +186,25 @@ class OpenAICompatibleProvider:
             raise ModelError(
                 f"model request to {self.base_url} failed: {exc}", provider=self.model
             ) from exc
+        finally:
+            deadlines.close()
+
+    def _timeout_error(self, limit: Limit) -> ModelTimeoutError:
+        if limit == "total":
+            detail = f"the reply took longer than the total limit of {self.total_timeout_s:g}s"
+            seconds = self.total_timeout_s
+        else:
+            detail = (
+                f"no data for {self.idle_timeout_s:g}s, the idle limit "
+                "(keep-alive comments do not count)"
+            )
+            seconds = self.idle_timeout_s
+        return ModelTimeoutError(
+            f"model server at {self.base_url} did not answer in time: {detail}",
+            provider=self.model,
+            limit=limit,
+            seconds=seconds,
+        )
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
@@ -148,21 +215,3 @@ async def _read_capped(response: httpx.Response) -> bytes:
         if len(collected) >= MAX_ERROR_BODY_BYTES:
             break
     return bytes(collected[:MAX_ERROR_BODY_BYTES])
-
-
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Server-sent events → the ``data`` of each event (multi-line data joined by ``\\n``)."""
-    buffer: list[str] = []
-    async for line in lines:
-        if not line:
-            if buffer:
-                yield "\n".join(buffer)
-                buffer = []
-            continue
-        if line.startswith(":"):  # comment / keep-alive
-            continue
-        field_name, _, value = line.partition(":")
-        if field_name == "data":
-            buffer.append(value[1:] if value.startswith(" ") else value)
-    if buffer:
-        yield "\n".join(buffer)

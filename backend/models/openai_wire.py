@@ -13,20 +13,39 @@ Decoding rules (what Ollama, vLLM, llama.cpp and hosted APIs have in common):
   index order, when the response finishes; their arguments must decode to a JSON object.
 * ``finish_reason`` may come on the last content chunk or on a chunk of its own; ``usage`` may
   come on a trailing chunk with no choices. ``[DONE]`` ends the stream.
-* A payload that is not JSON, an ``error`` object in the stream, or a stream that ends without
-  ``[DONE]`` and without a ``finish_reason`` is a :class:`backend.errors.ModelStreamError`.
+* Every field is checked for its JSON type before use (``null`` counts as absent). A payload
+  that is not JSON, a field of the wrong type at any level, a negative or non-integer
+  ``index`` or token count, or text that no database could store (lone surrogates) is a
+  :class:`backend.errors.ModelProtocolError`, never an ``AttributeError`` from inside.
+* An ``error`` object in the stream, or a stream that ends without ``[DONE]`` and without a
+  ``finish_reason``, is a :class:`backend.errors.ModelStreamError` (the reply broke off).
+* The reply is capped at ``max_reply_bytes`` (UTF-8 bytes of text plus tool-call fragments):
+  the text is cut at a character boundary, the marker of :func:`reply_cut_marker` follows,
+  then ``Finish(REPLY_CUT_REASON)``; tool calls of a cut reply are dropped.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from backend.errors import ModelStreamError
-from backend.models.types import Finish, ModelEvent, ModelRequest, TextDelta, ToolCall, Usage
+from backend.config import DEFAULT_MODEL_MAX_REPLY_BYTES
+from backend.errors import ModelProtocolError, ModelStreamError
+from backend.models.types import (
+    REPLY_CUT_REASON,
+    Finish,
+    ModelEvent,
+    ModelRequest,
+    TextDelta,
+    ToolCall,
+    Usage,
+    reply_cut_marker,
+)
 
 DONE_SENTINEL = "[DONE]"
+MAX_TOOL_CALLS = 64  # per response; a server inventing thousands of indexes is broken
 
 
 def request_body(request: ModelRequest, *, default_model: str) -> dict[str, Any]:
@@ -86,11 +105,15 @@ class StreamDecoder:
 
     ``feed`` returns the events a payload produced (text deltas at once; tool calls and the
     finish only at the end). ``finish`` is called when the byte stream ends and returns the
-    remaining events or raises if the stream was cut.
+    remaining events or raises if the stream was cut. Once :attr:`done`, stop reading.
     """
 
-    def __init__(self, *, provider: str = "") -> None:
+    def __init__(
+        self, *, provider: str = "", max_reply_bytes: int = DEFAULT_MODEL_MAX_REPLY_BYTES
+    ) -> None:
         self._provider = provider
+        self._max_reply_bytes = max_reply_bytes
+        self._reply_bytes = 0
         self._calls: dict[int, _PartialCall] = {}
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
@@ -99,7 +122,7 @@ class StreamDecoder:
 
     @property
     def done(self) -> bool:
-        """True once ``[DONE]`` arrived: nothing after it is read."""
+        """True once the response is over (``[DONE]``, or cut at the size limit)."""
         return self._done
 
     def feed(self, data: str) -> list[ModelEvent]:
@@ -111,41 +134,38 @@ class StreamDecoder:
             return self._final_events()
         if not data:
             return []
-        try:
-            chunk = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise ModelStreamError(
-                f"model stream carried a payload that is not JSON: {data[:120]!r}",
-                provider=self._provider,
-            ) from exc
-        if not isinstance(chunk, dict):
-            raise self._error(f"model stream carried a non-object payload: {data[:120]!r}")
-        if "error" in chunk:
-            error = chunk["error"]
+        chunk = self._json_object(data, "a payload of the model stream")
+        error = chunk.get("error")
+        if error is not None:
             detail = error.get("message") if isinstance(error, dict) else error
-            raise self._error(f"model server reported an error mid-stream: {detail}")
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            self._usage = Usage(
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
+            raise ModelStreamError(
+                f"model server reported an error mid-stream: {str(detail)[:300]}",
+                provider=self._provider,
             )
+        usage = _typed(chunk, "usage", dict, "chunk", self._error)
+        if usage is not None:
+            self._usage = Usage(
+                prompt_tokens=self._count(usage, "prompt_tokens"),
+                completion_tokens=self._count(usage, "completion_tokens"),
+            )
+        choices = _typed(chunk, "choices", list, "chunk", self._error)
+        if not choices:
+            return []
+        choice = choices[0]  # we never ask for n > 1
+        if not isinstance(choice, dict):
+            raise self._error(f"model stream chunk has a malformed choice: {_kind(choice)}")
         events: list[ModelEvent] = []
-        choices = chunk.get("choices") or []
-        if not isinstance(choices, list):
-            raise self._error("model stream chunk has a malformed 'choices' field")
-        for choice in choices[:1]:  # we never ask for n > 1
-            if not isinstance(choice, dict):
-                raise self._error("model stream chunk has a malformed choice")
-            delta = choice.get("delta") or {}
-            content = delta.get("content")
-            if isinstance(content, str) and content:
-                events.append(TextDelta(content))
-            for fragment in delta.get("tool_calls") or []:
-                self._absorb_tool_fragment(fragment)
-            reason = choice.get("finish_reason")
-            if reason:
-                self._finish_reason = str(reason)
+        delta = _typed(choice, "delta", dict, "choice", self._error) or {}
+        content = _typed(delta, "content", str, "delta", self._error)
+        if content:
+            events += self._text(content)
+        for fragment in _typed(delta, "tool_calls", list, "delta", self._error) or ():
+            if self._done:
+                break
+            events += self._absorb_tool_fragment(fragment)
+        reason = _typed(choice, "finish_reason", str, "choice", self._error)
+        if reason and not self._done:
+            self._finish_reason = reason
         return events
 
     def finish(self) -> list[ModelEvent]:
@@ -153,26 +173,82 @@ class StreamDecoder:
         if self._done:
             return []
         if self._finish_reason is None:
-            raise self._error("model stream ended before the response finished (no [DONE])")
+            raise ModelStreamError(
+                "model stream ended before the response finished (no [DONE])",
+                provider=self._provider,
+            )
         # Some servers omit [DONE] after a finish_reason; the response itself is complete.
         self._done = True
         return self._final_events()
 
-    def _absorb_tool_fragment(self, fragment: Any) -> None:
+    def _json_object(self, raw: str, what: str) -> dict[str, Any]:
+        try:
+            value = json.loads(raw)
+        # ValueError: also a number past Python's 4,300-digit limit; RecursionError: nesting.
+        except (ValueError, RecursionError) as exc:
+            raise self._error(f"{what} is not JSON: {raw[:120]!r}") from exc
+        if not isinstance(value, dict):
+            raise self._error(f"{what} is not a JSON object: {raw[:120]!r}")
+        return value
+
+    def _text(self, text: str) -> list[ModelEvent]:
+        size = self._size(text, "text")
+        room = self._max_reply_bytes - self._reply_bytes
+        if size <= room:
+            self._reply_bytes += size
+            return [TextDelta(text)]
+        # "ignore" drops only a character the cut would split: the kept text stays whole.
+        return self._cut(text.encode("utf-8")[:room].decode("utf-8", "ignore"))
+
+    def _cut(self, last_text: str) -> list[ModelEvent]:
+        """The reply passed the size limit: end it here, visibly, without its tool calls
+        (their arguments may be incomplete, and a cut reply should not act)."""
+        self._done = self._emitted_final = True
+        self._calls.clear()
+        events: list[ModelEvent] = [TextDelta(last_text)] if last_text else []
+        events.append(TextDelta(reply_cut_marker(self._max_reply_bytes)))
+        events.append(Finish(REPLY_CUT_REASON, self._usage))
+        return events
+
+    def _absorb_tool_fragment(self, fragment: Any) -> list[ModelEvent]:
         if not isinstance(fragment, dict):
-            raise self._error("model stream carried a malformed tool-call fragment")
-        index = fragment.get("index", len(self._calls) if fragment.get("id") else 0)
-        partial = self._calls.setdefault(int(index), _PartialCall())
-        if fragment.get("id"):
-            partial.id = str(fragment["id"])
-        function = fragment.get("function") or {}
-        if function.get("name"):
-            partial.name = str(function["name"])
+            raise self._error(
+                f"model stream carried a malformed tool-call fragment: {fragment!r:.80}"
+            )
+        where = "tool-call fragment"
+        call_id = _typed(fragment, "id", str, where, self._error)
+        function = _typed(fragment, "function", dict, where, self._error) or {}
+        name = _typed(function, "name", str, "tool-call function", self._error)
         arguments = function.get("arguments")
-        if isinstance(arguments, str):
+        if isinstance(arguments, dict):  # a few servers send decoded arguments
+            arguments = json.dumps(arguments)
+        elif arguments is not None and not isinstance(arguments, str):
+            raise self._error(
+                f"model stream chunk has malformed tool-call 'arguments': {_kind(arguments)}"
+            )
+        index = fragment.get("index")
+        if index is None:
+            index = len(self._calls) if call_id else 0
+        elif type(index) is not int or index < 0:  # bool is an int subclass: refuse it too
+            raise self._error(
+                f"model stream chunk has a malformed tool-call 'index': {index!r:.40}"
+            )
+        if index not in self._calls and len(self._calls) >= MAX_TOOL_CALLS:
+            raise self._error(f"model stream sent more than {MAX_TOOL_CALLS} tool calls")
+        partial = self._calls.setdefault(index, _PartialCall())
+        size = sum(
+            self._size(piece, "a tool call") for piece in (call_id, name, arguments) if piece
+        )
+        if size > self._max_reply_bytes - self._reply_bytes:
+            return self._cut("")
+        self._reply_bytes += size
+        if call_id:
+            partial.id = call_id
+        if name:
+            partial.name = name
+        if arguments:
             partial.arguments.append(arguments)
-        elif isinstance(arguments, dict):  # a few servers send decoded arguments
-            partial.arguments.append(json.dumps(arguments))
+        return []
 
     def _final_events(self) -> list[ModelEvent]:
         if self._emitted_final:
@@ -184,18 +260,56 @@ class StreamDecoder:
             if not partial.name:
                 raise self._error(f"tool call #{index} arrived without a function name")
             raw = "".join(partial.arguments).strip() or "{}"
-            try:
-                arguments = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise self._error(
-                    f"tool call {partial.name!r} has arguments that are not JSON: {raw[:120]!r}"
-                ) from exc
-            if not isinstance(arguments, dict):
-                raise self._error(f"tool call {partial.name!r} arguments are not a JSON object")
+            arguments = self._json_object(raw, f"the arguments of tool call {partial.name!r}")
+            # "\ud800" escapes decode to lone surrogates, which no database can store.
+            self._size(json.dumps(arguments, ensure_ascii=False), "tool call arguments")
             events.append(ToolCall(partial.id or f"call_{index}", partial.name, arguments))
         reason = self._finish_reason or ("tool_calls" if self._calls else "stop")
         events.append(Finish(reason, self._usage))
         return events
 
-    def _error(self, message: str) -> ModelStreamError:
-        return ModelStreamError(message, provider=self._provider)
+    def _count(self, usage: dict[str, Any], key: str) -> int:
+        value = usage.get(key)
+        if value is None:
+            return 0
+        if type(value) is not int or value < 0:
+            raise self._error(f"model stream chunk has a malformed usage '{key}': {value!r:.40}")
+        return value
+
+    def _size(self, text: str, what: str) -> int:
+        """UTF-8 size of ``text``; refuses text no database can store (lone surrogates)."""
+        if text.isascii():  # O(1) in CPython, and the common case
+            return len(text)
+        try:
+            return len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise self._error(
+                f"model stream sent {what} that is not valid Unicode (a lone surrogate)"
+            ) from exc
+
+    def _error(self, message: str) -> ModelProtocolError:
+        return ModelProtocolError(message, provider=self._provider)
+
+
+def _typed(
+    container: dict[str, Any],
+    key: str,
+    kind: type,
+    where: str,
+    error: Callable[[str], ModelProtocolError],
+) -> Any:
+    """``container[key]`` if absent/``null`` (``None``) or of ``kind``; else a protocol error."""
+    value = container.get(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise error(
+        f"model stream {where} has a malformed '{key}': expected {_KIND_NAMES[kind]}, "
+        f"got {_kind(value)}"
+    )
+
+
+_KIND_NAMES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _kind(value: Any) -> str:
+    return f"{type(value).__name__} {value!r:.40}"

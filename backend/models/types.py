@@ -14,6 +14,9 @@ Invariants:
   cannot decode raises instead of passing a string through.
 * ``Finish`` is the last event of every successful stream; a stream that ends without one is
   broken (:class:`backend.errors.ModelStreamError`).
+* A reply longer than the client's limit is not an error: it ends with the text of
+  :func:`reply_cut_marker` and ``Finish(REPLY_CUT_REASON)``, so whoever stores the stream
+  stores the cut as the user will see it, with no special case.
 """
 
 from __future__ import annotations
@@ -50,13 +53,31 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Finish:
-    """End of a response; ``reason`` as the server said (``stop``, ``tool_calls``, ``length``)."""
+    """End of a response; ``reason`` as the server said (``stop``, ``tool_calls``, ``length``),
+    or :data:`REPLY_CUT_REASON` when the client cut the reply at its size limit."""
 
     reason: str
     usage: Usage | None = None
 
 
 ModelEvent = TextDelta | ToolCall | Finish
+
+REPLY_CUT_REASON = "cut"
+"""``Finish.reason`` of a reply the client stopped reading at its size limit."""
+
+_REPLY_CUT_MARKER = "\n\n[Reply cut: longer than {limit}]"
+
+
+def reply_cut_marker(limit_bytes: int) -> str:
+    """The text that ends a reply cut at ``limit_bytes``: ``[Reply cut: longer than 1 MiB]``."""
+    return _REPLY_CUT_MARKER.format(limit=_human_bytes(limit_bytes))
+
+
+def _human_bytes(size: int) -> str:
+    for unit, scale in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size:,} bytes"
 
 
 @dataclass(frozen=True, slots=True)

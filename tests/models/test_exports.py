@@ -8,6 +8,7 @@ def test_the_public_surface_is_pinned_and_sorted():
         {
             "OFFLINE_LABEL",
             "REMEMBER_TOOL",
+            "REPLY_CUT_REASON",
             "ContextItem",
             "ContextSection",
             "Finish",
@@ -26,6 +27,7 @@ def test_the_public_surface_is_pinned_and_sorted():
             "heuristic_title",
             "keywords",
             "provider_from_settings",
+            "reply_cut_marker",
             "request_body",
         },
     )

@@ -1,6 +1,7 @@
 """The real HTTP client against a real local server speaking the streaming protocol."""
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -24,13 +25,13 @@ pytestmark = pytest.mark.anyio
 REQUEST = ModelRequest(system="sys", messages=(ModelMessage("user", "hello"),))
 
 
-def provider(server, *, read_timeout_s=5.0):
+def provider(server, *, idle_timeout_s=5.0):
     return OpenAICompatibleProvider(
         base_url=server.base_url,
         model="fake-model",
         api_key="k",
         connect_timeout_s=2.0,
-        read_timeout_s=read_timeout_s,
+        idle_timeout_s=idle_timeout_s,
     )
 
 
@@ -95,7 +96,7 @@ async def test_a_server_that_goes_silent_mid_stream_raises_a_timeout(fake_openai
     fake_openai.script(hang("partial", seconds=10))
     seen = []
     with pytest.raises(ModelTimeoutError):
-        async for event in provider(fake_openai, read_timeout_s=0.3).stream(REQUEST):
+        async for event in provider(fake_openai, idle_timeout_s=0.3).stream(REQUEST):
             seen.append(event)
     assert seen == [TextDelta("partial")]
 
@@ -103,7 +104,7 @@ async def test_a_server_that_goes_silent_mid_stream_raises_a_timeout(fake_openai
 async def test_a_server_that_never_sends_headers_raises_a_timeout(fake_openai):
     fake_openai.script(text("late", first_delay_s=10))
     with pytest.raises(ModelTimeoutError):
-        await collect(provider(fake_openai, read_timeout_s=0.3))
+        await collect(provider(fake_openai, idle_timeout_s=0.3))
 
 
 async def test_a_stream_cut_mid_body_raises_a_stream_error_after_the_partial_text(fake_openai):
@@ -141,10 +142,18 @@ async def test_complete_joins_the_streamed_text(fake_openai):
 
 
 def test_settings_choose_the_http_client_or_the_offline_assistant(fake_openai, tmp_path):
-    online = provider_from_settings(fake_openai.settings(tmp_path, timeout_s=7))
+    settings = replace(
+        fake_openai.settings(tmp_path, timeout_s=7),
+        model_total_timeout_s=70,
+        model_max_reply_bytes=1000,
+        model_max_line_bytes=5000,
+    )
+    online = provider_from_settings(settings)
     assert isinstance(online, OpenAICompatibleProvider)
     assert online.base_url == fake_openai.base_url
-    assert online.read_timeout_s == 7
+    assert online.idle_timeout_s == 7
+    assert online.total_timeout_s == 70
+    assert (online.max_reply_bytes, online.max_line_bytes) == (1000, 5000)
     assert online.offline is False
     assert online.name == "fake-model"
     assert "fake-model" in online.label

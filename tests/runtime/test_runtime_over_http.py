@@ -6,13 +6,15 @@ person can read, and keep any partial reply, marked.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from backend.chats import Chats
-from backend.models import OpenAICompatibleProvider
+from backend.models import OpenAICompatibleProvider, reply_cut_marker
 from backend.runtime import ChatRuntime, RunStatus
 from tests.runtime.helpers import events_until_done
-from tests.support.fake_openai import cut, hang, http_error, text, tool_call
+from tests.support.fake_openai import cut, hang, http_error, huge_reply, text, tool_call
 
 pytestmark = pytest.mark.anyio
 
@@ -154,4 +156,19 @@ async def test_after_a_failure_the_next_message_is_answered(fake_openai, tmp_pat
     sent = fake_openai.requests[1].body["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == ["first try", "second try"]
     assert session.get_message(first.assistant_message_id)["metadata"]["status"] == "failed"
+    await runtime.aclose()
+
+
+async def test_a_reply_past_the_size_limit_is_stored_cut_with_its_marker(
+    fake_openai, tmp_path, chats
+):
+    limit = 64 * 1024
+    fake_openai.script(huge_reply(50 * 1024 * 1024), text("Endless"))
+    settings = replace(fake_openai.settings(tmp_path / "data"), model_max_reply_bytes=limit)
+    runtime = ChatRuntime(settings, chats)
+    _chat_id, ticket, events, session = await send(runtime, chats, "write forever")
+    assert events[-1].type == "run.completed"
+    reply = session.get_message(ticket.assistant_message_id)
+    assert reply["parts"] == [{"type": "text", "text": "y" * limit + reply_cut_marker(limit)}]
+    assert reply["metadata"]["status"] == "completed"
     await runtime.aclose()

@@ -14,6 +14,14 @@ Replies: :func:`text` (chunks, per-chunk and first-byte delays), :func:`tool_cal
 :func:`cut` (stop mid-stream: unterminated chunked body, or a clean end without ``[DONE]``),
 :func:`malformed` (a payload that is not JSON). ``responder`` may compute replies from the
 request body instead of a queue.
+
+Misbehaviours for the client's limits: :func:`payloads` (any ``data:`` payloads or raw bytes,
+e.g. a ``delta`` that is a string, or bytes that are not UTF-8), :func:`huge_line` (one SSE
+line of any size), :func:`keep_alive_forever` (comments and nothing else),
+:func:`endless` (a slow reply that never finishes), :func:`huge_reply` (valid text chunks
+adding up to any size). The endless ones stop when the client goes away or the server stops;
+the big ones repeat one small block, so the server itself stays small in memory (tests
+measure the client's memory in the same process).
 """
 
 from __future__ import annotations
@@ -39,8 +47,17 @@ from backend.config import Settings
 class Step:
     """One thing the server does while answering: sleep, send an SSE event, or stop."""
 
-    kind: str  # "sleep" | "data" | "raw" | "end" | "close"
+    kind: str  # "sleep" | "data" | "raw" | "repeat" | "end" | "close"
     value: Any = None
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Write ``block`` (raw body bytes) ``times`` times (``None``: until the client leaves)."""
+
+    block: bytes
+    times: int | None = None
+    interval_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -180,6 +197,62 @@ def malformed(*chunks: str) -> Reply:
     return Reply(steps=tuple(steps))
 
 
+def payloads(*items: str | bytes, done: bool = True) -> Reply:
+    """Send each ``str`` as one ``data:`` event and each ``bytes`` as raw body bytes."""
+    steps = [_opening()]
+    for item in items:
+        steps.append(Step("raw", item) if isinstance(item, bytes) else Step("data", item))
+    if done:
+        steps.append(Step("data", "[DONE]"))
+    steps.append(Step("end"))
+    return Reply(steps=tuple(steps))
+
+
+def huge_line(size_bytes: int, *, block_bytes: int = 64 * 1024) -> Reply:
+    """One ``data:`` line of about ``size_bytes``: a valid chunk whose text is one huge string."""
+    prefix = b'data: {"choices": [{"delta": {"content": "'
+    block = b"x" * block_bytes
+    return Reply(
+        steps=(
+            _opening(),
+            Step("raw", prefix),
+            Step("repeat", Repeat(block, times=max(1, size_bytes // block_bytes))),
+            Step("raw", b'"}}]}\n\n'),
+            Step("data", "[DONE]"),
+            Step("end"),
+        )
+    )
+
+
+def keep_alive_forever(*chunks: str, interval_s: float = 0.02) -> Reply:
+    """Send ``chunks``, then only ``: keep-alive`` comments (and blank lines), never data."""
+    steps = [_opening(), *(Step("data", _chunk({"content": c})) for c in chunks)]
+    steps.append(Step("repeat", Repeat(b": keep-alive\n\n", interval_s=interval_s)))
+    steps.append(Step("close"))
+    return Reply(steps=tuple(steps))
+
+
+def endless(piece: str = "and on ", *, interval_s: float = 0.02) -> Reply:
+    """A reply that keeps sending ``piece`` every ``interval_s`` and never finishes."""
+    block = f"data: {_chunk({'content': piece})}\n\n".encode()
+    steps = (_opening(), Step("repeat", Repeat(block, interval_s=interval_s)), Step("close"))
+    return Reply(steps=steps)
+
+
+def huge_reply(size_bytes: int, *, piece_bytes: int = 16 * 1024) -> Reply:
+    """Valid text chunks of ``piece_bytes`` each, adding up to ``size_bytes``, then a finish."""
+    block = f"data: {_chunk({'content': 'y' * piece_bytes})}\n\n".encode()
+    return Reply(
+        steps=(
+            _opening(),
+            Step("repeat", Repeat(block, times=max(1, size_bytes // piece_bytes))),
+            Step("data", _chunk({}, "stop")),
+            Step("data", "[DONE]"),
+            Step("end"),
+        )
+    )
+
+
 # ── the server ──────────────────────────────────────────────────────
 
 
@@ -189,6 +262,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
     received_at: float = field(default_factory=time.monotonic)
+    sent_bytes: int = 0  # response body bytes written (before chunked framing)
+    answered: threading.Event = field(default_factory=threading.Event)  # handler returned
 
 
 class FakeOpenAI:
@@ -292,6 +367,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_owner: FakeOpenAI
+    recorded: RecordedRequest
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet test output
         pass
@@ -304,7 +380,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
             body = {"_unparsed": raw.decode("utf-8", "replace")}
-        owner.requests.append(RecordedRequest(self.path, dict(self.headers.items()), body))
+        self.recorded = RecordedRequest(self.path, dict(self.headers.items()), body)
+        owner.requests.append(self.recorded)
+        try:
+            self._answer(body)
+        finally:
+            self.recorded.answered.set()
+
+    def _answer(self, body: dict[str, Any]) -> None:
+        owner = self.server_owner
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_plain(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
             return
@@ -346,6 +430,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write_chunk(f"data: {step.value}\n\n".encode())
             elif step.kind == "raw":
                 self._write_chunk(step.value)
+            elif step.kind == "repeat":
+                self._repeat(step.value)
             elif step.kind == "end":
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
@@ -356,9 +442,22 @@ class _Handler(BaseHTTPRequestHandler):
                     self.connection.shutdown(socket.SHUT_RDWR)
                 return
 
+    def _repeat(self, repeat: Repeat) -> None:
+        owner = self.server_owner
+        count = 0
+        while repeat.times is None or count < repeat.times:
+            if owner._stopping.is_set():
+                return
+            if count and repeat.interval_s:
+                owner._sleep(repeat.interval_s)
+            self._write_chunk(repeat.block)
+            count += 1
+
     def _write_chunk(self, data: bytes) -> None:
+        # One write per chunk: separate small writes can meet Nagle + delayed ACK (40 ms).
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+        self.recorded.sent_bytes += len(data)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
