@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from backend.storage.text import sqlite_text
+from backend.storage import sqlite_text
 
 DEFAULT_SEARCH_LIMIT = 20
 
