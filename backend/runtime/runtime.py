@@ -121,6 +121,7 @@ from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, Tool, ToolContext, run_tool, tool_part
 from backend.sessions import estimate_message_tokens
+from backend.storage import join_text, live_text
 
 log = logging.getLogger(__name__)
 
@@ -187,16 +188,18 @@ class _Turn:
     parts: list[dict[str, Any]] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     checkpointed_at: float = field(default_factory=time.monotonic)
+    # A trailing high surrogate not shown yet: half of a pair the next delta completes.
+    held: str = ""
 
     def flush_text(self) -> None:
         if self.text:
-            self.parts.append({"type": "text", "text": "".join(self.text)})
+            self.parts.append({"type": "text", "text": join_text(self.text)})
             self.text = []
 
     def all_parts(self) -> list[dict[str, Any]]:
         parts = list(self.parts)
         if self.text:
-            parts.append({"type": "text", "text": "".join(self.text)})
+            parts.append({"type": "text", "text": join_text(self.text)})
         return parts
 
     def reply_text(self) -> str:
@@ -630,7 +633,7 @@ class ChatRuntime:
     ) -> list[dict[str, Any]]:
         if not isinstance(text, str):
             raise TypeError("message text must be a string")
-        size = len(text.encode())
+        size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is no error
         if size > self.settings.max_message_bytes:
             raise InputTooLargeError("message", size, self.settings.max_message_bytes)
         parts: list[dict[str, Any]] = [dict(p) for p in attachments]
@@ -892,9 +895,11 @@ class ChatRuntime:
 
     def _on_delta(self, conv: _Conversation, run: RunRecord, turn: _Turn, text: str) -> None:
         turn.text.append(text)
-        conv.log.publish(
-            "message.delta", run.id, {"message_id": run.assistant_message_id, "text": text}
-        )
+        shown, turn.held = live_text(turn.held, text)  # live text is well-formed Unicode
+        if shown:
+            conv.log.publish(
+                "message.delta", run.id, {"message_id": run.assistant_message_id, "text": shown}
+            )
 
     def _checkpoint(self, conv: _Conversation, run: RunRecord, turn: _Turn) -> None:
         """Save the reply so far (status still ``running``) while the run is still running.
@@ -1234,7 +1239,7 @@ def _scan_recent(
             break
         tokens += estimate_message_tokens([message])
         if not window_full:
-            size = len(_json(message).encode())
+            size = len(_json(message).encode("utf-8", "surrogatepass"))
             if window and used + size > byte_budget:
                 window_full = True
             else:
