@@ -29,7 +29,7 @@ import httpx
 
 from backend.config import Settings
 from backend.errors import ModelError, ModelHTTPError, ModelStreamError, ModelTimeoutError
-from backend.models.openai_wire import StreamDecoder, request_body
+from backend.models.openai_wire import StreamDecoder, encode_body, request_body
 from backend.models.types import ModelEvent, ModelMessage, ModelRequest, TextDelta
 
 DEFAULT_CONNECT_TIMEOUT_S = 10.0
@@ -99,13 +99,15 @@ class OpenAICompatibleProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = request_body(request, default_model=self.model)
-        headers = {"Accept": "text/event-stream"}
+        headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/chat/completions"
         decoder = StreamDecoder(provider=self.model)
         try:
-            async with self._client().stream("POST", url, json=body, headers=headers) as response:
+            async with self._client().stream(
+                "POST", url, content=encode_body(body), headers=headers
+            ) as response:
                 if response.status_code >= 400:
                     raw = await _read_capped(response)
                     raise ModelHTTPError(

@@ -1,9 +1,10 @@
 """The OpenAI chat-completions wire format, as pure functions (no I/O).
 
 ``request_body`` turns a :class:`ModelRequest` into the JSON body of a streaming
-``POST /chat/completions``; :class:`StreamDecoder` turns the SSE ``data:`` payloads of the
-response back into model events. Keeping both pure lets the protocol rules be tested without
-a socket, and keeps :mod:`backend.models.openai_compatible` about I/O only.
+``POST /chat/completions`` (``encode_body`` makes its bytes); :class:`StreamDecoder` turns the
+SSE ``data:`` payloads of the response back into model events. Keeping both pure lets the
+protocol rules be tested without a socket, and keeps :mod:`backend.models.openai_compatible`
+about I/O only.
 
 Decoding rules (what Ollama, vLLM, llama.cpp and hosted APIs have in common):
 
@@ -25,6 +26,7 @@ from typing import Any
 
 from backend.errors import ModelStreamError
 from backend.models.types import Finish, ModelEvent, ModelRequest, TextDelta, ToolCall, Usage
+from backend.storage import sqlite_text
 
 DONE_SENTINEL = "[DONE]"
 
@@ -72,6 +74,18 @@ def request_body(request: ModelRequest, *, default_model: str) -> dict[str, Any]
     if request.max_tokens is not None:
         body["max_tokens"] = request.max_tokens
     return body
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """``body`` as UTF-8 JSON, text made well-formed by the storage text rule.
+
+    A chat may hold a lone UTF-16 surrogate (a model's stream cut inside a pair, stored
+    exactly); UTF-8 cannot carry it and servers reject or mangle a ``\\udXXX`` escape, so it
+    is sent as U+FFFD (``backend.storage.sqlite_text``). Outside strings JSON text is ASCII, so
+    the rule only ever touches string contents.
+    """
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return sqlite_text(text).encode("utf-8")
 
 
 @dataclass

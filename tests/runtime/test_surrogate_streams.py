@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from backend.chats import Chats
-from backend.runtime import RunStatus
+from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
 from tests.runtime.helpers import events_until_done, make_runtime
+from tests.support.fake_openai import text
 from tests.support.scripted_model import ScriptedModel
 from tests.support.unicode_text import is_well_formed
 
@@ -115,3 +116,35 @@ class TestALoneSurrogateFromTheUser:
         assert reply_text(chats, chat_id, ticket.user_message_id) == "odd \udfff input"
         hits = chats.search_messages("input")
         assert [h.message_id for h in hits] == [ticket.user_message_id]
+
+
+class TestOverTheHttpClient:
+    """Real servers escape each half of a pair as ``\\uXXXX`` and may cut between them."""
+
+    async def test_a_pair_split_across_sse_chunks_commits_whole(self, fake_openai, tmp_path):
+        fake_openai.script(text("smile ", "\ud83d", "\ude00", " done"), text("Smiles"))
+        with Chats(tmp_path / "data", "user1") as chats:
+            runtime = ChatRuntime(fake_openai.settings(tmp_path / "data"), chats)
+            chat_id = chats.create_chat().id
+            ticket = await runtime.send_message(chat_id, "hi")
+            events = await events_until_done(runtime, chat_id, ticket.run_id)
+            assert events[-1].type == "run.completed"
+            assert reply_text(chats, chat_id, ticket.assistant_message_id) == "smile 😀 done"
+            await runtime.aclose()
+
+    async def test_a_chat_holding_a_lone_surrogate_can_still_be_answered(
+        self, fake_openai, tmp_path
+    ):
+        fake_openai.script(text("lonely ", "\ud800", " half"), text("T"), text("Next."))
+        with Chats(tmp_path / "data", "user1") as chats:
+            runtime = ChatRuntime(fake_openai.settings(tmp_path / "data"), chats)
+            chat_id = chats.create_chat().id
+            await runtime.send_message(chat_id, "first")
+            await runtime.wait_idle(chat_id)
+            ticket = await runtime.send_message(chat_id, "second")
+            events = await events_until_done(runtime, chat_id, ticket.run_id)
+            assert events[-1].type == "run.completed", events[-1].data
+            assert reply_text(chats, chat_id, ticket.assistant_message_id) == "Next."
+            sent = fake_openai.requests[-1].body["messages"]
+            assert {"role": "assistant", "content": "lonely \ufffd half"} in sent
+            await runtime.aclose()
