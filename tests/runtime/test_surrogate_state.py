@@ -1,7 +1,8 @@
 """Issue 10: session state holding a lone UTF-16 surrogate is stored and read back exactly.
 
 State is exact JSON like a stored message: a string UTF-8 cannot carry is escaped (``\\ud800``)
-instead of failing the write (or the whole run that proposed it).
+instead of failing the write (or the whole run that proposed it). End to end:
+``tests/runtime/test_surrogate_streams.py::TestToolArgumentsCarryingSurrogates``.
 """
 
 from __future__ import annotations
@@ -11,34 +12,11 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backend.runtime.state import SessionStateStore
 from backend.runtime.state_schema import check_state
-from backend.runtime.store import RuntimeStore
-from backend.storage import Database
 from tests.support.unicode_text import any_text
 
 
-class TestStateWithSurrogates:
-    def test_a_document_with_a_lone_surrogate_is_stored_and_read_back_exactly(self, tmp_path):
-        db = Database(tmp_path / "chat.sqlite")
-        store = RuntimeStore(db)
-        store.ensure_conversation(
-            "c1",
-            tenant_id="t",
-            owner_principal_id="u",
-            participant_ids=("u",),
-            agent_id="assistant",
-            agent_version_policy="pinned",
-            agent_version=1,
-            title="odd \ud800 title",
-            now=1,
-        )
-        states = SessionStateStore(store, clock=lambda: 5)
-        states.put("c1", expected_version=0, state={"note": "half \ud83d of a pair"})
-        assert states.get("c1").data == {"note": "half \ud83d of a pair"}
-        assert store.load_conversation("c1").title == "odd \ufffd title"
-        db.close()
-
+class TestStateEncoding:
     def test_well_formed_documents_keep_their_readable_encoding(self):
         assert check_state({"note": "héllo 😀"}, None) == '{"note":"héllo 😀"}'
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from backend.chats import Chats
+from backend.models import ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
 from tests.runtime.helpers import events_until_done, make_runtime
@@ -104,6 +105,22 @@ class TestALoneSurrogateFromTheModel:
         message = chats.get_chat(chat_id).session.get_message(ticket.assistant_message_id)
         assert message["metadata"]["status"] == "failed"
         assert reply_text(chats, chat_id, ticket.assistant_message_id) == "partial \ud83d"
+
+
+class TestToolArgumentsCarryingSurrogates:
+    async def test_session_state_holding_one_is_committed_with_the_turn(self, tmp_path, chats):
+        call = ToolCall("c1", "update_session_state", {"set": {"note": "half \ud83d pair"}})
+        model = ScriptedModel([call], "Noted.")
+        chat_id, _, _, run = await run_to_the_end(tmp_path, chats, model)
+        assert run.status == RunStatus.COMPLETED
+        store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
+        assert store.load_state(chat_id).data == {"note": "half \ud83d pair"}
+
+    async def test_a_remembered_fact_holding_one_lands_in_shared_memory(self, tmp_path, chats):
+        model = ScriptedModel([ToolCall("c1", "remember", {"fact": "likes \udc00 tea"})], "Ok.")
+        _, _, _, run = await run_to_the_end(tmp_path, chats, model)
+        assert run.status == RunStatus.COMPLETED
+        assert chats.get_shared_context("user_memory") == "- likes \ufffd tea\n"
 
 
 class TestALoneSurrogateFromTheUser:
