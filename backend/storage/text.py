@@ -27,10 +27,12 @@ through before any store, event or truncation sees it), shared memory labels and
 error (``check_storable_text``) rather than merged: two distinct lone surrogates would otherwise
 name the same row.
 
-**Why not in ``Database._run``** (every bound string of every statement): it would pay a scan of
-every parameter on the durable-append hot path, silently merge distinct keys, and rewrite exact
-JSON other stores encode without escapes; and it could not join a pair split across two stream
-chunks, which are separate strings until the reply is assembled (:func:`join_text`).
+**Why not in ``Database._run``** (every bound string of every statement): it would scan every
+parameter of every statement (about 0.4 µs for the durable append's INSERT, and a second UTF-8
+encode of the whole message JSON when it is not ASCII, which ``dump_json`` already did),
+silently merge distinct keys, and could not join a pair split across two stream chunks, which
+are separate strings until the reply is assembled (:func:`join_text`). ``_run`` only reports a
+string that slipped through as an ``InvalidInputError`` (no cost until it happens).
 """
 
 from __future__ import annotations

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from backend.storage import join_text, live_text, sqlite_text
+from backend.errors import InvalidInputError
+from backend.storage import Database, join_text, live_text, sqlite_text
 from tests.support.unicode_text import any_text, is_well_formed, surrogates, well_formed_text
 
 
@@ -87,3 +89,19 @@ class TestLiveText:
             assert is_well_formed(text)
             shown.append(text)
         assert "".join(shown) + sqlite_text(held) == sqlite_text("".join(deltas))
+
+
+class TestTheChokePoint:
+    def test_binding_a_lone_surrogate_is_a_clear_input_error_that_loses_nothing(self, tmp_path):
+        db = Database(tmp_path / "t.sqlite")
+        db.execute("CREATE TABLE t (v TEXT)")
+        with (
+            pytest.raises(InvalidInputError, match="lone UTF-16 surrogate"),
+            db.transaction(),
+        ):
+            db.execute("INSERT INTO t VALUES (?)", ("kept",))
+            db.execute("INSERT INTO t VALUES (?)", ("x\ud800",))
+        with db.transaction():
+            db.executemany("INSERT INTO t VALUES (?)", [("a",), (sqlite_text("b\ud800"),)])
+        assert [row[0] for row in db.query("SELECT v FROM t")] == ["a", "b\ufffd"]
+        db.close()
