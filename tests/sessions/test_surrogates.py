@@ -11,8 +11,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from backend.sessions import Sessions
-from tests.sessions.conftest import text_message
+from backend.sessions import CompactResult, Sessions
+from tests.sessions.conftest import append_chain, text_message
 from tests.support.unicode_text import any_text, word
 
 
@@ -48,6 +48,21 @@ class TestLoneSurrogatesInIndexedText:
         session.append_message(text_message("m", "plain words"))
         assert [r.id for r in session.search("plain \ud800")] == ["m"]
         assert session.search("\udc00") == []
+
+
+class TestCompactionSummaries:
+    def test_a_summary_with_a_lone_surrogate_is_stored_with_a_replacement_character(self, session):
+        append_chain(session, "a", "b", "c")
+        stored = session.add_compaction("we talked \ud83d a lot", "a", "b")
+        assert stored.summary == "we talked \ufffd a lot"
+        assert [c.summary for c in session.get_compactions()] == ["we talked \ufffd a lot"]
+
+    def test_a_summariser_returning_one_still_compacts(self, session):
+        append_chain(session, "a", "b", "c")
+        session.on_compaction(lambda history: CompactResult("a", "b", "sum \udc00 mary"))
+        result = session.compact()
+        assert result is not None and result.summary == "sum \ufffd mary"
+        assert [c.summary for c in session.get_compactions()] == ["sum \ufffd mary"]
 
 
 class TestAnyTextProperty:
