@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from backend.errors import InvalidInputError
 from backend.sessions import CompactResult, Sessions
 from tests.sessions.conftest import append_chain, text_message
 from tests.support.unicode_text import any_text, word
@@ -48,6 +50,17 @@ class TestLoneSurrogatesInIndexedText:
         session.append_message(text_message("m", "plain words"))
         assert [r.id for r in session.search("plain \ud800")] == ["m"]
         assert session.search("\udc00") == []
+
+
+class TestKeysAreRefusedNotMerged:
+    def test_an_id_with_a_lone_surrogate_is_a_clear_error(self, session):
+        with pytest.raises(InvalidInputError, match="not valid Unicode"):
+            session.append_message(text_message("m\ud800"))
+
+    def test_a_role_with_one_is_a_clear_error_that_stores_nothing(self, session):
+        with pytest.raises(InvalidInputError, match="lone UTF-16 surrogate"):
+            session.append_message({"id": "m", "role": "us\udc00er", "parts": []})
+        assert session.get_history() == []
 
 
 class TestCompactionSummaries:
