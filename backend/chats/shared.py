@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from backend.chats.text import any_terms_query
 from backend.errors import InvalidInputError
-from backend.storage import Database, sqlite_text
+from backend.storage import Database, well_formed_text
 
 COMPONENT = "chats.shared"
 SEARCH_LIMIT = 5
@@ -65,13 +65,13 @@ def check_label(label: object, what: str = "shared context label") -> str:
         raise InvalidInputError(f"{what} must not be blank")
     if len(label) > MAX_LABEL_CHARS:
         raise InvalidInputError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    return sqlite_text(label)
+    return well_formed_text(label)
 
 
 def check_content(content: object, what: str = "shared context") -> str:
     if not isinstance(content, str):
         raise TypeError(f"{what} must be a string, not {type(content).__name__}")
-    return sqlite_text(content)
+    return well_formed_text(content)
 
 
 class SharedContextStore:

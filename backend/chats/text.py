@@ -16,7 +16,7 @@ import re
 from datetime import UTC, datetime
 
 from backend.errors import InvalidInputError
-from backend.storage import sqlite_text
+from backend.storage import well_formed_text
 
 SNIPPET_START = "\ue000"
 SNIPPET_END = "\ue001"
@@ -46,7 +46,7 @@ def clean_title(title: object) -> str:
     """
     if not isinstance(title, str):
         raise TypeError(f"chat title must be a string, not {type(title).__name__}")
-    cleaned = _WHITESPACE.sub(" ", sqlite_text(title)).strip()
+    cleaned = _WHITESPACE.sub(" ", well_formed_text(title)).strip()
     if not cleaned:
         raise InvalidInputError("chat title must not be blank")
     if len(cleaned) > MAX_TITLE_CHARS:
@@ -65,7 +65,7 @@ def clean_preview(preview: object) -> str:
     """
     if not isinstance(preview, str):
         raise TypeError(f"chat preview must be a string, not {type(preview).__name__}")
-    cleaned = _WHITESPACE.sub(" ", sqlite_text(preview)).strip()
+    cleaned = _WHITESPACE.sub(" ", well_formed_text(preview)).strip()
     if len(cleaned) > MAX_PREVIEW_CHARS:
         cleaned = cleaned[: MAX_PREVIEW_CHARS - 1].rstrip() + SNIPPET_ELLIPSIS
     return cleaned
@@ -76,7 +76,7 @@ def clean_preview(preview: object) -> str:
 
 def quote_phrase(text: str) -> str:
     """One FTS5 string literal: inner quotes doubled, NUL (which ends it early) as a space."""
-    return '"' + sqlite_text(text).replace("\x00", " ").replace('"', '""') + '"'
+    return '"' + well_formed_text(text).replace("\x00", " ").replace('"', '""') + '"'
 
 
 def phrase_query(query: str) -> str | None:

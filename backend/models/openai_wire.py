@@ -26,7 +26,7 @@ from typing import Any
 
 from backend.errors import ModelStreamError
 from backend.models.types import Finish, ModelEvent, ModelRequest, TextDelta, ToolCall, Usage
-from backend.storage import sqlite_text
+from backend.storage import well_formed_text
 
 DONE_SENTINEL = "[DONE]"
 
@@ -81,11 +81,11 @@ def encode_body(body: dict[str, Any]) -> bytes:
 
     A chat may hold a lone UTF-16 surrogate (a model's stream cut inside a pair, stored
     exactly); UTF-8 cannot carry it and servers reject or mangle a ``\\udXXX`` escape, so it
-    is sent as U+FFFD (``backend.storage.sqlite_text``). Outside strings JSON text is ASCII, so
+    is sent as U+FFFD (``backend.storage.well_formed_text``). Outside strings JSON text is ASCII, so
     the rule only ever touches string contents.
     """
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return sqlite_text(text).encode("utf-8")
+    return well_formed_text(text).encode("utf-8")
 
 
 @dataclass

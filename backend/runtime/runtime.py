@@ -121,7 +121,7 @@ from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, Tool, ToolContext, run_tool, tool_part
 from backend.sessions import estimate_message_tokens
-from backend.storage import join_text, live_text
+from backend.storage import join_text, live_text, well_formed_text
 
 log = logging.getLogger(__name__)
 
@@ -867,7 +867,7 @@ class ChatRuntime:
             run.id,
             {
                 "assistant_message_id": run.assistant_message_id,
-                "text": turn.reply_text(),
+                "text": well_formed_text(turn.reply_text()),  # events leave as UTF-8
             },
         )
         task = asyncio.ensure_future(self._after_turn(conv, run, turn, user_text))
@@ -937,7 +937,7 @@ class ChatRuntime:
         status: RunStatus,
         exc: BaseException | None,
     ) -> None:
-        error = _describe(exc) if exc is not None else None
+        error = well_formed_text(_describe(exc)) if exc is not None else None
         try:
             await asyncio.shield(
                 asyncio.to_thread(self._finalize_failure, conv, run, turn, status, error)

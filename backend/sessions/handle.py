@@ -52,7 +52,7 @@ from backend.sessions.records import (
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
 from backend.sessions.search import DEFAULT_SEARCH_LIMIT
 from backend.sessions.store import MAX_PATH_DEPTH, NOT_INSERTED, PathRow
-from backend.storage import sqlite_text
+from backend.storage import well_formed_text
 
 if TYPE_CHECKING:
     from backend.sessions.feed import ChangeFeed
@@ -505,7 +505,7 @@ class Session:
         if not all(isinstance(v, str) for v in (summary, from_message_id, to_message_id)):
             raise TypeError("summary and message ids are strings")
         compaction = StoredCompaction(  # the summary is stored by the storage text rule
-            str(uuid.uuid4()), sqlite_text(summary), from_message_id, to_message_id, _now_ms()
+            str(uuid.uuid4()), well_formed_text(summary), from_message_id, to_message_id, _now_ms()
         )
 
         def add() -> None:
@@ -552,7 +552,7 @@ class Session:
         visible = {message["id"] for message in history}
         if result.to_message_id not in visible:
             return None
-        summary = sqlite_text(result.summary)  # a model's text: see add_compaction
+        summary = well_formed_text(result.summary)  # a model's text: see add_compaction
 
         def store() -> str:
             extended = [

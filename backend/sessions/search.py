@@ -1,8 +1,8 @@
 """Full-text search helpers: what gets indexed, how a user query is quoted, how rows are keyed.
 
 * Indexed text is every ``type: "text"`` part of a message joined with one space; reasoning, tool
-  payloads and files are not indexed. It follows the storage text rule (``sqlite_text``: a lone
-  UTF-16 surrogate becomes U+FFFD), so every index, digest and rebuild sees the same string.
+  payloads and files are not indexed. It follows the storage text rule (``well_formed_text``: a
+  lone UTF-16 surrogate becomes U+FFFD), so every index, digest and rebuild sees one string.
 * A user query is one FTS5 **phrase**: wrapped in double quotes with inner quotes doubled, so
   operators (``AND``, ``NEAR``, ``*``, ``:``, parentheses) are matched as text and can never
   change the query's syntax. NUL characters (which end an FTS5 string early) become spaces;
@@ -21,7 +21,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from backend.storage import sqlite_text
+from backend.storage import well_formed_text
 
 DEFAULT_SEARCH_LIMIT = 20
 
@@ -39,12 +39,12 @@ def indexed_text(message: Mapping[str, Any]) -> str:
         and isinstance(part.get("text"), str)
         and part["text"]
     ]
-    return sqlite_text(" ".join(texts))
+    return well_formed_text(" ".join(texts))
 
 
 def quote_phrase(query: str) -> str:
     """``query`` as one literal FTS5 phrase."""
-    return '"' + sqlite_text(query).replace("\x00", " ").replace('"', '""') + '"'
+    return '"' + well_formed_text(query).replace("\x00", " ").replace('"', '""') + '"'
 
 
 def fts_rowid(session_id: str, message_id: str) -> int:

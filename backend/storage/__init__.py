@@ -2,6 +2,6 @@
 for text bound into TEXT columns and FTS tables (``backend.storage.text``)."""
 
 from backend.storage.database import Database, Migration, OpStats
-from backend.storage.text import join_text, live_text, sqlite_text
+from backend.storage.text import join_text, live_text, well_formed_text
 
-__all__ = ["Database", "Migration", "OpStats", "join_text", "live_text", "sqlite_text"]
+__all__ = ["Database", "Migration", "OpStats", "join_text", "live_text", "well_formed_text"]

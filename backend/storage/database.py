@@ -23,7 +23,7 @@ Every store (conversation, directory, runtime) talks to its file through a
 * **Errors.** ``sqlite3.Error`` becomes :class:`backend.errors.StorageError` (chained), except
   ``IntegrityError``, which stores handle themselves. A statement on a closed database is a
   ``StorageError`` too. A string UTF-8 cannot encode (a lone surrogate) is an
-  ``InvalidInputError``: stores apply ``backend.storage.text.sqlite_text`` to free text and
+  ``InvalidInputError``: stores apply ``backend.storage.text.well_formed_text`` to free text and
   refuse such ids, so reaching this is a missed case, reported clearly instead of as a codec
   error.
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each

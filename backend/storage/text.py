@@ -6,7 +6,7 @@ stream cut between the two halves of an emoji, a user's paste. ``sqlite3`` refus
 a string (``UnicodeEncodeError``), so one stray code unit used to fail a whole write: the chat's
 search index, its sidebar preview, a run's final commit.
 
-**The rule** (:func:`sqlite_text`):
+**The rule** (:func:`well_formed_text`):
 
 * a high surrogate (U+D800..U+DBFF) directly followed by a low one (U+DC00..U+DFFF) is a pair
   written as two code units: it becomes the one code point it encodes (``"\\ud83d\\ude00"`` →
@@ -19,8 +19,10 @@ search index, its sidebar preview, a run's final commit.
 queries (``backend.sessions.search``, ``backend.chats.text`` quoting), chat titles and previews
 (``backend.chats.text.clean_title`` / ``clean_preview``, which every title and preview passes
 through before any store, event or truncation sees it), shared memory labels and contents
-(``backend.chats.shared``), the runtime's conversation titles and run errors
-(``backend.runtime.store``).
+(``backend.chats.shared``), compaction summaries (``backend.sessions.handle``), the runtime's
+conversation titles and run errors (``backend.runtime.store``). The same rule serves the other
+places text leaves Python as UTF-8: the model request body (``backend.models.openai_wire``)
+and the live run events (:func:`live_text`).
 
 **Where it does not:** a stored message's JSON stays exact: ``dump_json`` escapes surrogates
 (``\\ud800``), so the JSON reads back as the same string. Ids and keys are refused with a clear
@@ -39,11 +41,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-REPLACEMENT_CHARACTER = "\ufffd"
 _HIGH_SURROGATES = range(0xD800, 0xDC00)
 
 
-def sqlite_text(text: str) -> str:
+def well_formed_text(text: str) -> str:
     """``text`` made storable as UTF-8 by the rule above (the same object when it already is)."""
     return _recode(text, lone="replace")
 
@@ -80,5 +81,5 @@ def live_text(held: str, delta: str) -> tuple[str, str]:
     """
     text = held + delta if held else delta
     if text and ord(text[-1]) in _HIGH_SURROGATES:
-        return sqlite_text(text[:-1]), text[-1]
-    return sqlite_text(text), ""
+        return well_formed_text(text[:-1]), text[-1]
+    return well_formed_text(text), ""

@@ -81,6 +81,7 @@ class TestALoneSurrogateFromTheModel:
         assert reply_text(chats, chat_id, ticket.assistant_message_id) == "lonely \ud800 half"
         assert all(is_well_formed(text) for text in streamed(events))
         assert "".join(streamed(events)) == "lonely \ufffd half"
+        assert events[-1].data["text"] == "lonely \ufffd half"  # events are well-formed
 
     async def test_the_index_and_preview_show_a_replacement_character(self, tmp_path, chats):
         model = ScriptedModel(["lonely ", "\udc00", " half"])
@@ -102,6 +103,7 @@ class TestALoneSurrogateFromTheModel:
         assert run.status == RunStatus.FAILED
         assert run.error == "Unexpected error: RuntimeError: upstream said \ufffd"
         assert events[-1].type == "run.failed"
+        assert events[-1].data["error"] == run.error
         message = chats.get_chat(chat_id).session.get_message(ticket.assistant_message_id)
         assert message["metadata"]["status"] == "failed"
         assert reply_text(chats, chat_id, ticket.assistant_message_id) == "partial \ud83d"

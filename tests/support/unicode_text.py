@@ -17,7 +17,7 @@ any_text = st.lists(
     ),
     max_size=6,
 ).map("".join)
-well_formed_text = st.text(st.characters(blacklist_categories=("Cs",)))
+valid_unicode = st.text(st.characters(blacklist_categories=("Cs",)))
 word = st.text(st.characters(whitelist_categories=("Lu", "Ll", "Nd")), min_size=1, max_size=12)
 """One token for FTS5's unicode61 tokenizer: letters and digits only."""
 
