@@ -4,7 +4,9 @@ A client never receives a whole transcript: it gets the newest messages that fit
 budget (``Session.get_recent_history``), and asks for earlier ones page by page through a
 newest-first read that stops as soon as the page is full. Each entry carries what a chat view
 needs and nothing more: plain text for markdown, image URLs, tool calls, the run status a reply
-was left in, and its position among its siblings ("‹ 2/3 ›") so branches are navigable.
+was left in, and its position among its siblings ("‹ 2/3 ›") so branches are navigable. Text is
+well-formed Unicode (``backend.storage.text``): a front end sends it on as UTF-8, which cannot
+carry the lone surrogate a stored message may hold.
 
 Branch rule: a sibling of entry *i* is another child of entry *i-1* (the previous entry on the
 path is its parent). Choosing a sibling shows the newest leaf below it (the most recently
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from backend.sessions import is_compaction_message
+from backend.storage import well_formed_text
 
 DEFAULT_WINDOW_BYTES = 256 * 1024
 DEFAULT_WINDOW_MESSAGES = 60  # a page of small messages must not ship a thousand rows
@@ -157,7 +160,7 @@ def entry_from_message(message: dict) -> TranscriptEntry:
     return TranscriptEntry(
         id=message_id,
         role=str(message.get("role", "")),
-        text="\n\n".join(texts),
+        text=well_formed_text("\n\n".join(texts)),
         images=tuple(images),
         tool_calls=tuple(tools),
         status=status if status in _SHOWN_STATUSES else "",
@@ -202,4 +205,5 @@ def _short_json(value: object, limit: int = 400) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = well_formed_text(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"

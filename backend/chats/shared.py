@@ -21,7 +21,10 @@ Invariants:
   a prompt.
 
 Labels and keys are free text (not paths); they must be non-blank strings. Shared memory is
-stringly typed by design (RFC edge case 22).
+stringly typed by design (RFC edge case 22). Labels, keys and contents follow the storage text
+rule (``backend.storage.text``: a lone UTF-16 surrogate is stored as U+FFFD), applied by the
+checks below so events carry what is stored. An append is normalised on its own: a pair split
+across two appends is stored as two U+FFFD.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from __future__ import annotations
 from backend.chats.text import any_terms_query
 from backend.errors import InvalidInputError
 from backend.sessions.search import FTS_TOKENIZER
-from backend.storage import Database
+from backend.storage import Database, well_formed_text
 
 COMPONENT = "chats.shared"
 SEARCH_LIMIT = 5
@@ -63,13 +66,13 @@ def check_label(label: object, what: str = "shared context label") -> str:
         raise InvalidInputError(f"{what} must not be blank")
     if len(label) > MAX_LABEL_CHARS:
         raise InvalidInputError(f"{what} is longer than {MAX_LABEL_CHARS} characters")
-    return label
+    return well_formed_text(label)
 
 
 def check_content(content: object, what: str = "shared context") -> str:
     if not isinstance(content, str):
         raise TypeError(f"{what} must be a string, not {type(content).__name__}")
-    return content
+    return well_formed_text(content)
 
 
 class SharedContextStore:

@@ -16,6 +16,7 @@ import re
 from datetime import UTC, datetime
 
 from backend.errors import InvalidInputError
+from backend.storage import well_formed_text
 
 SNIPPET_START = "\ue000"
 SNIPPET_END = "\ue001"
@@ -38,10 +39,14 @@ def default_title(now_ms: int) -> str:
 
 
 def clean_title(title: object) -> str:
-    """Trim a title; a blank or oversized title is rejected (writes raise, never truncate)."""
+    """Trim a title; a blank or oversized title is rejected (writes raise, never truncate).
+
+    Lone surrogates become U+FFFD here (the storage text rule), before any store, event or
+    length check sees the title.
+    """
     if not isinstance(title, str):
         raise TypeError(f"chat title must be a string, not {type(title).__name__}")
-    cleaned = _WHITESPACE.sub(" ", title).strip()
+    cleaned = _WHITESPACE.sub(" ", well_formed_text(title)).strip()
     if not cleaned:
         raise InvalidInputError("chat title must not be blank")
     if len(cleaned) > MAX_TITLE_CHARS:
@@ -55,11 +60,12 @@ def clean_preview(preview: object) -> str:
     """Collapse whitespace and keep the first :data:`MAX_PREVIEW_CHARS` code points.
 
     The preview is broadcast to every tab (RFC edge case 20), so it is kept short: it is a
-    sidebar hint, not a copy of the conversation.
+    sidebar hint, not a copy of the conversation. The storage text rule applies first, so the
+    cut never falls between the two halves of a pair.
     """
     if not isinstance(preview, str):
         raise TypeError(f"chat preview must be a string, not {type(preview).__name__}")
-    cleaned = _WHITESPACE.sub(" ", preview).strip()
+    cleaned = _WHITESPACE.sub(" ", well_formed_text(preview)).strip()
     if len(cleaned) > MAX_PREVIEW_CHARS:
         cleaned = cleaned[: MAX_PREVIEW_CHARS - 1].rstrip() + SNIPPET_ELLIPSIS
     return cleaned
@@ -70,7 +76,7 @@ def clean_preview(preview: object) -> str:
 
 def quote_phrase(text: str) -> str:
     """One FTS5 string literal: inner quotes doubled, NUL (which ends it early) as a space."""
-    return '"' + text.replace("\x00", " ").replace('"', '""') + '"'
+    return '"' + well_formed_text(text).replace("\x00", " ").replace('"', '""') + '"'
 
 
 def phrase_query(query: str) -> str | None:

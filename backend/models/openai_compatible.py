@@ -45,7 +45,7 @@ from backend.config import (
 )
 from backend.errors import ModelError, ModelHTTPError, ModelStreamError, ModelTimeoutError
 from backend.models.deadlines import Limit, ReplyDeadlines
-from backend.models.openai_wire import StreamDecoder, request_body
+from backend.models.openai_wire import StreamDecoder, encode_body, request_body
 from backend.models.sse import SSEParser
 from backend.models.types import ModelEvent, ModelMessage, ModelRequest, TextDelta
 
@@ -125,7 +125,11 @@ class OpenAICompatibleProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = request_body(request, default_model=self.model)
         # identity: a compressed body could inflate past every limit in a single read.
-        headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
+        headers = {
+            "Accept": "text/event-stream",
+            "Accept-Encoding": "identity",
+            "Content-Type": "application/json",
+        }
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         url = f"{self.base_url}/chat/completions"
@@ -136,7 +140,8 @@ class OpenAICompatibleProvider:
         try:
             response = await deadlines.read(
                 client.send(
-                    client.build_request("POST", url, json=body, headers=headers), stream=True
+                    client.build_request("POST", url, content=encode_body(body), headers=headers),
+                    stream=True,
                 )
             )
             try:

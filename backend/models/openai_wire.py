@@ -1,9 +1,10 @@
 """The OpenAI chat-completions wire format, as pure functions (no I/O).
 
 ``request_body`` turns a :class:`ModelRequest` into the JSON body of a streaming
-``POST /chat/completions``; :class:`StreamDecoder` turns the SSE ``data:`` payloads of the
-response back into model events. Keeping both pure lets the protocol rules be tested without
-a socket, and keeps :mod:`backend.models.openai_compatible` about I/O only.
+``POST /chat/completions`` (``encode_body`` makes its bytes); :class:`StreamDecoder` turns the
+SSE ``data:`` payloads of the response back into model events. Keeping both pure lets the
+protocol rules be tested without a socket, and keeps :mod:`backend.models.openai_compatible`
+about I/O only.
 
 Decoding rules (what Ollama, vLLM, llama.cpp and hosted APIs have in common):
 
@@ -14,9 +15,9 @@ Decoding rules (what Ollama, vLLM, llama.cpp and hosted APIs have in common):
 * ``finish_reason`` may come on the last content chunk or on a chunk of its own; ``usage`` may
   come on a trailing chunk with no choices. ``[DONE]`` ends the stream.
 * Every field is checked for its JSON type before use (``null`` counts as absent). A payload
-  that is not JSON, a field of the wrong type at any level, a negative or non-integer
-  ``index`` or token count, or text that no database could store (lone surrogates) is a
-  :class:`backend.errors.ModelProtocolError`, never an ``AttributeError`` from inside.
+  that is not JSON, a field of the wrong type at any level, or a negative or non-integer
+  ``index`` or token count is a :class:`backend.errors.ModelProtocolError`, never an
+  ``AttributeError`` from inside. Lone surrogates in text are kept (storage's rule).
 * An ``error`` object in the stream, or a stream that ends without ``[DONE]`` and without a
   ``finish_reason``, is a :class:`backend.errors.ModelStreamError` (the reply broke off).
 * The reply is capped at ``max_reply_bytes`` (UTF-8 bytes of text plus tool-call fragments):
@@ -43,6 +44,7 @@ from backend.models.types import (
     Usage,
     reply_cut_marker,
 )
+from backend.storage import well_formed_text
 
 DONE_SENTINEL = "[DONE]"
 MAX_TOOL_CALLS = 64  # per response; a server inventing thousands of indexes is broken
@@ -91,6 +93,18 @@ def request_body(request: ModelRequest, *, default_model: str) -> dict[str, Any]
     if request.max_tokens is not None:
         body["max_tokens"] = request.max_tokens
     return body
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """``body`` as UTF-8 JSON, text made well-formed by the storage text rule.
+
+    A chat may hold a lone UTF-16 surrogate (a model's stream cut inside a pair, stored
+    exactly); UTF-8 cannot carry it and servers reject or mangle a ``\\udXXX`` escape, so it
+    is sent as U+FFFD (``backend.storage.well_formed_text``). Outside strings JSON text is ASCII, so
+    the rule only ever touches string contents.
+    """
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return well_formed_text(text).encode("utf-8")
 
 
 @dataclass
@@ -261,7 +275,6 @@ class StreamDecoder:
                 raise self._error(f"tool call #{index} arrived without a function name")
             raw = "".join(partial.arguments).strip() or "{}"
             arguments = self._json_object(raw, f"the arguments of tool call {partial.name!r}")
-            # "\ud800" escapes decode to lone surrogates, which no database can store.
             self._size(json.dumps(arguments, ensure_ascii=False), "tool call arguments")
             events.append(ToolCall(partial.id or f"call_{index}", partial.name, arguments))
         reason = self._finish_reason or ("tool_calls" if self._calls else "stop")
@@ -277,15 +290,15 @@ class StreamDecoder:
         return value
 
     def _size(self, text: str, what: str) -> int:
-        """UTF-8 size of ``text``; refuses text no database can store (lone surrogates)."""
+        """UTF-8 size of ``text``.
+
+        A lone surrogate (``"\\ud83d"`` escapes: a pair cut between two chunks) is valid JSON
+        and is counted, not refused: the runtime joins split pairs and storage applies its
+        text rule (:func:`backend.storage.well_formed_text`).
+        """
         if text.isascii():  # O(1) in CPython, and the common case
             return len(text)
-        try:
-            return len(text.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise self._error(
-                f"model stream sent {what} that is not valid Unicode (a lone surrogate)"
-            ) from exc
+        return len(text.encode("utf-8", "surrogatepass"))
 
     def _error(self, message: str) -> ModelProtocolError:
         return ModelProtocolError(message, provider=self._provider)

@@ -45,6 +45,7 @@ from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import Tool, ToolContext, run_tool, tool_part
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.window import HistoryWindow, Scan
+from backend.storage import well_formed_text
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +116,8 @@ class TurnExecutor:
         conv.publish(
             "run.completed",
             run.id,
-            {"assistant_message_id": run.assistant_message_id, "text": reply},
+            # Events leave the process as UTF-8: a lone surrogate would break the front end.
+            {"assistant_message_id": run.assistant_message_id, "text": well_formed_text(reply)},
         )
         task = asyncio.ensure_future(
             self.follow_up.after_completed(conv, reply, material.user_text)
@@ -203,12 +205,13 @@ class TurnExecutor:
                 if isinstance(event, ToolCall):
                     calls.append(event)
                 elif isinstance(event, TextDelta) and event.text:
-                    turn.text.append(event.text)
-                    conv.publish(
-                        "message.delta",
-                        run.id,
-                        {"message_id": run.assistant_message_id, "text": event.text},
-                    )
+                    shown = turn.add_text(event.text)
+                    if shown:
+                        conv.publish(
+                            "message.delta",
+                            run.id,
+                            {"message_id": run.assistant_message_id, "text": shown},
+                        )
                     if time.monotonic() - turn.checkpointed_at >= self.checkpoint_interval_s:
                         turn.checkpointed_at = time.monotonic()
                         await asyncio.to_thread(self.writer.checkpoint, conv, run, turn)
@@ -222,7 +225,7 @@ class TurnExecutor:
         status: RunStatus,
         exc: BaseException | None,
     ) -> None:
-        error = describe_failure(exc) if exc is not None else None
+        error = well_formed_text(describe_failure(exc)) if exc is not None else None
         try:
             await asyncio.shield(
                 asyncio.to_thread(self.writer.finish_unsuccessful, conv, run, turn, status, error)

@@ -435,7 +435,7 @@ class ChatRuntime:
         """The parts of a user message; bad input raises before anything is stored."""
         if not isinstance(text, str):
             raise TypeError("message text must be a string")
-        size = len(text.encode())
+        size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is no error
         if size > self.settings.max_message_bytes:
             raise InputTooLargeError("message", size, self.settings.max_message_bytes)
         parts: list[dict[str, Any]] = [dict(p) for p in attachments]

@@ -38,9 +38,23 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def encode_state(data: Any) -> str:
-    """Canonical JSON of a state document (sorted keys, compact), or ``TypeError``."""
+    """Canonical JSON of a state document (sorted keys, compact), or ``TypeError``.
+
+    UTF-8 text, unless a string holds a lone UTF-16 surrogate (which UTF-8 cannot carry):
+    then non-ASCII is escaped, so the document is still stored and reads back exactly.
+    """
+    encoded = _encode(data, ascii_only=False)
+    if not encoded.isascii():
+        try:
+            encoded.encode("utf-8")
+        except UnicodeEncodeError:
+            return _encode(data, ascii_only=True)
+    return encoded
+
+
+def _encode(data: Any, *, ascii_only: bool) -> str:
     return json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=ascii_only, allow_nan=False
     )
 
 

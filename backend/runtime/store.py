@@ -16,7 +16,8 @@ Tables:
   process stopped (recover it) from one another live process is still writing (leave it).
 
 This module stores; it does not validate. Validation lives in :mod:`backend.runtime.state`,
-the only writer of session state.
+the only writer of session state. Titles and run errors are free text bound to TEXT columns, so
+they follow the storage text rule (:func:`backend.storage.well_formed_text`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from backend.runtime.records import (
     SessionState,
     VersionPolicy,
 )
-from backend.storage import Database
+from backend.storage import Database, well_formed_text
 
 COMPONENT = "runtime"
 
@@ -194,7 +195,7 @@ class RuntimeStore:
                     agent_id,
                     agent_version_policy,
                     agent_version,
-                    title,
+                    well_formed_text(title),
                     now,
                     now,
                 ),
@@ -218,7 +219,7 @@ class RuntimeStore:
         self.db.execute(_UPDATE_BINDING, (agent_id, policy, version, now, conversation_id))
 
     def set_title(self, conversation_id: str, title: str, now: int) -> None:
-        self.db.execute(_UPDATE_TITLE, (title, now, conversation_id))
+        self.db.execute(_UPDATE_TITLE, (well_formed_text(title), now, conversation_id))
 
     def set_archived(self, conversation_id: str, archived_at: int | None, now: int) -> None:
         self.db.execute(_UPDATE_ARCHIVED, (archived_at, now, conversation_id))
@@ -327,6 +328,8 @@ class RuntimeStore:
         self, run_id: str, status: RunStatus, *, now: int, error: str | None = None
     ) -> bool:
         """Record a final status; False if the run had already finished."""
+        if error is not None:  # it may quote a model's output or a server's body
+            error = well_formed_text(error)
         cursor = self.db.execute(_FINISH_RUN, (status.value, now, error, run_id))
         return cursor.rowcount == 1
 

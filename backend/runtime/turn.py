@@ -20,6 +20,7 @@ from typing import Any
 from backend.runtime.open_chats import OpenChat
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.state import SessionStateHandle
+from backend.storage import join_text, live_text
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Turn:
     parts: list[dict[str, Any]] = field(default_factory=list)
     text: list[str] = field(default_factory=list)
     checkpointed_at: float = field(default_factory=time.monotonic)
+    # A trailing high surrogate not shown yet: half of a pair the next delta completes.
+    held: str = ""
 
     @classmethod
     def saved(cls, message: dict[str, Any] | None) -> Turn:
@@ -38,14 +41,20 @@ class Turn:
 
     def flush_text(self) -> None:
         if self.text:
-            self.parts.append({"type": "text", "text": "".join(self.text)})
+            self.parts.append({"type": "text", "text": join_text(self.text)})
             self.text = []
 
     def all_parts(self) -> list[dict[str, Any]]:
         parts = list(self.parts)
         if self.text:
-            parts.append({"type": "text", "text": "".join(self.text)})
+            parts.append({"type": "text", "text": join_text(self.text)})
         return parts
+
+    def add_text(self, text: str) -> str:
+        """Keep a streamed delta; return what may be shown live (well-formed Unicode)."""
+        self.text.append(text)
+        shown, self.held = live_text(self.held, text)
+        return shown
 
     def reply_text(self) -> str:
         return "".join(str(p.get("text", "")) for p in self.all_parts() if p.get("type") == "text")

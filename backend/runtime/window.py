@@ -143,7 +143,7 @@ def scan_recent(
             break
         tokens += estimate_message_tokens([message])
         if not window_full:
-            size = len(to_json(message).encode())
+            size = len(to_json(message).encode("utf-8", "surrogatepass"))
             if window and used + size > byte_budget:
                 window_full = True
             else:

@@ -52,6 +52,7 @@ from backend.sessions.records import (
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
 from backend.sessions.search import DEFAULT_SEARCH_LIMIT
 from backend.sessions.store import MAX_PATH_DEPTH, NOT_INSERTED, PathRow
+from backend.storage import well_formed_text
 
 if TYPE_CHECKING:
     from backend.sessions.feed import ChangeFeed
@@ -499,8 +500,8 @@ class Session:
         """Store an overlay replacing ``from..to`` on reads (ids are not checked)."""
         if not all(isinstance(v, str) for v in (summary, from_message_id, to_message_id)):
             raise TypeError("summary and message ids are strings")
-        compaction = StoredCompaction(
-            str(uuid.uuid4()), summary, from_message_id, to_message_id, now_ms()
+        compaction = StoredCompaction(  # the summary is stored by the storage text rule
+            str(uuid.uuid4()), well_formed_text(summary), from_message_id, to_message_id, now_ms()
         )
 
         def add() -> None:
@@ -547,6 +548,7 @@ class Session:
         visible = {message["id"] for message in history}
         if result.to_message_id not in visible:
             return None
+        summary = well_formed_text(result.summary)  # a model's text: see add_compaction
 
         def store() -> str:
             extended = [
@@ -557,14 +559,14 @@ class Session:
             ]
             from_id = extended[0].from_message_id if extended else result.from_message_id
             compaction = StoredCompaction(
-                str(uuid.uuid4()), result.summary, from_id, result.to_message_id, now_ms()
+                str(uuid.uuid4()), summary, from_id, result.to_message_id, now_ms()
             )
             self._store.add_compaction(self._id, compaction)
             self._feed.publish(CompactEvent(self._id, compaction))
             return from_id
 
         from_id = self._write(store)
-        return CompactResult(from_id, result.to_message_id, result.summary)
+        return CompactResult(from_id, result.to_message_id, summary)
 
     def _auto_compact(self) -> None:
         """After a committed insert: compact if the estimate is strictly above the threshold."""

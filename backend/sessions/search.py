@@ -1,10 +1,12 @@
 """Full-text search helpers: what gets indexed, how a user query is quoted, how rows are keyed.
 
 * Indexed text is every ``type: "text"`` part of a message joined with one space; reasoning, tool
-  payloads and files are not indexed.
+  payloads and files are not indexed. It follows the storage text rule (``well_formed_text``: a
+  lone UTF-16 surrogate becomes U+FFFD), so every index, digest and rebuild sees one string.
 * A user query is one FTS5 **phrase**: wrapped in double quotes with inner quotes doubled, so
   operators (``AND``, ``NEAR``, ``*``, ``:``, parentheses) are matched as text and can never
-  change the query's syntax. NUL characters (which end an FTS5 string early) become spaces.
+  change the query's syntax. NUL characters (which end an FTS5 string early) become spaces;
+  lone surrogates become U+FFFD, as in indexed text.
 * The FTS table is keyed by an integer rowid derived from ``(session_id, message_id)`` (63 bits
   of a sha256), so maintaining the index is a rowid point write instead of a scan of the
   unindexed id columns. Two distinct keys colliding would make the second insert fail loudly
@@ -18,6 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from typing import Any
+
+from backend.storage import well_formed_text
 
 DEFAULT_SEARCH_LIMIT = 20
 FTS_TOKENIZER = "porter unicode61"
@@ -38,12 +42,12 @@ def indexed_text(message: Mapping[str, Any]) -> str:
         and isinstance(part.get("text"), str)
         and part["text"]
     ]
-    return " ".join(texts)
+    return well_formed_text(" ".join(texts))
 
 
 def quote_phrase(query: str) -> str:
     """``query`` as one literal FTS5 phrase."""
-    return '"' + query.replace("\x00", " ").replace('"', '""') + '"'
+    return '"' + well_formed_text(query).replace("\x00", " ").replace('"', '""') + '"'
 
 
 def fts_rowid(session_id: str, message_id: str) -> int:

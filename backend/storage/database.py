@@ -22,7 +22,10 @@ Every store (conversation, directory, runtime) talks to its file through a
   which for ``INSERT/UPDATE/DELETE ... RETURNING`` is when its rows have been consumed.
 * **Errors.** ``sqlite3.Error`` becomes :class:`backend.errors.StorageError` (chained), except
   ``IntegrityError``, which stores handle themselves. A statement on a closed database is a
-  ``StorageError`` too.
+  ``StorageError`` too. A string UTF-8 cannot encode (a lone surrogate) is an
+  ``InvalidInputError``: stores apply ``backend.storage.text.well_formed_text`` to free text and
+  refuse such ids, so reaching this is a missed case, reported clearly instead of as a codec
+  error.
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each
   in one transaction together with its bookkeeping row.
 
@@ -47,7 +50,7 @@ from types import TracebackType
 from typing import Any
 
 from backend.clock import now_ms
-from backend.errors import StorageError
+from backend.errors import InvalidInputError, StorageError
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -166,6 +169,10 @@ class Database:
             raise
         except sqlite3.Error as exc:  # incl. ProgrammingError on a closed database
             raise StorageError(f"{exc} (in: {_first_line(sql)})") from exc
+        except UnicodeEncodeError as exc:  # a lone surrogate a store did not normalise
+            raise InvalidInputError(
+                f"text holding a lone UTF-16 surrogate cannot be stored (in: {_first_line(sql)})"
+            ) from exc
         self._stats.statements += 1
         return cursor
 
