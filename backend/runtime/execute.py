@@ -42,7 +42,7 @@ from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.retrieval import Retriever
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.titles import TurnFollowUp
-from backend.runtime.tools import Tool, ToolContext, run_tool, tool_part
+from backend.runtime.tools import Tool, ToolContext, run_tool, stored_input, tool_part
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.window import HistoryWindow, Scan
 from backend.storage import well_formed_text
@@ -180,7 +180,7 @@ class TurnExecutor:
                 "type": f"tool-{call.name}",
                 "toolCallId": call.id,
                 "state": "input-available",
-                "input": call.arguments,
+                "input": stored_input(call),
             },
         )
         output, error = await run_tool(material.tools, material.context, call)

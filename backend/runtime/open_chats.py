@@ -28,6 +28,8 @@ from backend.sessions import Session
 from backend.storage import Database
 
 MAX_IDLE_CONVERSATIONS = 32
+# The events that end a run: after one, nothing more is published for it.
+END_EVENTS: tuple[EventType, ...] = ("run.completed", "run.failed", "run.cancelled")
 
 
 @dataclass
@@ -60,8 +62,14 @@ class OpenChat:
     compaction_for: tuple[str, int] | None = None
     # Compaction id -> children of its last covered message (see window.scan_recent).
     boundaries: dict[str, list[str]] = field(default_factory=dict)
+    # Open runs this runtime is not executing (another process's, or still queued), by id:
+    # when one ends elsewhere, its end is announced to this runtime's watchers too.
+    followed: dict[str, RunRecord] = field(default_factory=dict)
 
     def publish(self, type: EventType, run_id: str, data: dict[str, Any]) -> None:
+        """Publish a run event; an end event also stops following that run."""
+        if type in END_EVENTS:
+            self.followed.pop(run_id, None)
         self.events.publish(type, run_id, data)
 
     def is_idle(self) -> bool:

@@ -1,48 +1,69 @@
-"""Runs a stopped process left open: failed as interrupted, so they end for every watcher.
+"""Runs this runtime is not executing: recovering orphans, and announcing ends seen elsewhere.
 
-A run left ``running`` by a process that stopped (crash, restart, dev-mode hot reload) is
-marked ``failed`` with ``INTERRUPTED_ERROR``, keeping the reply its last checkpoint saved,
-and ``run.failed`` tells this runtime's watchers. A run is orphaned when no lease holds the
-chat, this runtime is not running it, and the process that claimed it
-(``RunRecord.claimed_by``) is gone: a per-process lease store cannot see another process's
-run, but the pid can. A run another *live* process is writing is left alone.
+Several processes may serve one data folder (app workers, a restarted dev server), each with
+its own runtime and in-process leases; a chat's runs live in the chat's file, so any of them
+may claim a chat's next run. Two duties follow:
+
+* **Orphans.** A run left ``running`` by a process that stopped (crash, restart, hot reload) is
+  marked ``failed`` with ``INTERRUPTED_ERROR``, keeping the reply its last checkpoint saved,
+  and ``run.failed`` tells this runtime's watchers. A run is orphaned when no lease holds the
+  chat, this runtime is not running it, and the process that claimed it
+  (``RunRecord.claimed_by``) is gone: a per-process lease store cannot see another process's
+  run, but the pid can. A run another *live* process is writing is left alone.
+* **Ends seen elsewhere.** Every open run this runtime is not executing is *followed*
+  (``OpenChat.followed``): when a look at the run table finds it finished, its end event is
+  published here too, so a watcher learns how a message it sent ended even when another
+  process answered it.
+
+Looking is cheap: one indexed read of the chat's open runs. The run queue looks again every
+``FOREIGN_RUN_POLL_S`` only while another process is running one of the chat's runs, so an
+idle chat costs nothing and an orphan is recovered within about that interval.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import DistributedLockStore, conversation_lock_key, may_be_running
 from backend.runtime.open_chats import OpenChat
-from backend.runtime.records import RunRecord, RunStatus
+from backend.runtime.records import EventType, RunRecord, RunStatus
 from backend.runtime.turn import Turn, TurnWriter
+
+# While another process runs one of a chat's runs, how often its end is looked for.
+FOREIGN_RUN_POLL_S = 0.1
 
 
 @dataclass(frozen=True)
 class OpenRuns:
     """What a look at a chat's run table left open."""
 
-    running_elsewhere: bool  # a running run this runtime may not recover (blocked)
+    running_elsewhere: bool  # a run this runtime is not executing, and may not recover
     queued: bool
 
 
 class Recovery:
-    """Recovers orphaned runs."""
+    """Recovers orphaned runs and announces the ends of followed runs."""
 
     def __init__(self, locks: DistributedLockStore, writer: TurnWriter) -> None:
         self._locks = locks
         self._writer = writer
 
     async def recover(self, conv: OpenChat) -> OpenRuns:
-        """Look at the chat's open runs and fail the orphans among them."""
+        """Look at the chat's open runs: announce ended ones, fail orphans, follow the rest."""
         runs = await asyncio.to_thread(conv.store.open_runs, conv.chat_id)
+        await self._announce_ended(conv, {run.id for run in runs})
         if not runs:
             return OpenRuns(running_elsewhere=False, queued=False)
         holder = await self._locks.holder(conversation_lock_key(conv.chat_id))
+        active_id = conv.active.run.id if conv.active is not None else None
         running_elsewhere = False
         for run in runs:
+            if run.id == active_id:
+                continue
+            conv.followed.setdefault(run.id, run)
             if run.status != RunStatus.RUNNING:
                 continue
             if holder is not None or conv.active is not None or may_be_running(run.claimed_by):
@@ -74,3 +95,30 @@ class Recovery:
                 conv, run, turn, RunStatus.FAILED, INTERRUPTED_ERROR
             )
         return finished, bool(turn.parts)
+
+    async def _announce_ended(self, conv: OpenChat, open_ids: set[str]) -> None:
+        """Publish the end of each followed run that is no longer open (it ended elsewhere)."""
+        ended = [run_id for run_id in conv.followed if run_id not in open_ids]
+        if not ended:
+            return
+        ends = await asyncio.to_thread(self._load_ends, conv, ended)
+        for run_id, (type, data) in zip(ended, ends, strict=True):
+            if run_id in conv.followed:  # not ended here meanwhile
+                conv.publish(type, run_id, data)
+
+    def _load_ends(
+        self, conv: OpenChat, run_ids: list[str]
+    ) -> list[tuple[EventType, dict[str, Any]]]:
+        return [_end_event(conv, conv.store.load_run(run_id)) for run_id in run_ids]
+
+
+def _end_event(conv: OpenChat, run: RunRecord) -> tuple[EventType, dict[str, Any]]:
+    """The end event of a finished run, from what its process stored."""
+    turn = Turn.saved(conv.session.get_message(run.assistant_message_id))
+    data: dict[str, Any] = {"assistant_message_id": run.assistant_message_id}
+    if run.status == RunStatus.COMPLETED:
+        return "run.completed", {**data, "text": turn.reply_text()}
+    data["partial"] = bool(turn.parts)
+    if run.status == RunStatus.CANCELLED:
+        return "run.cancelled", data
+    return "run.failed", {**data, "error": run.error, "error_type": ""}

@@ -11,25 +11,30 @@ Invariants (seed 004):
   holds across processes); runs are claimed oldest enqueue first, whichever process claims.
   The run reads its agent and session state at claim time.
 
-One worker task per busy chat drains the queue.
+One worker task per busy chat drains the queue. A lost claim race (another process's run is
+running: ``ConflictError``) is not an error: the worker follows that run (see
+:mod:`backend.runtime.recovery`) until it ends or its process is found gone, then claims the
+next run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from backend.errors import ConflictError
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import TurnExecutor
 from backend.runtime.locks import DistributedLockStore, conversation_lock_key, hold
 from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.records import RunKind, RunRecord, RunStatus, RunTicket
-from backend.runtime.recovery import Recovery
+from backend.runtime.recovery import FOREIGN_RUN_POLL_S, Recovery
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.turn import Turn, TurnWriter
 
@@ -38,6 +43,12 @@ logger = logging.getLogger(__name__)
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
+
+
+class _Claim(enum.Enum):
+    RAN = "ran"  # a run was claimed and executed
+    EMPTY = "empty"  # nothing queued
+    LOST = "lost"  # another run is running (another process claimed first)
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,8 @@ class RunQueue:
                 )
 
         run = await asyncio.to_thread(write)
+        # Followed until this runtime claims it: another process may claim it first.
+        conv.followed[run.id] = run
         conv.publish(
             "run.queued",
             run.id,
@@ -139,17 +152,35 @@ class RunQueue:
                 conv.pending = False
                 key = conversation_lock_key(conv.chat_id)
                 async with hold(self.locks, key, owner, ttl_s=self.lease_ttl_s):
-                    ran = await self._claim_and_execute(conv)
-                if not ran and not conv.pending:
+                    claim = await self._claim_and_execute(conv)
+                if claim is _Claim.RAN:
+                    continue
+                if claim is _Claim.EMPTY and not conv.followed:
+                    if conv.pending:
+                        continue
+                    return
+                if not await self._wait_for_other_runs(conv) and not conv.pending:
                     return
         except Exception:
             logger.exception("run worker of chat %s failed", conv.chat_id)
 
-    async def _claim_and_execute(self, conv: OpenChat) -> bool:
-        claimed = await asyncio.to_thread(self._claim, conv)
+    async def _wait_for_other_runs(self, conv: OpenChat) -> bool:
+        """Follow runs of other processes until none is running; True if runs are queued."""
+        while True:
+            runs = await self.recovery.recover(conv)
+            if not runs.running_elsewhere or self.closed:
+                return runs.queued
+            await asyncio.sleep(FOREIGN_RUN_POLL_S)
+
+    async def _claim_and_execute(self, conv: OpenChat) -> _Claim:
+        try:
+            claimed = await asyncio.to_thread(self._claim, conv)
+        except ConflictError:
+            return _Claim.LOST
         if claimed is None:
-            return False
+            return _Claim.EMPTY
         run, agent, handle = claimed
+        conv.followed.pop(run.id, None)
         active = ActiveRun(run)
         conv.active = active
         active.task = asyncio.ensure_future(self.executor.execute(conv, active, agent, handle))
@@ -157,7 +188,7 @@ class RunQueue:
             await asyncio.shield(active.task)
         finally:
             conv.active = None
-        return True
+        return _Claim.RAN
 
     def _claim(
         self, conv: OpenChat

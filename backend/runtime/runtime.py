@@ -20,8 +20,9 @@ Invariants (seed 004 and the spec), and where each is kept:
   the version read at claim, else ``StaleVersionError``: never merged) and the run record
   commit in one transaction of the chat's SQLite file.
 * **Interrupted replies end** (``recovery``): a run left ``running`` by a process that stopped
-  is marked ``failed`` with ``INTERRUPTED_ERROR`` by the next runtime that opens or watches
-  the chat; a run another live process is writing is left alone.
+  is marked ``failed`` with ``INTERRUPTED_ERROR`` by the next runtime that opens, watches or
+  queues on the chat; a run another live process is writing is left alone, and its end is
+  announced to this runtime's watchers when it comes.
 * **Binding** (``bindings``): ``pinned`` runs exactly the recorded agent version on every
   resume, ``latest`` the newest at claim time.
 * Blocking SQLite work runs in worker threads (``asyncio.to_thread``); the event loop never
@@ -40,6 +41,9 @@ Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``r
     run.completed      assistant_message_id, text (the whole reply text)
     run.failed         assistant_message_id, error (a sentence), error_type, partial (bool)
     run.cancelled      assistant_message_id, partial (bool)
+
+A run another process answers shows here as its end event only (``error_type`` is then
+``""``): deltas stay in the process that streams them.
 
 Assistant messages carry ``metadata = {"status", "runId", "model", "agent", "error"?}`` with
 status ``queued`` / ``running`` (placeholder, parts so far) / ``completed`` / ``failed`` /
@@ -270,10 +274,10 @@ class ChatRuntime:
         """Every run event of ``chat_id`` after ``after_seq``: buffered ones, then live ones.
 
         Runs until the runtime closes (or the consumer stops iterating). Watching a chat
-        does not create its file. If the file exists, watching first recovers what a stopped
-        process left behind (see :mod:`backend.runtime.recovery`): a reply it was writing
-        would otherwise show as streaming forever to everyone watching, since nothing else
-        finishes it.
+        does not create its file. If the file exists, watching first looks at the chat's
+        runs (see :mod:`backend.runtime.recovery`): a reply a stopped process was writing
+        would otherwise show as streaming forever to everyone watching, and a reply another
+        live process is writing is followed, so its end reaches this watcher.
         """
         if self._closed:
             raise ChatsError("the runtime is closed")
@@ -408,12 +412,9 @@ class ChatRuntime:
         return conv
 
     async def _recover(self, conv: OpenChat) -> None:
-        """Fail orphaned runs; resume queued runs unless a live run is still ahead of them.
-
-        A live run of another process is ahead: its worker takes them next.
-        """
-        runs = await self._recovery.recover(conv)
-        if runs.queued and not runs.running_elsewhere:
+        """Fail orphaned runs, and let the worker take (or follow) the runs still open."""
+        await self._recovery.recover(conv)
+        if conv.followed:
             self._queue.wake(conv)
 
     async def _recover_watched(self, chat_id: str, chat: ChatPort) -> None:

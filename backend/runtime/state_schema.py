@@ -1,8 +1,11 @@
 """Validation of session-state documents, as pure functions (no I/O).
 
 Session state is trusted working memory, so what may enter it is checked deterministically
-before any write: it must be JSON, fit the size ceiling, match the agent's schema, and hold no
-secret-looking keys (seed 004: "No secrets may be stored in it").
+before any write: it must be JSON, nest at most ``MAX_DEPTH`` levels, fit the size ceiling,
+match the agent's schema, and hold no secret-looking keys (seed 004: "No secrets may be stored
+in it"). Every limit but the schema holds for every write, with or without a schema; the depth
+is checked first, without recursion, so no later step (encoding, the schema and secret walks)
+can hit the interpreter's recursion limit on a hostile document.
 
 The schema language is a small JSON-Schema subset, enough for working memory and
 dependency-free: ``type`` (name or list), ``properties``, ``required``,
@@ -63,11 +66,14 @@ def check_state(
 ) -> str:
     """Validate ``data`` and return its canonical encoding; raise on the first kind of problem.
 
-    Order matters for the caller's sentence: not-JSON and not-an-object are schema errors,
-    then size (never truncated), then schema and secret checks.
+    Order matters for the caller's sentence: not-an-object, too deep and not-JSON are schema
+    errors, then size (never truncated), then schema and secret checks.
     """
     if not isinstance(data, dict):
         raise InvalidSessionStateError(["session state must be a JSON object"])
+    too_deep = path_deeper_than(data, MAX_DEPTH)
+    if too_deep is not None:
+        raise InvalidSessionStateError([f"{too_deep}: nested deeper than {MAX_DEPTH} levels"])
     try:
         encoded = encode_state(data)
     except (TypeError, ValueError) as exc:
@@ -78,7 +84,7 @@ def check_state(
     errors: list[str] = []
     _secret_keys(data, "$", errors)
     if schema is not None:
-        _validate(data, schema, "$", errors, 0)
+        _validate(data, schema, "$", errors)
     if errors:
         raise InvalidSessionStateError(errors)
     return encoded
@@ -93,6 +99,23 @@ def apply_changes(
         updated.pop(key, None)
     updated.update(set_values or {})
     return updated
+
+
+def path_deeper_than(document: Any, max_depth: int) -> str | None:
+    """The path of a value nested deeper than ``max_depth`` in a JSON value, else ``None``.
+
+    Iterative on purpose: a recursive walk would itself fail on the documents it must refuse.
+    """
+    stack: list[tuple[Any, str, int]] = [(document, "$", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > max_depth:
+            return path
+        if isinstance(value, dict):
+            stack.extend((child, f"{path}.{key}", depth + 1) for key, child in value.items())
+        elif isinstance(value, list):
+            stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(value))
+    return None
 
 
 def _secret_keys(value: Any, path: str, errors: list[str]) -> None:
@@ -114,10 +137,8 @@ def _type_ok(value: Any, name: str) -> bool:
     return isinstance(value, _TYPES.get(name, (object,)))
 
 
-def _validate(value: Any, schema: Any, path: str, errors: list[str], depth: int) -> None:
-    if depth > MAX_DEPTH:
-        errors.append(f"{path}: nested deeper than {MAX_DEPTH} levels")
-        return
+def _validate(value: Any, schema: Any, path: str, errors: list[str]) -> None:
+    """Schema errors of ``value`` (its depth is bounded already: see ``check_state``)."""
     if schema is True or not isinstance(schema, dict):
         return
     expected = schema.get("type")
@@ -140,7 +161,7 @@ def _validate(value: Any, schema: Any, path: str, errors: list[str], depth: int)
             errors.append(f"{path}: more than {schema['maxItems']} items")
         if "items" in schema:
             for index, item in enumerate(value):
-                _validate(item, schema["items"], f"{path}[{index}]", errors, depth + 1)
+                _validate(item, schema["items"], f"{path}[{index}]", errors)
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         for key in schema.get("required") or []:
@@ -149,8 +170,8 @@ def _validate(value: Any, schema: Any, path: str, errors: list[str], depth: int)
         additional = schema.get("additionalProperties", True)
         for key, child in value.items():
             if key in properties:
-                _validate(child, properties[key], f"{path}.{key}", errors, depth + 1)
+                _validate(child, properties[key], f"{path}.{key}", errors)
             elif additional is False:
                 errors.append(f"{path}: unexpected key {key!r}")
             else:
-                _validate(child, additional, f"{path}.{key}", errors, depth + 1)
+                _validate(child, additional, f"{path}.{key}", errors)

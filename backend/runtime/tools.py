@@ -21,9 +21,14 @@ from typing import Any, Protocol
 from backend.errors import ChatsError
 from backend.models import REMEMBER_TOOL, ToolCall, ToolSpec
 from backend.runtime.state import SessionStateHandle
+from backend.runtime.state_schema import path_deeper_than
 
 UPDATE_STATE_TOOL = "update_session_state"
 MAX_FACT_CHARS = 1_000
+# A call's input is published and stored with the reply. One nested deeper than this is
+# replaced by a note: far past it, encoding the message would hit the interpreter's
+# recursion limit and the whole turn could not be saved.
+MAX_STORED_INPUT_DEPTH = 64
 
 
 class ToolError(ChatsError):
@@ -119,12 +124,19 @@ async def run_tool(
         return None, str(exc)
 
 
+def stored_input(call: ToolCall) -> dict[str, Any]:
+    """The call's input as published and stored (see ``MAX_STORED_INPUT_DEPTH``)."""
+    if path_deeper_than(call.arguments, MAX_STORED_INPUT_DEPTH) is None:
+        return call.arguments
+    return {"omitted": f"the input nests deeper than {MAX_STORED_INPUT_DEPTH} levels"}
+
+
 def tool_part(call: ToolCall, output: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
     """The stored message part for one finished tool call."""
     part: dict[str, Any] = {
         "type": f"tool-{call.name}",
         "toolCallId": call.id,
-        "input": call.arguments,
+        "input": stored_input(call),
     }
     if error is None:
         part["state"] = "output-available"

@@ -11,11 +11,16 @@ from backend.errors import (
     SessionStateTooLargeError,
     StaleVersionError,
 )
+from backend.models import ToolCall
 from backend.runtime import SessionStateStore
 from backend.runtime.records import RunKind, RunStatus
-from backend.runtime.state_schema import check_state
+from backend.runtime.state_schema import MAX_DEPTH, check_state
 from backend.runtime.store import RuntimeStore
+from backend.runtime.tools import BUILTIN_TOOLS, ToolContext, run_tool
 from backend.storage import Database
+from tests.runtime.helpers import events_until_done, make_runtime
+from tests.support.fake_directory import FakeDirectory
+from tests.support.scripted_model import ScriptedModel
 
 SCHEMA = {
     "type": "object",
@@ -86,6 +91,63 @@ class TestValidation:
             check_state({"notes": "x" * 500}, None, max_bytes=100)
         assert caught.value.limit == 100
         assert caught.value.bytes > 500
+
+
+def _nested(depth: int) -> dict:
+    """A document whose innermost value sits ``depth`` levels below the root object."""
+    value: object = "bottom"
+    for _ in range(depth - 1):
+        value = {"deeper": value}
+    return {"top": value}
+
+
+class TestLimitsApplyToEveryWrite:
+    """Seed 004's bounds hold for every writer: with or without a schema, however deep."""
+
+    def test_the_nesting_limit_holds_without_a_schema(self):
+        check_state(_nested(MAX_DEPTH), None)  # at the limit: fine
+        with pytest.raises(InvalidSessionStateError, match=f"deeper than {MAX_DEPTH} levels"):
+            check_state(_nested(100), None)
+
+    def test_a_document_nested_past_the_interpreters_recursion_limit_fails_clearly(self, states):
+        states.put("c1", expected_version=0, state={"a": 1})
+        with pytest.raises(InvalidSessionStateError, match="deeper than"):
+            states.put("c1", expected_version=1, state=_nested(1_500))
+        assert (states.get("c1").version, states.get("c1").data) == (1, {"a": 1})
+
+    @pytest.mark.anyio
+    async def test_the_state_tool_reports_a_too_deep_proposal_to_the_model(self, states):
+        handle = states.open("c1", None)
+
+        async def remember(fact: str) -> None:
+            raise AssertionError("not called")
+
+        context = ToolContext("c1", handle, remember)
+        call = ToolCall("t1", "update_session_state", {"set": {"plan": _nested(1_500)}})
+        output, error = await run_tool(dict(BUILTIN_TOOLS), context, call)
+        assert output is None
+        assert f"deeper than {MAX_DEPTH} levels" in error
+        assert not handle.dirty  # nothing staged
+
+    @pytest.mark.anyio
+    async def test_a_turn_whose_model_proposes_a_too_deep_state_still_completes(self, tmp_path):
+        directory = FakeDirectory(tmp_path)
+        chat_id = directory.create_chat().id
+        deep = {"set": {"plan": _nested(1_500)}}
+        model = ScriptedModel([ToolCall("t1", "update_session_state", deep)], "Kept it short.")
+        runtime = make_runtime(tmp_path, directory, model)
+        ticket = await runtime.send_message(chat_id, "plan everything")
+        events = await events_until_done(runtime, chat_id, ticket.run_id)
+        assert events[-1].type == "run.completed"
+        tool_end = [e for e in events if e.type == "tool.call"][-1]
+        assert tool_end.data["state"] == "output-error"
+        assert "deeper than" in tool_end.data["errorText"]
+        assert (await runtime.get_session_state(chat_id)).version == 0
+        reply = directory.get_chat(chat_id).session.get_message(ticket.assistant_message_id)
+        assert reply["metadata"]["status"] == "completed"
+        assert reply["parts"][0]["state"] == "output-error"
+        await runtime.aclose()
+        directory.close()
 
 
 class TestSessionStateStore:
