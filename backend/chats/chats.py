@@ -38,7 +38,6 @@ is ``Database`` locks only; the entry-cache lock is a leaf, never held while tou
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from collections import OrderedDict
@@ -81,8 +80,6 @@ from backend.sessions import (
     Sessions,
 )
 from backend.storage import Database
-
-log = logging.getLogger(__name__)
 
 DEFAULT_LIST_LIMIT = 50
 DEFAULT_SEARCH_LIMIT = 20
@@ -370,7 +367,7 @@ class Chats:
             reserved_metadata_keys=self._reserved,
         )
         entry = _OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
-        entry.data_version = _data_version(sessions.database)
+        entry.data_version = sessions.database.data_version()
         entry.unsubscribe = sessions.subscribe(self._listener_for(entry))
         with self._lock:
             existing = self._open.get(chat._num)
@@ -431,7 +428,7 @@ class Chats:
         if not database.lock.acquire(blocking=False):
             return True
         try:
-            version = _data_version(database)
+            version = database.data_version()
         except Exception:  # closed under us: assume the worst, re-read the file
             return True
         finally:
@@ -676,14 +673,6 @@ class Chats:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-_DATA_VERSION = "PRAGMA data_version"
-
-
-def _data_version(db: Database) -> int:
-    """SQLite's per-connection counter: it moves when *another* connection commits."""
-    return int(db.execute(_DATA_VERSION).fetchone()[0])
 
 
 def _check_limit(limit: int) -> int:

@@ -27,7 +27,6 @@ its own and never touches files.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -202,11 +201,6 @@ class DirectoryStore:
         """Best title match first (bm25), newest first among equals."""
         return [_summary(row) for row in self.db.query(self._SEARCH_TITLES, (match, limit))]
 
-    _COUNT_LIVE = "SELECT count(*) FROM chats WHERE deleted_at IS NULL"
-
-    def count_live(self) -> int:
-        return int(self.db.query_one(self._COUNT_LIVE)[0])
-
     _SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE deleted_at IS NULL "
         "ORDER BY updated_at DESC, id DESC"
@@ -300,16 +294,3 @@ class DirectoryStore:
             self.db.execute(self._DELETE_TITLE, (record.num,))
             return True
         return False
-
-    _BULK_INSERT = (
-        "INSERT INTO chats (id, title, created_at, updated_at, last_message_preview) "
-        "VALUES (?, ?, ?, ?, ?)"
-    )
-    _BULK_TITLES = (
-        "INSERT INTO chat_titles (rowid, title) SELECT num, title FROM chats WHERE id = ?"
-    )
-
-    def bulk_insert(self, rows: Sequence[tuple[str, str, int, int, str | None]]) -> None:
-        """Insert many ``(id, title, created_at, updated_at, preview)`` rows (imports, bench)."""
-        self.db.executemany(self._BULK_INSERT, rows)
-        self.db.executemany(self._BULK_TITLES, ((row[0],) for row in rows))

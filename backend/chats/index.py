@@ -43,22 +43,19 @@ mechanism: it leases every chat to :data:`REBUILD_HOLDER`, a holder that is alwa
 **Document ids** increase (``max(rowid) + 1``): FTS5 appends such rows cheaply, while
 hash-scattered rowids made each insert about seven times slower.
 
-**Coupling.** Reading a chat's documents needs the sessions schema (``session_messages``,
-``session_message_chunks``, ``session_compactions``) and its indexing rule
-(``backend.sessions.search.indexed_text``); that knowledge lives only in
-:class:`SessionDocuments`. Its rule matches ``Session.search``: rows that exist, are not hidden
-compaction echoes, and have non-empty text.
+**Coupling.** A chat's documents are read through the sessions package's read API
+(``backend.sessions.SearchableDocuments``), which owns the schema and the rule of what
+``Session.search`` can find; this module runs SQL only on its own tables.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -66,13 +63,12 @@ from typing import Protocol
 from backend.chats.directory import ChatRecord
 from backend.chats.models import ChatHit, IndexRepair
 from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
-from backend.sessions import COMPACTION_PREFIX, SessionChangeEvent
-from backend.sessions.encoding import decode_content  # the sessions rules, not re-implemented
+from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
 from backend.sessions.search import FTS_TOKENIZER, indexed_text, quote_phrase
 from backend.storage import Database
 from backend.storage.processes import Signer, sign, signer_state
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 COMPONENT = "chats.index"
 FLUSH_EVERY_EVENTS = 512
@@ -160,79 +156,6 @@ def holder_is_gone(holder: str) -> bool:
         with _live_holders_lock:
             return holder not in _live_holders
     return state is Signer.GONE
-
-
-# ── reading a chat's documents ──────────────────────────────────────
-
-
-class SessionDocuments:
-    """The searchable documents of one chat file, read with its own short-lived connection.
-
-    A separate connection sees exactly the committed state, never another thread's open
-    transaction, and never creates a missing file (:meth:`open` yields ``None`` instead).
-    """
-
-    _SELECT_SOME = (
-        "SELECT id, content, content_chunks FROM session_messages "
-        "WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))"
-    )
-    _SELECT_ALL = "SELECT id, content, content_chunks FROM session_messages WHERE session_id = ?"
-    _SELECT_CONTINUATIONS = (
-        "SELECT content FROM session_message_chunks WHERE session_id = ? AND id = ? ORDER BY idx"
-    )
-    _SELECT_HIDDEN = "SELECT ? || id FROM session_compactions WHERE session_id = ?"
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    @classmethod
-    @contextlib.contextmanager
-    def open(cls, path: Path) -> Iterator[SessionDocuments | None]:
-        if not path.exists():
-            yield None
-            return
-        db = Database(path)
-        try:
-            yield cls(db) if db.table_exists("session_messages") else None
-        finally:
-            db.close()
-
-    def documents(self, message_ids: Iterable[str] | None = None) -> dict[str, str]:
-        """``{message_id: text}`` of searchable messages (all of them when ``None``)."""
-        # One read snapshot (a deferred BEGIN takes no write lock): rows, continuations and
-        # overlays all describe the same commit.
-        with self.db.lock:
-            self.db.execute("BEGIN")
-            try:
-                return self._read(message_ids)
-            finally:
-                self.db.execute("COMMIT")
-
-    def _read(self, message_ids: Iterable[str] | None) -> dict[str, str]:
-        if message_ids is None:
-            rows = self.db.query(self._SELECT_ALL, (CONVERSATION,))
-        else:
-            ids = json.dumps(sorted(set(message_ids)))
-            rows = self.db.query(self._SELECT_SOME, (CONVERSATION, ids))
-        if not rows:
-            return {}
-        hidden = {
-            r[0] for r in self.db.query(self._SELECT_HIDDEN, (COMPACTION_PREFIX, CONVERSATION))
-        }
-        found: dict[str, str] = {}
-        for row in rows:
-            message_id = row["id"]
-            if message_id in hidden:
-                continue
-            content = row["content"]
-            if row["content_chunks"]:
-                slices = self.db.query(self._SELECT_CONTINUATIONS, (CONVERSATION, message_id))
-                content += "".join(s[0] for s in slices)
-            message = decode_content(content)
-            text = indexed_text(message) if message is not None else ""
-            if text:
-                found[message_id] = text
-        return found
 
 
 # ── the directory-side store ────────────────────────────────────────
@@ -531,7 +454,9 @@ class MessageIndex:
                 try:
                     counts += self._apply(chat_num, generation, pending)
                 except Exception:
-                    log.warning("message index: chat #%s will be rebuilt", chat_num, exc_info=True)
+                    logger.warning(
+                        "message index: chat #%s will be rebuilt", chat_num, exc_info=True
+                    )
                     with self._hints_lock:
                         self._needs_resync.add(chat_num)
             for chat_num in retry:
@@ -554,8 +479,8 @@ class MessageIndex:
             reread = set(pending.unknown) if trusted else pending.unknown | pending.texts.keys()
             found: dict[str, str] = {}
             if reread:
-                with SessionDocuments.open(self._path_of(record)) as source:
-                    found = source.documents(reread) if source else {}
+                with SearchableDocuments.open(self._path_of(record)) as source:
+                    found = source.texts(CONVERSATION, reread) if source else {}
             changes: dict[str, str | None] = dict(pending.texts) if trusted else {}
             changes.update({message_id: found.get(message_id) for message_id in reread})
             if pending.cleared:
@@ -565,8 +490,8 @@ class MessageIndex:
             return self.store.apply(chat_num, changes)
 
     def _rebuild(self, chat_num: int, record: ChatRecord) -> _Counts:
-        with SessionDocuments.open(self._path_of(record)) as source:
-            truth = source.documents() if source else {}
+        with SearchableDocuments.open(self._path_of(record)) as source:
+            truth = source.texts(CONVERSATION) if source else {}
         return self.store.replace_all(chat_num, truth)
 
     def forget_hints(self, chat_num: int) -> None:
@@ -597,7 +522,7 @@ class MessageIndex:
         try:
             return self.resync(chat_num)
         except Exception:
-            log.warning("message index: chat #%s could not be rebuilt", chat_num, exc_info=True)
+            logger.warning("message index: chat #%s could not be rebuilt", chat_num, exc_info=True)
             with self._hints_lock:
                 self._needs_resync.add(chat_num)
             return _Counts()

@@ -149,6 +149,11 @@ MIGRATIONS = (m001_create_session_tables,)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def has_session_tables(database: Database) -> bool:
+    """Whether ``database`` holds a conversation store (without creating one)."""
+    return database.table_exists("session_messages")
+
+
 # ── derived state ───────────────────────────────────────────────────────
 
 
@@ -182,7 +187,7 @@ class PathRow:
 
 
 @dataclass(frozen=True, slots=True)
-class Path:
+class BranchPath:
     """A root-to-leaf path: visible rows (hidden overlay echoes removed), how many rows the walk
     took (hidden ones included) and whether it stopped at the cap with older rows left."""
 
@@ -398,9 +403,20 @@ class SessionStore:
         " WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))"
     )
 
-    def load_contents(self, session_id: str, message_ids: Sequence[str]) -> dict[str, str]:
-        """Full stored JSON of each id (continuations joined); absent ids are missing."""
-        rows = self.db.query(self._SELECT_CONTENTS, (session_id, json.dumps(list(message_ids))))
+    _SELECT_ALL_CONTENTS = (
+        "SELECT id, content, content_chunks FROM session_messages WHERE session_id = ?"
+    )
+
+    def load_contents(self, session_id: str, message_ids: Sequence[str] | None) -> dict[str, str]:
+        """Full stored JSON of each id (continuations joined); absent ids are missing.
+
+        ``None`` loads every row of the session.
+        """
+        if message_ids is None:
+            rows = self.db.query(self._SELECT_ALL_CONTENTS, (session_id,))
+        else:
+            ids = json.dumps(list(message_ids))
+            rows = self.db.query(self._SELECT_CONTENTS, (session_id, ids))
         chunked = [row["id"] for row in rows if row["content_chunks"]]
         continuations = self._continuations(session_id, chunked) if chunked else {}
         contents: dict[str, str] = {}
@@ -423,6 +439,25 @@ class SessionStore:
         ):
             slices.setdefault(row["id"], []).append(row["content"])
         return slices
+
+    def searchable_texts(
+        self, session_id: str, message_ids: Sequence[str] | None
+    ) -> dict[str, str]:
+        """``{id: text}`` of the rows ``search`` can find among ``message_ids`` (all if None).
+
+        The rule of the FTS index: the row exists, is not a hidden overlay echo, and has
+        non-empty indexed text. Attachments are not resolved (they are never indexed).
+        """
+        hidden = self.hidden_ids(session_id)
+        found: dict[str, str] = {}
+        for message_id, content in self.load_contents(session_id, message_ids).items():
+            if message_id in hidden:
+                continue
+            message = decode_content(content)
+            text = indexed_text(message) if message is not None else ""
+            if text:
+                found[message_id] = text
+        return found
 
     def decode(self, content: str) -> dict | None:
         """A stored JSON text as the caller wrote it (attachments inlined); None if unreadable."""
@@ -459,10 +494,10 @@ class SessionStore:
         ORDER BY path.depth DESC
     """
 
-    def path(self, session_id: str, leaf_id: str | None) -> Path:
+    def path(self, session_id: str, leaf_id: str | None) -> BranchPath:
         """The root-to-leaf path ending at ``leaf_id`` with per-row sizes; empty if unknown."""
         if leaf_id is None:
-            return Path()
+            return BranchPath()
         rows = self.db.query(
             self._SELECT_PATH, {"sid": session_id, "leaf": leaf_id, "cap": MAX_PATH_DEPTH}
         )
@@ -481,7 +516,7 @@ class SessionStore:
             if row["id"] not in hidden
         ]
         capped = len(rows) > MAX_PATH_DEPTH and rows[0]["parent_id"] is not None
-        return Path(visible, len(rows), capped)
+        return BranchPath(visible, len(rows), capped)
 
     _SELECT_PATH_IDS = """
         WITH RECURSIVE path(id, parent_id, depth) AS (
