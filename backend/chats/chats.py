@@ -172,12 +172,17 @@ class Chats:
         self._lock = threading.Lock()  # leaf lock: the open-chat cache only
         self._open: OrderedDict[int, _OpenChat] = OrderedDict()
         self._closed = False
+        self._search_database: Database | None = None
         try:
-            self._directory = DirectoryStore(self.database)
-            self._shared = SharedContextStore(self.database)
+            # Searches read through a second connection (WAL: readers never block the writer),
+            # so a long search never holds up create_chat or a flush on the main one.
+            self._search_database = Database(self.layout.database_path)
+            self._directory = DirectoryStore(self.database, self._search_database)
+            self._shared = SharedContextStore(self.database, self._search_database)
             self._ids = ChatIds(self._directory.id_key())
             self._index = MessageIndex(
                 self.database,
+                search_db=self._search_database,
                 load_chat=self._directory.load_num,
                 path_of=self._path_of,
                 unpurged_chats=lambda: [num for num, _, _ in self._directory.unpurged_chats()],
@@ -189,6 +194,8 @@ class Chats:
             self._index.repair()
         except BaseException:
             self.database.close()
+            if self._search_database is not None:
+                self._search_database.close()
             raise
 
     @classmethod
@@ -658,6 +665,8 @@ class Chats:
         finally:
             self._index.close()
             self.database.close()
+            if self._search_database is not None:
+                self._search_database.close()
 
     @property
     def closed(self) -> bool:

@@ -62,9 +62,9 @@ from typing import Protocol
 
 from backend.chats.directory import ChatRecord
 from backend.chats.models import ChatHit, IndexRepair
-from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
+from backend.chats.snippets import SNIPPET_ARGS, SNIPPET_WINDOW_CHARS, snippets
 from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
-from backend.sessions.search import FTS_TOKENIZER, indexed_text, quote_phrase
+from backend.sessions.search import FTS_TOKENIZER, indexed_text, phrase_query
 from backend.storage import Database
 from backend.storage.processes import Signer, sign, signer_state
 
@@ -182,8 +182,10 @@ class MessageIndexStore:
     cheaply; hash-scattered rowids made each insert about seven times slower.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, search_db: Database | None = None) -> None:
         self.db = db
+        self.search_db = search_db or db
+        """Searches read here: a connection of their own never holds up the writers."""
         db.migrate(COMPONENT, MIGRATIONS)
 
     _SELECT_DOCS = (
@@ -308,34 +310,33 @@ class MessageIndexStore:
         "WHERE message_fts MATCH ? AND c.deleted_at IS NULL "
         "ORDER BY f.rank, c.id, f.message_id LIMIT ?"
     )
+    # snippet() costs the square of a document's hits: run it here only on documents that
+    # fit one snippet window; longer ones are windowed in memory (backend.chats.snippets).
     _SNIPPETS = (
-        "SELECT rowid, snippet(message_fts, 0, ?, ?, ?, ?) FROM message_fts "
-        "WHERE message_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))"
+        "SELECT rowid, CASE WHEN length(content) <= ? THEN snippet(message_fts, 0, ?, ?, ?, ?) "
+        "END FROM message_fts WHERE message_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))"
     )
+    _CONTENT = "SELECT content FROM message_fts WHERE rowid = ?"
 
     def search(self, match: str, limit: int) -> list[ChatHit]:
         """Best bm25 first over live chats; snippets computed for the returned rows only."""
-        rows = self.db.query(self._SEARCH, (match, limit))
+        rows = self.search_db.query(self._SEARCH, (match, limit))
         if not rows:
             return []
-        snippets = {
+        docs = json.dumps([row[0] for row in rows])
+        found = {
             row[0]: row[1]
-            for row in self.db.query(
-                self._SNIPPETS,
-                (
-                    SNIPPET_START,
-                    SNIPPET_END,
-                    SNIPPET_ELLIPSIS,
-                    SNIPPET_TOKENS,
-                    match,
-                    json.dumps([row[0] for row in rows]),
-                ),
+            for row in self.search_db.query(
+                self._SNIPPETS, (SNIPPET_WINDOW_CHARS, *SNIPPET_ARGS, match, docs)
             )
         }
+        long_docs = [doc for doc, snippet in found.items() if snippet is None]
+        if long_docs:
+            contents = [self.search_db.query_one(self._CONTENT, (doc,))[0] for doc in long_docs]
+            found.update(zip(long_docs, snippets(contents, match), strict=True))
         return [
-            ChatHit(
-                chat_id=row[1], message_id=row[2], snippet=snippets.get(row[0], ""), rank=row[3]
-            )
+            ChatHit(chat_id=row[1], message_id=row[2], snippet=found.get(row[0]) or "", rank=row[3])
             for row in rows
         ]
 
@@ -379,10 +380,11 @@ class MessageIndex:
         unpurged_chats: Callable[[], Sequence[int]],
         foreign_commits: ForeignCommits,
         clock: Clock,
+        search_db: Database | None = None,
         flush_every: int = FLUSH_EVERY_EVENTS,
     ) -> None:
         self.db = db
-        self.store = MessageIndexStore(db)
+        self.store = MessageIndexStore(db, search_db)
         self.holder = new_holder()
         self._load_chat = load_chat
         self._path_of = path_of
@@ -609,31 +611,9 @@ def fanout_search(
             found.append((float(result.rank), chat_id, result.id, result.content))
     found.sort(key=lambda hit: hit[:3])
     top = found[:limit]
-    snippets = _snippets([hit[3] for hit in top], query)
+    match = phrase_query(query)
+    texts = snippets([hit[3] for hit in top], match) if match else [hit[3] for hit in top]
     return [
         ChatHit(chat_id=chat_id, message_id=message_id, snippet=snippet, rank=rank)
-        for (rank, chat_id, message_id, _), snippet in zip(top, snippets, strict=True)
+        for (rank, chat_id, message_id, _), snippet in zip(top, texts, strict=True)
     ]
-
-
-_SNIPPET_TABLE = f"CREATE VIRTUAL TABLE hits USING fts5(content, tokenize = '{FTS_TOKENIZER}')"
-_SNIPPET_INSERT = "INSERT INTO hits (rowid, content) VALUES (?, ?)"
-_SNIPPET_SELECT = "SELECT rowid, snippet(hits, 0, ?, ?, ?, ?) FROM hits WHERE hits MATCH ?"
-
-
-def _snippets(contents: Sequence[str], query: str) -> list[str]:
-    """Highlight fan-out hits exactly like the indexed path: FTS5 ``snippet()`` in memory."""
-    if not contents:
-        return []
-    db = Database(":memory:")
-    try:
-        db.execute(_SNIPPET_TABLE)
-        db.executemany(_SNIPPET_INSERT, enumerate(contents))
-        rows = db.query(
-            _SNIPPET_SELECT,
-            (SNIPPET_START, SNIPPET_END, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, quote_phrase(query)),
-        )
-        by_row = {row[0]: row[1] for row in rows}
-    finally:
-        db.close()
-    return [by_row.get(i, content) for i, content in enumerate(contents)]

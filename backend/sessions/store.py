@@ -50,7 +50,7 @@ from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
 from backend.sessions.encoding import EncodedMessage, decode_content
 from backend.sessions.overlays import COMPACTION_PREFIX, plan_overlays
 from backend.sessions.records import OMITTED, SearchResult, StoredCompaction, _Omitted
-from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text, quote_phrase
+from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text
 from backend.sessions.tokens import estimate_string_tokens
 from backend.storage import Database
 
@@ -1078,12 +1078,12 @@ class SessionStore:
         LIMIT :limit
     """
 
-    def search(self, session_id: str, query: str, limit: int) -> list[SearchResult]:
-        """Rows of the session matching ``query`` as one phrase, best bm25 rank first."""
+    def search(self, session_id: str, match: str, limit: int) -> list[SearchResult]:
+        """Rows of the session matching ``match`` (a built FTS5 query), best bm25 rank first."""
         rows = self.db.query(
             self._SEARCH,
             {
-                "query": quote_phrase(query),
+                "query": match,
                 "sid": session_id,
                 "prefix": COMPACTION_PREFIX,
                 "limit": limit,
