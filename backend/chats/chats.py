@@ -14,7 +14,9 @@ Lifecycle of a chat::
 * **Soft delete** hides the chat from every list and search in one statement, and leaves its
   file alone: a reply still streaming into it finishes writing (RFC edge case 3). The files are
   removed by a lazy sweep (on open, create and delete) once ``soft_delete_window_s`` has
-  passed; open handles are closed first, so a stale tab cannot write after the purge.
+  passed. Each file is first marked retired (``Sessions.retire``), so a handle that any
+  instance or process still holds refuses writes with ``ChatNotFoundError`` instead of
+  acknowledging them into a deleted file; this instance's own handles are closed too.
 * **Generations.** Re-creating an id starts a fresh generation with a fresh file
   (``<id>.g<n>.sqlite``). ``get_chat(id, generation=g)`` and ``record_chat_turn(...,
   generation=g)`` refuse a stale ``g`` with ``ChatNotFoundError``, so a client that held the
@@ -38,11 +40,13 @@ is ``Database`` locks only; the entry-cache lock is a leaf, never held while tou
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 
@@ -80,6 +84,8 @@ from backend.sessions import (
     Sessions,
 )
 from backend.storage import Database
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_LIST_LIMIT = 50
 DEFAULT_SEARCH_LIMIT = 20
@@ -372,6 +378,7 @@ class Chats:
         sessions = Sessions(
             self.layout.chat_path(chat.id, chat.generation),
             reserved_metadata_keys=self._reserved,
+            retired_error=partial(ChatNotFoundError, chat.id),
         )
         entry = _OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
         entry.data_version = sessions.database.data_version()
@@ -610,7 +617,7 @@ class Chats:
             if record is None:
                 continue
             if current.get(chat_id) != int(generation_text):
-                self.layout.remove_chat_files(chat_id, int(generation_text))
+                self._retire_and_remove(chat_id, int(generation_text), None)
                 removed.append(path)
         return removed
 
@@ -625,8 +632,24 @@ class Chats:
         if entry is not None:
             self._index.forget_hints(record.num)
             entry.unsubscribe()
-            entry.sessions.close()
-        self.layout.remove_chat_files(record.id, record.generation)
+        self._retire_and_remove(record.id, record.generation, entry)
+
+    def _retire_and_remove(self, chat_id: str, generation: int, entry: _OpenChat | None) -> None:
+        """Mark the file retired, so a handle any process still holds refuses writes, then
+        delete it. If it cannot be marked (locked for longer than the busy timeout), it stays
+        for the next open's ``_remove_stale_files``: deleting it unmarked could lose writes."""
+        try:
+            if entry is not None:
+                entry.sessions.retire()
+            else:
+                Sessions.retire_file(self.layout.chat_path(chat_id, generation))
+        except StorageError:
+            logger.warning("chat %s.g%s: could not retire its file", chat_id, generation)
+            return
+        finally:
+            if entry is not None:
+                entry.sessions.close()
+        self.layout.remove_chat_files(chat_id, generation)
 
     # ── helpers ─────────────────────────────────────────────────────
 

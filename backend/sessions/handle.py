@@ -104,6 +104,9 @@ class Session:
         here; inside a caller's transaction the store arms a rollback hook instead. (``args``
         rather than a closure: an append is one call less and one allocation less.)
         """
+        store = self._store
+        if store.retired:  # the file was purged or replaced: nothing written here would last
+            raise store.retired_error()
         db = self._db
         nested = db.in_transaction
         try:

@@ -31,6 +31,13 @@ Invariants:
 * ``content_hash`` is the raw 32-byte sha256 of the stored JSON (a BLOB, not 64 hex
   characters: on a small text row the hex form measurably slowed every append). It is what an
   update compares to detect a no-op; a row without one (NULL) is compared by full content.
+* **A retired file refuses writes.** Purging a chat (or replacing its generation) deletes its
+  file, but a connection another process still holds would keep writing to the unlinked
+  inode: acknowledged, then lost. So whoever removes a file first marks it retired
+  (``PRAGMA user_version =`` :data:`RETIRED_FILE_MARK`, one commit). That commit moves
+  ``data_version`` for every other connection; ``begin_write`` already reads it, so only
+  then does it read the mark, and from then on every write of that store raises. The check
+  costs nothing on the write path unless another connection committed.
 * SQL text is constant; values are always bound. Id lists travel as one JSON array bound to
   ``json_each(?)``, so no statement is assembled from data.
 """
@@ -45,6 +52,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
 
+from backend.errors import NotFoundError
 from backend.sessions.attachments import Payload, find_pointers, resolve_attachments
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
 from backend.sessions.encoding import EncodedMessage, decode_content
@@ -58,6 +66,9 @@ MAX_PATH_DEPTH = 10_000
 """A path walk stops ``MAX_PATH_DEPTH`` parents above the leaf: at most 10,001 rows per read."""
 
 MIGRATION_COMPONENT = "sessions"
+RETIRED_FILE_MARK = 0x52455449  # "RETI": the user_version of a file about to be deleted
+_READ_MARK = "PRAGMA user_version"
+_MARK_RETIRED = f"PRAGMA user_version = {RETIRED_FILE_MARK}"
 _FTS_BACKFILL_BATCH_ROWS = 500
 
 
@@ -154,6 +165,19 @@ def has_session_tables(database: Database) -> bool:
     return database.table_exists("session_messages")
 
 
+def mark_retired(database: Database) -> None:
+    """Mark the file retired: every store on it refuses writes from its next one on.
+
+    One commit (it waits for a write in progress, so that write lands before the mark).
+    """
+    database.execute(_MARK_RETIRED)
+
+
+def is_marked_retired(database: Database) -> bool:
+    row = database.query_one(_READ_MARK)
+    return row is not None and row[0] == RETIRED_FILE_MARK
+
+
 # ── derived state ───────────────────────────────────────────────────────
 
 
@@ -221,9 +245,16 @@ _FTS_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sess
 class SessionStore:
     """The storage engine under every ``Session`` handle of one file."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(
+        self, database: Database, retired_error: Callable[[], Exception] | None = None
+    ) -> None:
         self.db = database
         database.migrate(MIGRATION_COMPONENT, MIGRATIONS)
+        self.retired = is_marked_retired(database)
+        """Sticky: once the file is known to be retired, every write raises ``retired_error``."""
+        self.retired_error = retired_error or partial(
+            NotFoundError, "conversation file", str(database.path)
+        )
         self._tails: dict[str, _Tail] = {}
         self._memos: dict[str, _TokenMemo] = {}
         self._compactions: dict[str, list[StoredCompaction]] = {}
@@ -253,6 +284,8 @@ class SessionStore:
 
     def _after_foreign_commit(self, version: int) -> None:
         self._data_version = version
+        if not self.retired and is_marked_retired(self.db):
+            self.retired = True
         self._tails.clear()
         self._memos.clear()
         self._compactions.clear()
@@ -277,6 +310,8 @@ class SessionStore:
         version = self.db.data_version()
         if version != self._data_version:
             self._after_foreign_commit(version)
+            if self.retired:
+                raise self.retired_error()
         if nested:
             # The caller may roll back after this write returned: hook its rollback. (A
             # transaction the handle opened itself reports failure by raising through it.)
