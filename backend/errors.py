@@ -1,7 +1,7 @@
 """The project's errors, defined once.
 
-Reads degrade, writes raise. Every error carries structured fields so a caller (the UI, the
-CLI) can turn it into a sentence without parsing messages.
+Reads degrade, writes raise. Every error carries structured fields so a front end (the
+Reflex UI, a script) can turn it into a sentence without parsing messages.
 
     ChatsError
     ├── NotFoundError (also KeyError)          kind, key

@@ -1,4 +1,4 @@
-"""Render-ready windows of one conversation, for any front end (Reflex UI, CLI).
+"""Render-ready windows of one conversation, for any front end (the Reflex UI is one).
 
 A client never receives a whole transcript: it gets the newest messages that fit a byte
 budget (``Session.get_recent_history``), and asks for earlier ones page by page through a

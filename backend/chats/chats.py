@@ -14,7 +14,9 @@ Lifecycle of a chat::
 * **Soft delete** hides the chat from every list and search in one statement, and leaves its
   file alone: a reply still streaming into it finishes writing (RFC edge case 3). The files are
   removed by a lazy sweep (on open, create and delete) once ``soft_delete_window_s`` has
-  passed; open handles are closed first, so a stale tab cannot write after the purge.
+  passed. Each file is first marked retired (``Sessions.retire``), so a handle that any
+  instance or process still holds refuses writes with ``ChatNotFoundError`` instead of
+  acknowledging them into a deleted file; this instance's own handles are closed too.
 * **Generations.** Re-creating an id starts a fresh generation with a fresh file
   (``<id>.g<n>.sqlite``). ``get_chat(id, generation=g)`` and ``record_chat_turn(...,
   generation=g)`` refuse a stale ``g`` with ``ChatNotFoundError``, so a client that held the
@@ -44,6 +46,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 
@@ -82,7 +85,7 @@ from backend.sessions import (
 )
 from backend.storage import Database
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 DEFAULT_LIST_LIMIT = 50
 DEFAULT_SEARCH_LIMIT = 20
@@ -180,12 +183,17 @@ class Chats:
         self._lock = threading.Lock()  # leaf lock: the open-chat cache only
         self._open: OrderedDict[int, _OpenChat] = OrderedDict()
         self._closed = False
+        self._search_database: Database | None = None
         try:
-            self._directory = DirectoryStore(self.database)
-            self._shared = SharedContextStore(self.database)
+            # Searches read through a second connection (WAL: readers never block the writer),
+            # so a long search never holds up create_chat or a flush on the main one.
+            self._search_database = Database(self.layout.database_path)
+            self._directory = DirectoryStore(self.database, self._search_database)
+            self._shared = SharedContextStore(self.database, self._search_database)
             self._ids = ChatIds(self._directory.id_key())
             self._index = MessageIndex(
                 self.database,
+                search_db=self._search_database,
                 load_chat=self._directory.load_num,
                 path_of=self._path_of,
                 unpurged_chats=lambda: [num for num, _, _ in self._directory.unpurged_chats()],
@@ -197,6 +205,8 @@ class Chats:
             self._index.repair()
         except BaseException:
             self.database.close()
+            if self._search_database is not None:
+                self._search_database.close()
             raise
 
     @classmethod
@@ -373,9 +383,10 @@ class Chats:
         sessions = Sessions(
             self.layout.chat_path(chat.id, chat.generation),
             reserved_metadata_keys=self._reserved,
+            retired_error=partial(ChatNotFoundError, chat.id),
         )
         entry = _OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
-        entry.data_version = _data_version(sessions.database)
+        entry.data_version = sessions.database.data_version()
         entry.unsubscribe = sessions.subscribe(self._listener_for(entry))
         with self._lock:
             existing = self._open.get(chat._num)
@@ -436,7 +447,7 @@ class Chats:
         if not database.lock.acquire(blocking=False):
             return True
         try:
-            version = _data_version(database)
+            version = database.data_version()
         except Exception:  # closed under us: assume the worst, re-read the file
             return True
         finally:
@@ -611,7 +622,7 @@ class Chats:
             if record is None:
                 continue
             if current.get(chat_id) != int(generation_text):
-                self.layout.remove_chat_files(chat_id, int(generation_text))
+                self._retire_and_remove(chat_id, int(generation_text), None)
                 removed.append(path)
         return removed
 
@@ -626,8 +637,24 @@ class Chats:
         if entry is not None:
             self._index.forget_hints(record.num)
             entry.unsubscribe()
-            entry.sessions.close()
-        self.layout.remove_chat_files(record.id, record.generation)
+        self._retire_and_remove(record.id, record.generation, entry)
+
+    def _retire_and_remove(self, chat_id: str, generation: int, entry: _OpenChat | None) -> None:
+        """Mark the file retired, so a handle any process still holds refuses writes, then
+        delete it. If it cannot be marked (locked for longer than the busy timeout), it stays
+        for the next open's ``_remove_stale_files``: deleting it unmarked could lose writes."""
+        try:
+            if entry is not None:
+                entry.sessions.retire()
+            else:
+                Sessions.retire_file(self.layout.chat_path(chat_id, generation))
+        except StorageError:
+            logger.warning("chat %s.g%s: could not retire its file", chat_id, generation)
+            return
+        finally:
+            if entry is not None:
+                entry.sessions.close()
+        self.layout.remove_chat_files(chat_id, generation)
 
     # ── helpers ─────────────────────────────────────────────────────
 
@@ -666,6 +693,8 @@ class Chats:
         finally:
             self._index.close()
             self.database.close()
+            if self._search_database is not None:
+                self._search_database.close()
 
     @property
     def closed(self) -> bool:
@@ -681,14 +710,6 @@ class Chats:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-_DATA_VERSION = "PRAGMA data_version"
-
-
-def _data_version(db: Database) -> int:
-    """SQLite's per-connection counter: it moves when *another* connection commits."""
-    return int(db.execute(_DATA_VERSION).fetchone()[0])
 
 
 def _check_limit(limit: int) -> int:

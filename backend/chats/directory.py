@@ -27,7 +27,6 @@ its own and never touches files.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -130,8 +129,10 @@ def _summary(row: Any) -> ChatSummary:
 class DirectoryStore:
     """SQL for the ``chats`` table and its title index, on the directory's Database."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, search_db: Database | None = None) -> None:
         self.db = db
+        self.search_db = search_db or db
+        """Title searches read here: a connection of their own never holds up the writers."""
         db.migrate(COMPONENT, MIGRATIONS)
 
     # ── meta ────────────────────────────────────────────────────────
@@ -189,7 +190,8 @@ class DirectoryStore:
             sql = self._LIST_LIVE_MATCHING.format(cursor=cursor)
             params.insert(0, match)
         params.append(limit)
-        return [_summary(row) for row in self.db.query(sql, params)]
+        db = self.db if match is None else self.search_db
+        return [_summary(row) for row in db.query(sql, params)]
 
     _SEARCH_TITLES = (
         "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
@@ -200,12 +202,8 @@ class DirectoryStore:
 
     def search_titles(self, match: str, limit: int) -> list[ChatSummary]:
         """Best title match first (bm25), newest first among equals."""
-        return [_summary(row) for row in self.db.query(self._SEARCH_TITLES, (match, limit))]
-
-    _COUNT_LIVE = "SELECT count(*) FROM chats WHERE deleted_at IS NULL"
-
-    def count_live(self) -> int:
-        return int(self.db.query_one(self._COUNT_LIVE)[0])
+        rows = self.search_db.query(self._SEARCH_TITLES, (match, limit))
+        return [_summary(row) for row in rows]
 
     _SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE deleted_at IS NULL "
@@ -300,16 +298,3 @@ class DirectoryStore:
             self.db.execute(self._DELETE_TITLE, (record.num,))
             return True
         return False
-
-    _BULK_INSERT = (
-        "INSERT INTO chats (id, title, created_at, updated_at, last_message_preview) "
-        "VALUES (?, ?, ?, ?, ?)"
-    )
-    _BULK_TITLES = (
-        "INSERT INTO chat_titles (rowid, title) SELECT num, title FROM chats WHERE id = ?"
-    )
-
-    def bulk_insert(self, rows: Sequence[tuple[str, str, int, int, str | None]]) -> None:
-        """Insert many ``(id, title, created_at, updated_at, preview)`` rows (imports, bench)."""
-        self.db.executemany(self._BULK_INSERT, rows)
-        self.db.executemany(self._BULK_TITLES, ((row[0],) for row in rows))

@@ -30,7 +30,7 @@ from typing import ClassVar, Literal
 
 from backend.chats.models import ChatSummary
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,4 +127,4 @@ class EventBus:
             try:
                 listener(event)
             except Exception:  # a committed write never fails because of a listener
-                log.warning("directory listener failed on %s event", event.type, exc_info=True)
+                logger.warning("directory listener failed on %s event", event.type, exc_info=True)

@@ -43,36 +43,32 @@ mechanism: it leases every chat to :data:`REBUILD_HOLDER`, a holder that is alwa
 **Document ids** increase (``max(rowid) + 1``): FTS5 appends such rows cheaply, while
 hash-scattered rowids made each insert about seven times slower.
 
-**Coupling.** Reading a chat's documents needs the sessions schema (``session_messages``,
-``session_message_chunks``, ``session_compactions``) and its indexing rule
-(``backend.sessions.search.indexed_text``); that knowledge lives only in
-:class:`SessionDocuments`. Its rule matches ``Session.search``: rows that exist, are not hidden
-compaction echoes, and have non-empty text.
+**Coupling.** A chat's documents are read through the sessions package's read API
+(``backend.sessions.SearchableDocuments``), which owns the schema and the rule of what
+``Session.search`` can find; this module runs SQL only on its own tables.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from backend.chats.directory import ChatRecord
 from backend.chats.models import ChatHit, IndexRepair
-from backend.chats.text import SNIPPET_ELLIPSIS, SNIPPET_END, SNIPPET_START, SNIPPET_TOKENS
-from backend.sessions import COMPACTION_PREFIX, SessionChangeEvent
-from backend.sessions.encoding import decode_content  # the sessions rules, not re-implemented
-from backend.sessions.search import FTS_TOKENIZER, indexed_text, quote_phrase
+from backend.chats.snippets import SNIPPET_ARGS, SNIPPET_WINDOW_CHARS, snippets
+from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
+from backend.sessions.search import FTS_TOKENIZER, indexed_text, phrase_query
 from backend.storage import Database
 from backend.storage.processes import Signer, sign, signer_state
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 COMPONENT = "chats.index"
 FLUSH_EVERY_EVENTS = 512
@@ -162,79 +158,6 @@ def holder_is_gone(holder: str) -> bool:
     return state is Signer.GONE
 
 
-# ── reading a chat's documents ──────────────────────────────────────
-
-
-class SessionDocuments:
-    """The searchable documents of one chat file, read with its own short-lived connection.
-
-    A separate connection sees exactly the committed state, never another thread's open
-    transaction, and never creates a missing file (:meth:`open` yields ``None`` instead).
-    """
-
-    _SELECT_SOME = (
-        "SELECT id, content, content_chunks FROM session_messages "
-        "WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))"
-    )
-    _SELECT_ALL = "SELECT id, content, content_chunks FROM session_messages WHERE session_id = ?"
-    _SELECT_CONTINUATIONS = (
-        "SELECT content FROM session_message_chunks WHERE session_id = ? AND id = ? ORDER BY idx"
-    )
-    _SELECT_HIDDEN = "SELECT ? || id FROM session_compactions WHERE session_id = ?"
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    @classmethod
-    @contextlib.contextmanager
-    def open(cls, path: Path) -> Iterator[SessionDocuments | None]:
-        if not path.exists():
-            yield None
-            return
-        db = Database(path)
-        try:
-            yield cls(db) if db.table_exists("session_messages") else None
-        finally:
-            db.close()
-
-    def documents(self, message_ids: Iterable[str] | None = None) -> dict[str, str]:
-        """``{message_id: text}`` of searchable messages (all of them when ``None``)."""
-        # One read snapshot (a deferred BEGIN takes no write lock): rows, continuations and
-        # overlays all describe the same commit.
-        with self.db.lock:
-            self.db.execute("BEGIN")
-            try:
-                return self._read(message_ids)
-            finally:
-                self.db.execute("COMMIT")
-
-    def _read(self, message_ids: Iterable[str] | None) -> dict[str, str]:
-        if message_ids is None:
-            rows = self.db.query(self._SELECT_ALL, (CONVERSATION,))
-        else:
-            ids = json.dumps(sorted(set(message_ids)))
-            rows = self.db.query(self._SELECT_SOME, (CONVERSATION, ids))
-        if not rows:
-            return {}
-        hidden = {
-            r[0] for r in self.db.query(self._SELECT_HIDDEN, (COMPACTION_PREFIX, CONVERSATION))
-        }
-        found: dict[str, str] = {}
-        for row in rows:
-            message_id = row["id"]
-            if message_id in hidden:
-                continue
-            content = row["content"]
-            if row["content_chunks"]:
-                slices = self.db.query(self._SELECT_CONTINUATIONS, (CONVERSATION, message_id))
-                content += "".join(s[0] for s in slices)
-            message = decode_content(content)
-            text = indexed_text(message) if message is not None else ""
-            if text:
-                found[message_id] = text
-        return found
-
-
 # ── the directory-side store ────────────────────────────────────────
 
 
@@ -259,8 +182,10 @@ class MessageIndexStore:
     cheaply; hash-scattered rowids made each insert about seven times slower.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, search_db: Database | None = None) -> None:
         self.db = db
+        self.search_db = search_db or db
+        """Searches read here: a connection of their own never holds up the writers."""
         db.migrate(COMPONENT, MIGRATIONS)
 
     _SELECT_DOCS = (
@@ -385,34 +310,33 @@ class MessageIndexStore:
         "WHERE message_fts MATCH ? AND c.deleted_at IS NULL "
         "ORDER BY f.rank, c.id, f.message_id LIMIT ?"
     )
+    # snippet() costs the square of a document's hits: run it here only on documents that
+    # fit one snippet window; longer ones are windowed in memory (backend.chats.snippets).
     _SNIPPETS = (
-        "SELECT rowid, snippet(message_fts, 0, ?, ?, ?, ?) FROM message_fts "
-        "WHERE message_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))"
+        "SELECT rowid, CASE WHEN length(content) <= ? THEN snippet(message_fts, 0, ?, ?, ?, ?) "
+        "END FROM message_fts WHERE message_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))"
     )
+    _CONTENT = "SELECT content FROM message_fts WHERE rowid = ?"
 
     def search(self, match: str, limit: int) -> list[ChatHit]:
         """Best bm25 first over live chats; snippets computed for the returned rows only."""
-        rows = self.db.query(self._SEARCH, (match, limit))
+        rows = self.search_db.query(self._SEARCH, (match, limit))
         if not rows:
             return []
-        snippets = {
+        docs = json.dumps([row[0] for row in rows])
+        found = {
             row[0]: row[1]
-            for row in self.db.query(
-                self._SNIPPETS,
-                (
-                    SNIPPET_START,
-                    SNIPPET_END,
-                    SNIPPET_ELLIPSIS,
-                    SNIPPET_TOKENS,
-                    match,
-                    json.dumps([row[0] for row in rows]),
-                ),
+            for row in self.search_db.query(
+                self._SNIPPETS, (SNIPPET_WINDOW_CHARS, *SNIPPET_ARGS, match, docs)
             )
         }
+        long_docs = [doc for doc, snippet in found.items() if snippet is None]
+        if long_docs:
+            contents = [self.search_db.query_one(self._CONTENT, (doc,))[0] for doc in long_docs]
+            found.update(zip(long_docs, snippets(contents, match), strict=True))
         return [
-            ChatHit(
-                chat_id=row[1], message_id=row[2], snippet=snippets.get(row[0], ""), rank=row[3]
-            )
+            ChatHit(chat_id=row[1], message_id=row[2], snippet=found.get(row[0]) or "", rank=row[3])
             for row in rows
         ]
 
@@ -456,10 +380,11 @@ class MessageIndex:
         unpurged_chats: Callable[[], Sequence[int]],
         foreign_commits: ForeignCommits,
         clock: Clock,
+        search_db: Database | None = None,
         flush_every: int = FLUSH_EVERY_EVENTS,
     ) -> None:
         self.db = db
-        self.store = MessageIndexStore(db)
+        self.store = MessageIndexStore(db, search_db)
         self.holder = new_holder()
         self._load_chat = load_chat
         self._path_of = path_of
@@ -531,7 +456,9 @@ class MessageIndex:
                 try:
                     counts += self._apply(chat_num, generation, pending)
                 except Exception:
-                    log.warning("message index: chat #%s will be rebuilt", chat_num, exc_info=True)
+                    logger.warning(
+                        "message index: chat #%s will be rebuilt", chat_num, exc_info=True
+                    )
                     with self._hints_lock:
                         self._needs_resync.add(chat_num)
             for chat_num in retry:
@@ -554,8 +481,8 @@ class MessageIndex:
             reread = set(pending.unknown) if trusted else pending.unknown | pending.texts.keys()
             found: dict[str, str] = {}
             if reread:
-                with SessionDocuments.open(self._path_of(record)) as source:
-                    found = source.documents(reread) if source else {}
+                with SearchableDocuments.open(self._path_of(record)) as source:
+                    found = source.texts(CONVERSATION, reread) if source else {}
             changes: dict[str, str | None] = dict(pending.texts) if trusted else {}
             changes.update({message_id: found.get(message_id) for message_id in reread})
             if pending.cleared:
@@ -565,8 +492,8 @@ class MessageIndex:
             return self.store.apply(chat_num, changes)
 
     def _rebuild(self, chat_num: int, record: ChatRecord) -> _Counts:
-        with SessionDocuments.open(self._path_of(record)) as source:
-            truth = source.documents() if source else {}
+        with SearchableDocuments.open(self._path_of(record)) as source:
+            truth = source.texts(CONVERSATION) if source else {}
         return self.store.replace_all(chat_num, truth)
 
     def forget_hints(self, chat_num: int) -> None:
@@ -597,7 +524,7 @@ class MessageIndex:
         try:
             return self.resync(chat_num)
         except Exception:
-            log.warning("message index: chat #%s could not be rebuilt", chat_num, exc_info=True)
+            logger.warning("message index: chat #%s could not be rebuilt", chat_num, exc_info=True)
             with self._hints_lock:
                 self._needs_resync.add(chat_num)
             return _Counts()
@@ -684,31 +611,9 @@ def fanout_search(
             found.append((float(result.rank), chat_id, result.id, result.content))
     found.sort(key=lambda hit: hit[:3])
     top = found[:limit]
-    snippets = _snippets([hit[3] for hit in top], query)
+    match = phrase_query(query)
+    texts = snippets([hit[3] for hit in top], match) if match else [hit[3] for hit in top]
     return [
         ChatHit(chat_id=chat_id, message_id=message_id, snippet=snippet, rank=rank)
-        for (rank, chat_id, message_id, _), snippet in zip(top, snippets, strict=True)
+        for (rank, chat_id, message_id, _), snippet in zip(top, texts, strict=True)
     ]
-
-
-_SNIPPET_TABLE = f"CREATE VIRTUAL TABLE hits USING fts5(content, tokenize = '{FTS_TOKENIZER}')"
-_SNIPPET_INSERT = "INSERT INTO hits (rowid, content) VALUES (?, ?)"
-_SNIPPET_SELECT = "SELECT rowid, snippet(hits, 0, ?, ?, ?, ?) FROM hits WHERE hits MATCH ?"
-
-
-def _snippets(contents: Sequence[str], query: str) -> list[str]:
-    """Highlight fan-out hits exactly like the indexed path: FTS5 ``snippet()`` in memory."""
-    if not contents:
-        return []
-    db = Database(":memory:")
-    try:
-        db.execute(_SNIPPET_TABLE)
-        db.executemany(_SNIPPET_INSERT, enumerate(contents))
-        rows = db.query(
-            _SNIPPET_SELECT,
-            (SNIPPET_START, SNIPPET_END, SNIPPET_ELLIPSIS, SNIPPET_TOKENS, quote_phrase(query)),
-        )
-        by_row = {row[0]: row[1] for row in rows}
-    finally:
-        db.close()
-    return [by_row.get(i, content) for i, content in enumerate(contents)]

@@ -50,9 +50,6 @@ class DirectoryLayout:
             raise InvalidIdError(chat_id, "chat id escapes the directory")
         return path
 
-    def chat_exists(self, chat_id: str, generation: int) -> bool:
-        return self.chat_path(chat_id, generation).exists()
-
     def remove_chat_files(self, chat_id: str, generation: int) -> int:
         """Delete a chat generation's database and side files; return how many existed."""
         path = self.chat_path(chat_id, generation)

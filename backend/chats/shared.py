@@ -78,8 +78,10 @@ def check_content(content: object, what: str = "shared context") -> str:
 class SharedContextStore:
     """SQL for shared blocks and entries; callers own transactions and events."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, search_db: Database | None = None) -> None:
         self.db = db
+        self.search_db = search_db or db
+        """Searches read here: a connection of their own never holds up the writers."""
         db.migrate(COMPONENT, MIGRATIONS)
 
     _GET = "SELECT content FROM shared_context WHERE label = ?"
@@ -139,7 +141,7 @@ class SharedContextStore:
         match = any_terms_query(query)
         if match is None:
             return None
-        rows = self.db.query(self._SEARCH, (match, label, limit))
+        rows = self.search_db.query(self._SEARCH, (match, label, limit))
         if not rows:
             return None
         return SEARCH_SEPARATOR.join(row[0] for row in rows)

@@ -1,8 +1,10 @@
 """Pure text rules of the directory: titles, previews, FTS5 queries, snippets.
 
-No I/O here. Every string a user types reaches SQLite's ``MATCH`` only through the quoting
-functions of this module, so no user input is ever parsed as FTS5 syntax (no ``OR``,
-``NEAR``, column filters or stray quotes from a search box).
+No I/O here. Every string a user types reaches SQLite's ``MATCH`` only through the query
+builders of this module, so no user input is ever parsed as FTS5 syntax (no ``OR``,
+``NEAR``, column filters or stray quotes from a search box), and every query obeys the
+query rule of ``backend.sessions.search`` (at most ``MAX_QUERY_WORDS`` distinct words):
+message search is a phrase, exactly as ``Session.search`` matches it.
 
 Snippet markers: highlighted terms are wrapped in :data:`SNIPPET_START` / :data:`SNIPPET_END`,
 two Unicode private-use characters (U+E000, U+E001) that no keyboard produces and no markup
@@ -16,6 +18,8 @@ import re
 from datetime import UTC, datetime
 
 from backend.errors import InvalidInputError
+from backend.sessions.search import phrase_query as phrase_query  # one rule for both paths
+from backend.sessions.search import query_words, quote_phrase
 from backend.storage import well_formed_text
 
 SNIPPET_START = "\ue000"
@@ -74,27 +78,12 @@ def clean_preview(preview: object) -> str:
 # ── FTS5 queries ────────────────────────────────────────────────────
 
 
-def quote_phrase(text: str) -> str:
-    """One FTS5 string literal: inner quotes doubled, NUL (which ends it early) as a space."""
-    return '"' + well_formed_text(text).replace("\x00", " ").replace('"', '""') + '"'
-
-
-def phrase_query(query: str) -> str | None:
-    """The whole input as one phrase (how ``Session.search`` matches); ``None`` when blank."""
-    if not isinstance(query, str) or not query.strip():
-        return None
-    return quote_phrase(query.strip())
-
-
-def _terms(query: str) -> list[str]:
-    if not isinstance(query, str):
-        return []
-    return [term for term in query.split() if any(ch.isalnum() for ch in term)]
-
-
 def prefix_query(query: str) -> str | None:
-    """Every word must match, the last one as a prefix (search-as-you-type over titles)."""
-    terms = _terms(query)
+    """Every word must match, the last one as a prefix (search-as-you-type over titles).
+
+    The words are the query rule's distinct words (``backend.sessions.search.query_words``).
+    """
+    terms = query_words(query, distinct=True) if isinstance(query, str) else []
     if not terms:
         return None
     quoted = [quote_phrase(term) for term in terms]
@@ -104,7 +93,7 @@ def prefix_query(query: str) -> str | None:
 
 def any_terms_query(query: str) -> str | None:
     """Any word may match; bm25 ranks entries holding more of them first (memory recall)."""
-    terms = _terms(query)
+    terms = query_words(query, distinct=True) if isinstance(query, str) else []
     if not terms:
         return None
     return " OR ".join(quote_phrase(term) for term in terms)

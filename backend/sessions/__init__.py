@@ -15,12 +15,14 @@ Module map (one concern each; only ``store`` runs SQL):
     overlays     compaction overlay planning
     compaction   create_compact_function and its boundary rules
     search       FTS text, query quoting, FTS row keys
+    documents    SearchableDocuments: read API for indexes kept outside the file
     tokens       heuristic token estimates
 """
 
 from backend.sessions.attachments import POINTER_PREFIX
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES, split_content
 from backend.sessions.compaction import CompactionFunction, create_compact_function
+from backend.sessions.documents import SearchableDocuments
 from backend.sessions.events import (
     AppendEvent,
     ClearEvent,
@@ -66,6 +68,7 @@ __all__ = [
     "RecentHistory",
     "RowStat",
     "SearchResult",
+    "SearchableDocuments",
     "Session",
     "SessionChangeEvent",
     "SessionChangeListener",

@@ -50,7 +50,7 @@ from backend.sessions.records import (
     _Omitted,
 )
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
-from backend.sessions.search import DEFAULT_SEARCH_LIMIT
+from backend.sessions.search import DEFAULT_SEARCH_LIMIT, phrase_query
 from backend.sessions.store import MAX_PATH_DEPTH, NOT_INSERTED, PathRow
 from backend.storage import well_formed_text
 
@@ -105,6 +105,9 @@ class Session:
         here; inside a caller's transaction the store arms a rollback hook instead. (``args``
         rather than a closure: an append is one call less and one allocation less.)
         """
+        store = self._store
+        if store.retired:  # the file was purged or replaced: nothing written here would last
+            raise store.retired_error()
         db = self._db
         nested = db.in_transaction
         try:
@@ -475,16 +478,18 @@ class Session:
         """Messages whose text contains ``query`` as a phrase, best rank first.
 
         The first search of a file builds the index (one-time backfill of every message);
-        from then on every write maintains it. Any string is a safe query.
+        from then on every write maintains it. Any string is a safe query; only its first
+        words count (the query rule of ``backend.sessions.search``).
         """
-        if not isinstance(query, str) or not query.strip() or limit < 1:
+        match = phrase_query(query)
+        if match is None or limit < 1:
             return []
         with self._db.lock:
             self._store.refresh(self._id)
             if not self._store.has_index:
                 with self._db.transaction():
                     self._store.ensure_index()
-            return self._store.search(self._id, query, int(limit))
+            return self._store.search(self._id, match, int(limit))
 
     def token_estimate(self) -> int:
         """Estimated tokens of the active path, overlays applied (memoised per leaf)."""

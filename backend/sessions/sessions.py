@@ -13,6 +13,11 @@ commit their writes atomically with message writes::
         other_store.write(...)
 
 Events fire once, after that outer commit; a rollback discards them and the store's caches.
+
+**Retiring a file.** Before deleting a conversation file, its owner calls ``retire()`` (or
+``retire_file(path)`` when it has no ``Sessions`` open on it): every ``Sessions`` on that
+file, in any process, then refuses writes with ``retired_error`` (by default a
+``NotFoundError``) instead of acknowledging writes into a file that is about to vanish.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from backend.sessions.events import SessionChangeListener
 from backend.sessions.feed import ChangeFeed
 from backend.sessions.handle import Session
 from backend.sessions.sanitize import check_storable_text
-from backend.sessions.store import SessionStore
+from backend.sessions.store import SessionStore, mark_retired
 from backend.storage import Database
 
 
@@ -38,6 +43,7 @@ class Sessions:
         path: str | Path | Database,
         *,
         reserved_metadata_keys: tuple[str, ...] | list[str] | frozenset[str] = (),
+        retired_error: Callable[[], Exception] | None = None,
     ) -> None:
         if isinstance(reserved_metadata_keys, str):
             raise TypeError("reserved_metadata_keys is a collection of keys, not one string")
@@ -47,7 +53,7 @@ class Sessions:
         else:
             self.database = Database(path)
             self._owns_database = True
-        self._store = SessionStore(self.database)
+        self._store = SessionStore(self.database, retired_error)
         self._feed = ChangeFeed(self.database)
         self._reserved = frozenset(reserved_metadata_keys)
         self._handles: dict[str, Session] = {}
@@ -68,6 +74,23 @@ class Sessions:
     def subscribe(self, listener: SessionChangeListener) -> Callable[[], None]:
         """Call ``listener(event)`` after every committed change of any session of this file."""
         return self._feed.subscribe(listener)
+
+    def retire(self) -> None:
+        """Mark the file retired (see the module docstring); this object refuses writes too."""
+        mark_retired(self.database)
+        self._store.retired = True
+
+    @staticmethod
+    def retire_file(path: str | Path) -> bool:
+        """Mark the conversation file at ``path`` retired; False if there is no such file."""
+        if not Path(path).exists():
+            return False
+        database = Database(path)
+        try:
+            mark_retired(database)
+        finally:
+            database.close()
+        return True
 
     def close(self) -> None:
         """Close the file (if this object opened it)."""

@@ -31,6 +31,13 @@ Invariants:
 * ``content_hash`` is the raw 32-byte sha256 of the stored JSON (a BLOB, not 64 hex
   characters: on a small text row the hex form measurably slowed every append). It is what an
   update compares to detect a no-op; a row without one (NULL) is compared by full content.
+* **A retired file refuses writes.** Purging a chat (or replacing its generation) deletes its
+  file, but a connection another process still holds would keep writing to the unlinked
+  inode: acknowledged, then lost. So whoever removes a file first marks it retired
+  (``PRAGMA user_version =`` :data:`RETIRED_FILE_MARK`, one commit). That commit moves
+  ``data_version`` for every other connection; ``begin_write`` already reads it, so only
+  then does it read the mark, and from then on every write of that store raises. The check
+  costs nothing on the write path unless another connection committed.
 * SQL text is constant; values are always bound. Id lists travel as one JSON array bound to
   ``json_each(?)``, so no statement is assembled from data.
 """
@@ -45,12 +52,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
 
+from backend.errors import NotFoundError
 from backend.sessions.attachments import Payload, find_pointers, resolve_attachments
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
 from backend.sessions.encoding import EncodedMessage, decode_content
 from backend.sessions.overlays import COMPACTION_PREFIX, plan_overlays
 from backend.sessions.records import OMITTED, SearchResult, StoredCompaction, _Omitted
-from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text, quote_phrase
+from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text
 from backend.sessions.tokens import estimate_string_tokens
 from backend.storage import Database
 
@@ -58,6 +66,9 @@ MAX_PATH_DEPTH = 10_000
 """A path walk stops ``MAX_PATH_DEPTH`` parents above the leaf: at most 10,001 rows per read."""
 
 MIGRATION_COMPONENT = "sessions"
+RETIRED_FILE_MARK = 0x52455449  # "RETI": the user_version of a file about to be deleted
+_READ_MARK = "PRAGMA user_version"
+_MARK_RETIRED = f"PRAGMA user_version = {RETIRED_FILE_MARK}"
 _FTS_BACKFILL_BATCH_ROWS = 500
 
 
@@ -149,6 +160,24 @@ MIGRATIONS = (m001_create_session_tables,)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def has_session_tables(database: Database) -> bool:
+    """Whether ``database`` holds a conversation store (without creating one)."""
+    return database.table_exists("session_messages")
+
+
+def mark_retired(database: Database) -> None:
+    """Mark the file retired: every store on it refuses writes from its next one on.
+
+    One commit (it waits for a write in progress, so that write lands before the mark).
+    """
+    database.execute(_MARK_RETIRED)
+
+
+def is_marked_retired(database: Database) -> bool:
+    row = database.query_one(_READ_MARK)
+    return row is not None and row[0] == RETIRED_FILE_MARK
+
+
 # ── derived state ───────────────────────────────────────────────────────
 
 
@@ -182,7 +211,7 @@ class PathRow:
 
 
 @dataclass(frozen=True, slots=True)
-class Path:
+class BranchPath:
     """A root-to-leaf path: visible rows (hidden overlay echoes removed), how many rows the walk
     took (hidden ones included) and whether it stopped at the cap with older rows left."""
 
@@ -216,9 +245,16 @@ _FTS_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sess
 class SessionStore:
     """The storage engine under every ``Session`` handle of one file."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(
+        self, database: Database, retired_error: Callable[[], Exception] | None = None
+    ) -> None:
         self.db = database
         database.migrate(MIGRATION_COMPONENT, MIGRATIONS)
+        self.retired = is_marked_retired(database)
+        """Sticky: once the file is known to be retired, every write raises ``retired_error``."""
+        self.retired_error = retired_error or partial(
+            NotFoundError, "conversation file", str(database.path)
+        )
         self._tails: dict[str, _Tail] = {}
         self._memos: dict[str, _TokenMemo] = {}
         self._compactions: dict[str, list[StoredCompaction]] = {}
@@ -248,6 +284,8 @@ class SessionStore:
 
     def _after_foreign_commit(self, version: int) -> None:
         self._data_version = version
+        if not self.retired and is_marked_retired(self.db):
+            self.retired = True
         self._tails.clear()
         self._memos.clear()
         self._compactions.clear()
@@ -272,6 +310,8 @@ class SessionStore:
         version = self.db.data_version()
         if version != self._data_version:
             self._after_foreign_commit(version)
+            if self.retired:
+                raise self.retired_error()
         if nested:
             # The caller may roll back after this write returned: hook its rollback. (A
             # transaction the handle opened itself reports failure by raising through it.)
@@ -398,9 +438,20 @@ class SessionStore:
         " WHERE session_id = ? AND id IN (SELECT value FROM json_each(?))"
     )
 
-    def load_contents(self, session_id: str, message_ids: Sequence[str]) -> dict[str, str]:
-        """Full stored JSON of each id (continuations joined); absent ids are missing."""
-        rows = self.db.query(self._SELECT_CONTENTS, (session_id, json.dumps(list(message_ids))))
+    _SELECT_ALL_CONTENTS = (
+        "SELECT id, content, content_chunks FROM session_messages WHERE session_id = ?"
+    )
+
+    def load_contents(self, session_id: str, message_ids: Sequence[str] | None) -> dict[str, str]:
+        """Full stored JSON of each id (continuations joined); absent ids are missing.
+
+        ``None`` loads every row of the session.
+        """
+        if message_ids is None:
+            rows = self.db.query(self._SELECT_ALL_CONTENTS, (session_id,))
+        else:
+            ids = json.dumps(list(message_ids))
+            rows = self.db.query(self._SELECT_CONTENTS, (session_id, ids))
         chunked = [row["id"] for row in rows if row["content_chunks"]]
         continuations = self._continuations(session_id, chunked) if chunked else {}
         contents: dict[str, str] = {}
@@ -423,6 +474,25 @@ class SessionStore:
         ):
             slices.setdefault(row["id"], []).append(row["content"])
         return slices
+
+    def searchable_texts(
+        self, session_id: str, message_ids: Sequence[str] | None
+    ) -> dict[str, str]:
+        """``{id: text}`` of the rows ``search`` can find among ``message_ids`` (all if None).
+
+        The rule of the FTS index: the row exists, is not a hidden overlay echo, and has
+        non-empty indexed text. Attachments are not resolved (they are never indexed).
+        """
+        hidden = self.hidden_ids(session_id)
+        found: dict[str, str] = {}
+        for message_id, content in self.load_contents(session_id, message_ids).items():
+            if message_id in hidden:
+                continue
+            message = decode_content(content)
+            text = indexed_text(message) if message is not None else ""
+            if text:
+                found[message_id] = text
+        return found
 
     def decode(self, content: str) -> dict | None:
         """A stored JSON text as the caller wrote it (attachments inlined); None if unreadable."""
@@ -459,10 +529,10 @@ class SessionStore:
         ORDER BY path.depth DESC
     """
 
-    def path(self, session_id: str, leaf_id: str | None) -> Path:
+    def path(self, session_id: str, leaf_id: str | None) -> BranchPath:
         """The root-to-leaf path ending at ``leaf_id`` with per-row sizes; empty if unknown."""
         if leaf_id is None:
-            return Path()
+            return BranchPath()
         rows = self.db.query(
             self._SELECT_PATH, {"sid": session_id, "leaf": leaf_id, "cap": MAX_PATH_DEPTH}
         )
@@ -481,7 +551,7 @@ class SessionStore:
             if row["id"] not in hidden
         ]
         capped = len(rows) > MAX_PATH_DEPTH and rows[0]["parent_id"] is not None
-        return Path(visible, len(rows), capped)
+        return BranchPath(visible, len(rows), capped)
 
     _SELECT_PATH_IDS = """
         WITH RECURSIVE path(id, parent_id, depth) AS (
@@ -1043,12 +1113,12 @@ class SessionStore:
         LIMIT :limit
     """
 
-    def search(self, session_id: str, query: str, limit: int) -> list[SearchResult]:
-        """Rows of the session matching ``query`` as one phrase, best bm25 rank first."""
+    def search(self, session_id: str, match: str, limit: int) -> list[SearchResult]:
+        """Rows of the session matching ``match`` (a built FTS5 query), best bm25 rank first."""
         rows = self.db.query(
             self._SEARCH,
             {
-                "query": quote_phrase(query),
+                "query": match,
                 "sid": session_id,
                 "prefix": COMPACTION_PREFIX,
                 "limit": limit,

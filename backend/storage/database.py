@@ -40,6 +40,7 @@ the statements whose cursor never leaves this module (transaction control, ``wri
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -71,6 +72,7 @@ _INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES 
 _SELECT_TABLE = "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?"
 
 _BEGIN = "BEGIN IMMEDIATE"
+_BEGIN_READ = "BEGIN"
 _COMMIT = "COMMIT"
 _DATA_VERSION = "PRAGMA data_version"
 
@@ -279,6 +281,24 @@ class Database:
         ``with database.transaction() as db:`` binds the database itself.
         """
         return self._transaction
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Database]:
+        """A read transaction: every query inside sees one committed state of the file.
+
+        A deferred ``BEGIN`` takes no write lock, so writers in other connections carry on;
+        inside a transaction of this connection it simply joins it. For reads only: a
+        ``transaction()`` opened inside it fails.
+        """
+        with self.lock:
+            if self._depth or self._conn.in_transaction:
+                yield self
+                return
+            self._run(self._on_shared_cursor, _BEGIN_READ)
+            try:
+                yield self
+            finally:
+                self._run(self._on_shared_cursor, _COMMIT)
 
     def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None:
         self._run(self._on_shared_cursor, f"ROLLBACK TO sp_{depth}")

@@ -1,5 +1,7 @@
 """The chat index: create, list (with cursors and title filter), rename, previews, titles."""
 
+import re
+
 import pytest
 
 from backend.chats import ChatCursor, Chats, ChatSummary
@@ -131,10 +133,32 @@ class TestTitleSearch:
         assert chats.search_chats("cafe") == [chats.get_summary(cafe.id)]
         assert chats.search_chats("pla") == [chats.get_summary(cafe.id)]
 
-    @pytest.mark.parametrize("query", ["", "   ", '"', "OR", "NEAR(", "*", "title:", "\x00"])
-    def test_any_user_query_is_safe(self, chats, query):
-        chats.create_chat("OR title NEAR")
-        chats.search_chats(query)  # never raises
+    @pytest.mark.parametrize(
+        ("query", "finds"),
+        [
+            ("", False),
+            ("   ", False),
+            ('"', False),
+            ("OR", True),
+            ("NEAR(", True),
+            ("*", False),
+            ("title:", True),
+            ("\x00", False),
+            ("or NEA", True),
+            ("title OR x", False),
+        ],
+    )
+    def test_any_user_query_is_safe(self, chats, query, finds):
+        summary = chats.create_chat("OR title NEAR")
+        results = chats.search_chats(query)
+        # Safe: operators are words like any other, so a hit holds every word of the query
+        # (the last one as a prefix), and a query without words finds nothing.
+        assert results == ([summary] if finds else [])
+        title_words = re.findall(r"\w+", summary.title.lower())
+        *whole, last = re.findall(r"\w+", query.lower()) or [""]
+        if results:
+            assert all(word in title_words for word in whole)
+            assert any(word.startswith(last) for word in title_words)
 
     def test_a_blank_query_finds_nothing(self, chats):
         chats.create_chat("x")

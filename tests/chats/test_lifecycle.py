@@ -192,7 +192,7 @@ class TestDeleteDuringUse:
         chats.sweep()
         with pytest.raises(KeyError):
             chat.session  # noqa: B018
-        with pytest.raises(CLOSED_FILE_ERRORS):
+        with pytest.raises(ChatNotFoundError):  # "gone", as the UI understands it
             session.append_message(text_message("m2", "too late"))
         assert list(chats.layout.chats_folder.iterdir()) == []
 

@@ -1,6 +1,8 @@
 """Cross-chat message search: the indexed path, kept current from each chat's change feed,
 answers like the fan-out over the chats' own indexes."""
 
+import re
+
 import pytest
 
 from backend.chats import SNIPPET_END, SNIPPET_START, split_snippet
@@ -51,11 +53,31 @@ class TestIndexedSearch:
         assert len(chats.search_messages("common", limit=3)) == 3
         assert len(chats.search_messages("common", limit=100)) == 10
 
-    @pytest.mark.parametrize("query", ["", "   ", '"', "a OR b", "NEAR(x", "*", "\x00", "x:y"])
-    def test_any_user_query_is_safe(self, chats, two_chats, query):
+    @pytest.mark.parametrize(
+        ("query", "finds"),
+        [
+            ("", False),
+            ("   ", False),
+            ('"', False),
+            ("a OR b", True),
+            ("NEAR(x", False),
+            ("*", False),
+            ("\x00", False),
+            ("x:y", True),
+            ("b x", True),
+        ],
+    )
+    def test_any_user_query_is_safe(self, chats, two_chats, query, finds):
         two_chats[0].session.append_message(text_message("m", "a OR b x:y"))
-        chats.search_messages(query)
-        chats.search_messages_fanout(query)
+        indexed = chats.search_messages(query)
+        fanned = chats.search_messages_fanout(query)
+        # Safe: the query is one literal phrase (operators are words), both paths agree, and
+        # a hit's snippet highlights exactly the query's words.
+        assert hit_keys(indexed) == hit_keys(fanned) == ([(two_chats[0].id, "m")] if finds else [])
+        words = re.findall(r"\w+", query.lower())
+        for hit in indexed + fanned:
+            highlighted = " ".join(text for text, is_hit in split_snippet(hit.snippet) if is_hit)
+            assert re.findall(r"\w+", highlighted.lower()) == words
 
     def test_a_blank_query_finds_nothing(self, chats, two_chats):
         two_chats[0].session.append_message(text_message("m", "anything"))

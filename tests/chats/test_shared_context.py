@@ -1,5 +1,6 @@
 """Shared memory blocks and searchable entries (RFC edge cases 6, 22)."""
 
+import re
 import threading
 
 import pytest
@@ -121,10 +122,26 @@ class TestSearchableEntries:
         chats.index_shared("a", "k", "apples")
         assert chats.search_shared("b", "apples") is None
 
-    @pytest.mark.parametrize("query", ['"', "a OR", "NEAR(", "*", "label:x", "\x00"])
-    def test_any_query_is_safe(self, chats, query):
+    @pytest.mark.parametrize(
+        ("query", "finds"),
+        [
+            ('"', False),
+            ("a OR", True),
+            ("NEAR(", False),
+            ("*", False),
+            ("label:x", True),
+            ("\x00", False),
+            ("nothing OR label", True),
+        ],
+    )
+    def test_any_query_is_safe(self, chats, query, finds):
         chats.index_shared("notes", "k", "a OR label x")
-        chats.search_shared("notes", query)
+        found = chats.search_shared("notes", query)
+        # Safe: the stored entry or None, never syntax; an entry is found only when it holds
+        # one of the query's words.
+        assert found == ("a OR label x" if finds else None)
+        query_words = set(re.findall(r"\w+", query.lower()))
+        assert (found is not None) == bool(query_words & {"a", "or", "label", "x"})
 
     def test_a_blank_key_is_rejected(self, chats):
         with pytest.raises(ValueError):

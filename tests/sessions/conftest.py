@@ -1,4 +1,4 @@
-"""Fixtures for the conversation store: a fresh file per test, message builders, an event log."""
+"""Fixtures for the conversation store: a fresh file per test, message builders, events."""
 
 from __future__ import annotations
 
@@ -49,6 +49,6 @@ def session(sessions: Sessions) -> Session:
 @pytest.fixture
 def events(sessions: Sessions) -> list[SessionChangeEvent]:
     """Every change event of the file, in delivery order."""
-    log: list[SessionChangeEvent] = []
-    sessions.subscribe(log.append)
-    return log
+    received: list[SessionChangeEvent] = []
+    sessions.subscribe(received.append)
+    return received

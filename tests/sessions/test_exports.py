@@ -23,6 +23,7 @@ def test_the_exported_names_are_exactly_these():
         "RecentHistory",
         "RowStat",
         "SearchResult",
+        "SearchableDocuments",
         "Session",
         "SessionChangeEvent",
         "SessionChangeListener",

@@ -146,4 +146,24 @@ class TestQueries:
         with Sessions(path) as store:
             store.session().append_message(text_message("a", "some words"))
             results = store.session().search(query)
-            assert all(r.id == "a" for r in results)
+        # Safe means: a list of hits on stored messages only, with their stored text, and a
+        # query without a single word character (only punctuation, space) finds nothing.
+        assert isinstance(results, list)
+        assert [(r.id, r.content) for r in results] in ([], [("a", "some words")])
+        if not any(ch.isalnum() for ch in query):
+            assert results == []
+
+    @settings(max_examples=100, deadline=None)
+    @given(
+        words=st.lists(st.sampled_from(["some", "words", "SOME", "Words"]), min_size=1, max_size=2),
+        separator=st.text(alphabet=' \t\n.,;:!?"()*^-+', min_size=1, max_size=4),
+    )
+    def test_the_message_s_words_with_any_punctuation_between_them_find_it(
+        self, tmp_path_factory, words, separator
+    ):
+        path = tmp_path_factory.mktemp("fuzz") / "s.sqlite"
+        with Sessions(path) as store:
+            store.session().append_message(text_message("a", "some words"))
+            query = separator.join(words)
+            expected = [w.lower() for w in words] in (["some"], ["words"], ["some", "words"])
+            assert [r.id for r in store.session().search(query)] == (["a"] if expected else [])

@@ -313,6 +313,31 @@ class TestDataVersion:
         assert [row["k"] for row in rows] == ["b", "c", "d"]
 
 
+class TestSnapshots:
+    def test_reads_inside_a_snapshot_see_one_state_while_another_connection_commits(self, tmp_path):
+        path = tmp_path / "s.sqlite"
+        reader, writer = Database(path), Database(path)
+        try:
+            writer.execute("CREATE TABLE n (i INTEGER PRIMARY KEY)")
+            writer.execute("INSERT INTO n VALUES (1)")
+            with reader.snapshot():
+                before = reader.query_one("SELECT count(*) FROM n")[0]
+                writer.execute("INSERT INTO n VALUES (2)")  # a deferred BEGIN blocks no writer
+                assert reader.query_one("SELECT count(*) FROM n")[0] == before == 1
+            assert reader.query_one("SELECT count(*) FROM n")[0] == 2
+        finally:
+            reader.close()
+            writer.close()
+
+    def test_inside_a_write_transaction_it_joins_it(self, db):
+        with db.transaction():
+            db.execute("INSERT INTO t VALUES ('a', '1')")
+            with db.snapshot():
+                assert db.query_one("SELECT v FROM t WHERE k = 'a'")["v"] == "1"
+            db.execute("INSERT INTO t VALUES ('b', '2')")
+        assert db.query_one("SELECT count(*) FROM t")[0] == 2
+
+
 class TestConcurrency:
     def test_two_connections_to_one_file_serialise_their_writes(self, tmp_path):
         path = tmp_path / "c.sqlite"
