@@ -8,7 +8,6 @@ import reflex as rx
 
 from backend.errors import ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
-from chatsapp import bridge
 from chatsapp.identity import conversation_token, resolve_user
 from chatsapp.services import offload, services
 from chatsapp.states.directory import DirectoryState
@@ -90,7 +89,7 @@ class ChatState(rx.State):
         if not linked.loaded or linked.deleted:
             linked.deleted = False
             await linked.refresh(user_id)
-        bridge.watch_conversation(user_id, chat_id)
+        services().conversation_opened(user_id, chat_id)  # its run events now reach `linked`
         if self.highlight_message_id:
             await self._reveal(linked, self.highlight_message_id)
             return rx.call_script(_scroll_to(self.highlight_message_id))
