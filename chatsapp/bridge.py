@@ -7,7 +7,7 @@ Two sources feed it, both inside this worker process:
   offloaded), so they only *schedule* work on the event loop; a burst of events coalesces into
   one refresh per user.
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
-  chat applies them to ``ConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
+  chat applies them to ``SharedConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
   flushes so a fast model does not cost one websocket frame per token.
 
 Updates are applied with ``app.modify_state`` on the *shared* token, from detached tasks (never

@@ -7,13 +7,17 @@ the bridge import each other.
 import reflex as rx
 
 from chatsapp import bridge, pages
-from chatsapp.states.conversation import ConversationState
-from chatsapp.states.directory import DirectoryState
-from chatsapp.states.memory import MemoryState
+from chatsapp.states.conversation import SharedConversationState
+from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.memory import SharedMemoryState
 
 app = rx.App()
 pages.register(app)
 bridge.install(
     app,
-    bridge.LiveStates(directory=DirectoryState, memory=MemoryState, conversation=ConversationState),
+    bridge.LiveStates(
+        directory=SharedDirectoryState,
+        memory=SharedMemoryState,
+        conversation=SharedConversationState,
+    ),
 )

@@ -210,3 +210,36 @@ class TestPackageRule:
 
     def test_the_rule_itself_has_no_cycle(self):
         assert find_cycle(ALLOWED_IMPORTS) == []
+
+
+class TestStateNamesSayWhoSeesThem:
+    """``Shared…State`` is one copy for every linked tab; ``…TabState`` belongs to one tab."""
+
+    @staticmethod
+    def _state_classes() -> dict[str, str]:
+        """Class name → its Reflex base (``State`` / ``SharedState``) across ``chatsapp``."""
+        found: dict[str, str] = {}
+        for path in (ROOT / "chatsapp").rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for base in node.bases:
+                    if isinstance(base, ast.Attribute) and base.attr in ("State", "SharedState"):
+                        found[node.name] = base.attr
+        return found
+
+    def test_every_shared_state_is_named_shared(self):
+        misnamed = [
+            name
+            for name, base in self._state_classes().items()
+            if base == "SharedState" and not (name.startswith("Shared") and name.endswith("State"))
+        ]
+        assert misnamed == []
+
+    def test_every_per_tab_state_is_named_tab_state(self):
+        states = self._state_classes()
+        assert states, "no Reflex state found: the scan is broken"
+        misnamed = [
+            n for n, base in states.items() if base == "State" and not n.endswith("TabState")
+        ]
+        assert misnamed == []

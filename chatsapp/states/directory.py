@@ -16,8 +16,8 @@ PAGE_SIZE = 40
 UNDO_SECONDS = 8.0
 
 
-class DirectoryState(rx.SharedState):
-    """The first page of the chat list, pushed to every tab of the user.
+class SharedDirectoryState(rx.SharedState):
+    """Shared by every tab of one user (linked to ``user-<id>``): the chat list's first page.
 
     Written by this state's handlers and by the bridge (``chatsapp.bridge``) when the directory
     reports a change, so edits made anywhere (another tab, a generated title, a finished
@@ -40,8 +40,11 @@ class DirectoryState(rx.SharedState):
         self.loaded = True
 
 
-class SidebarState(rx.State):
-    """Per-tab sidebar state: searches, further pages, inline rename, the undo bar."""
+class SidebarTabState(rx.State):
+    """Per tab: searches, further pages, inline rename, the undo bar.
+
+    Each tab searches and scrolls on its own; only the first page of the list is shared.
+    """
 
     title_query: str = ""
     title_results: list[ChatRow] = []
@@ -119,7 +122,7 @@ class SidebarState(rx.State):
     async def load_more(self) -> None:
         if self.loading_more or not self.has_more:
             return
-        directory = await self.get_state(DirectoryState)
+        directory = await self.get_state(SharedDirectoryState)
         shown = directory.chats + self.more_chats
         if len(shown) < PAGE_SIZE:
             self.has_more = False
@@ -176,7 +179,7 @@ class SidebarState(rx.State):
         await offload(self._chats().delete_chat, chat_id)
         self.more_chats = [row for row in self.more_chats if row.id != chat_id]
         self.undo_chat_id, self.undo_title = chat_id, title
-        return SidebarState.expire_undo(chat_id)
+        return SidebarTabState.expire_undo(chat_id)
 
     @rx.event(background=True)
     async def expire_undo(self, chat_id: str) -> None:
