@@ -6,7 +6,9 @@ import reflex as rx
 
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece
+from chatsapp.states.search import SearchTabState
 
 SIDEBAR_WIDTH = "18rem"
 _ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
@@ -129,21 +131,21 @@ def _hit(hit: HitRow) -> rx.Component:
 
 def _message_search() -> rx.Component:
     return rx.cond(
-        SidebarTabState.message_search_open,
+        SearchTabState.message_search_open,
         rx.vstack(
             rx.form(
                 rx.input(
                     placeholder="Search all messages…",
-                    value=SidebarTabState.message_query,
-                    on_change=SidebarTabState.set_message_query.debounce(250),
+                    value=SearchTabState.message_query,
+                    on_change=SearchTabState.set_message_query.debounce(SEARCH_DEBOUNCE_MS),
                     size="2",
                     width="100%",
                     id="message-search",
                 ),
-                on_submit=lambda _form: SidebarTabState.run_message_search(),
+                on_submit=lambda _form: SearchTabState.run_message_search(),
                 width="100%",
             ),
-            rx.foreach(SidebarTabState.message_hits, _hit),
+            rx.foreach(SearchTabState.message_hits, _hit),
             width="100%",
             spacing="1",
         ),
@@ -174,14 +176,14 @@ def _undo_bar() -> rx.Component:
 
 
 def _chat_list() -> rx.Component:
-    searching = SidebarTabState.title_query.strip() != ""
+    searching = SearchTabState.title_query.strip() != ""
     # A plain overflow box: Radix ScrollArea lays its content out as a table that grows to
     # the widest row, which pushed long titles (and the row menu) out of view.
     return rx.box(
         rx.vstack(
             rx.cond(
                 searching,
-                rx.foreach(SidebarTabState.title_results, _chat_item),
+                rx.foreach(SearchTabState.title_results, _chat_item),
                 rx.fragment(
                     rx.foreach(SharedDirectoryState.chats, _chat_item),
                     rx.foreach(SidebarTabState.more_chats, _chat_item),
@@ -243,18 +245,24 @@ def sidebar() -> rx.Component:
             rx.input(
                 rx.input.slot(rx.icon("search", size=14)),
                 placeholder="Search titles",
-                value=SidebarTabState.title_query,
-                on_change=SidebarTabState.set_title_query.debounce(150),
+                value=SearchTabState.title_query,
+                on_change=SearchTabState.set_title_query.debounce(SEARCH_DEBOUNCE_MS),
                 size="2",
                 width="100%",
                 id="title-search",
+            ),
+            rx.cond(
+                SearchTabState.search_error != "",
+                rx.text(
+                    SearchTabState.search_error, size="1", color_scheme="red", id="search-error"
+                ),
             ),
             rx.button(
                 rx.icon("text-search", size=14),
                 "Search all messages",
                 variant="ghost",
                 size="1",
-                on_click=SidebarTabState.toggle_message_search,
+                on_click=SearchTabState.toggle_message_search,
                 id="toggle-message-search",
             ),
             _message_search(),

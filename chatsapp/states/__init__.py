@@ -6,5 +6,6 @@ The name says who sees a state (``tests/test_layering.py`` pins it):
   one copy: ``SharedDirectoryState`` and ``SharedMemoryState`` per user (``user-<id>``),
   ``SharedConversationState`` per open chat (``conv-<chat id>``).
 * ``…TabState`` (``rx.State``) belongs to one browser tab: ``ChatTabState``,
-  ``SidebarTabState``, ``MemoryEditorTabState``, ``ModelTabState``, ``HomeTabState``.
+  ``SidebarTabState``, ``SearchTabState``, ``MemoryEditorTabState``, ``ModelTabState``,
+  ``HomeTabState``.
 """
