@@ -7,12 +7,16 @@ Two sources feed it, both inside this worker process:
   offloaded), so they only *schedule* work on the event loop; a burst of events coalesces into
   one refresh per user.
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
-  chat applies them to ``ConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
+  chat applies them to ``SharedConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
   flushes so a fast model does not cost one websocket frame per token.
 
 Updates are applied with ``app.modify_state`` on the *shared* token, from detached tasks (never
 from inside an event handler: that deadlocks the state manager), and Reflex fans them out to
 every linked tab — across workers too when ``REFLEX_REDIS_URL`` is set.
+
+The app module installs the bridge and hands it the state classes it writes into; the states
+never import it (they announce an opened chat through ``Services.conversation_opened``), so
+no import cycle forms between the states and the bridge.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
@@ -33,6 +38,17 @@ log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.04
 
+
+@dataclass(frozen=True)
+class LiveStates:
+    """The shared states the bridge writes into (each needs the fields and methods it uses)."""
+
+    directory: type[rx.State]  # ``reload(user_id)``
+    memory: type[rx.State]  # ``reload(user_id)``
+    conversation: type[rx.State]  # ``refresh(user_id)`` and the run/deletion fields
+
+
+_targets: LiveStates | None = None
 _app: Any = None
 _loop: asyncio.AbstractEventLoop | None = None
 _pending_directory: set[str] = set()
@@ -42,11 +58,12 @@ _watched_directories: set[str] = set()
 _tasks: set[asyncio.Task] = set()
 
 
-def install(app: Any) -> None:
-    """Called once at import of the app module."""
-    global _app
-    _app = app
+def install(app: Any, states: LiveStates) -> None:
+    """Called once, by the app module, with the shared states to keep live."""
+    global _app, _targets
+    _app, _targets = app, states
     services().on_directory_opened(_watch_directory)
+    services().on_conversation_opened(watch_conversation)
     logging.getLogger("reflex.app").addFilter(_SharedTokenNoise())
 
 
@@ -65,7 +82,10 @@ class _SharedTokenNoise(logging.Filter):
 
 
 def watch_conversation(user_id: str, chat_id: str) -> None:
-    """Make sure run events of ``chat_id`` reach its shared state (idempotent)."""
+    """Make sure run events of ``chat_id`` reach its shared state (idempotent).
+
+    Registered with ``Services.on_conversation_opened``: runs when a tab opens the chat.
+    """
     _capture_loop()
     key = (user_id, chat_id)
     task = _pumps.get(key)
@@ -107,29 +127,23 @@ def _on_directory_event(user_id: str, event: Any) -> None:
 
 
 async def _refresh_directory(user_id: str) -> None:
-    from chatsapp.states.directory import DirectoryState
-
     _pending_directory.discard(user_id)
-    async with _modify(directory_token(user_id), DirectoryState) as state:
+    async with _modify(directory_token(user_id), _states().directory) as state:
         await state.reload(user_id)
 
 
 async def _refresh_memory(user_id: str) -> None:
-    from chatsapp.states.memory import MemoryState
-
     _pending_memory.discard(user_id)
-    async with _modify(directory_token(user_id), MemoryState) as state:
+    async with _modify(directory_token(user_id), _states().memory) as state:
         await state.reload(user_id)
 
 
 async def _apply_chat_event(user_id: str, chat_id: str, kind: str) -> None:
-    from chatsapp.states.conversation import ConversationState
-
     title = ""
     if kind == "renamed":
         with contextlib.suppress(KeyError, ValueError):
             title = (await offload(services().directory(user_id).get_summary, chat_id)).title
-    async with _modify(conversation_token(chat_id), ConversationState) as state:
+    async with _modify(conversation_token(chat_id), _states().conversation) as state:
         if kind == "deleted":
             state.deleted = True
             state.loaded = False
@@ -141,8 +155,7 @@ async def _apply_chat_event(user_id: str, chat_id: str, kind: str) -> None:
 
 
 async def _pump_runs(user_id: str, chat_id: str) -> None:
-    from chatsapp.states.conversation import ConversationState
-
+    conversation = _states().conversation
     runtime = services().runtime(user_id)
     token = conversation_token(chat_id)
     buffer: list[str] = []
@@ -153,7 +166,7 @@ async def _pump_runs(user_id: str, chat_id: str) -> None:
         if buffer:
             text = "".join(buffer)
             buffer.clear()
-            async with _modify(token, ConversationState) as state:
+            async with _modify(token, conversation) as state:
                 state.streaming_text += text
         last_flush = time.monotonic()
 
@@ -165,7 +178,7 @@ async def _pump_runs(user_id: str, chat_id: str) -> None:
                 await flush_text()
             continue
         await flush_text()
-        async with _modify(token, ConversationState) as state:
+        async with _modify(token, conversation) as state:
             await _apply_run_event(state, user_id, event)
 
 
@@ -191,6 +204,12 @@ async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
 
 
 # ── plumbing ────────────────────────────────────────────────────────
+
+
+def _states() -> LiveStates:
+    if _targets is None:
+        raise RuntimeError("chatsapp.bridge.install() was not called by the app module")
+    return _targets
 
 
 @contextlib.asynccontextmanager

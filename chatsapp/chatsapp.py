@@ -1,9 +1,23 @@
-"""App entry point: builds the Reflex app, registers pages and the live-update bridge."""
+"""App entry point: builds the Reflex app, registers pages and the live-update bridge.
+
+The bridge is installed here, with the shared states it writes into, so neither the states nor
+the bridge import each other.
+"""
 
 import reflex as rx
 
 from chatsapp import bridge, pages
+from chatsapp.states.conversation import SharedConversationState
+from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.memory import SharedMemoryState
 
 app = rx.App()
 pages.register(app)
-bridge.install(app)
+bridge.install(
+    app,
+    bridge.LiveStates(
+        directory=SharedDirectoryState,
+        memory=SharedMemoryState,
+        conversation=SharedConversationState,
+    ),
+)

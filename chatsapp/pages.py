@@ -7,23 +7,23 @@ import reflex as rx
 from chatsapp.components.chat_view import chat_view
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
 from chatsapp.components.sidebar import sidebar
-from chatsapp.states.conversation import ChatState
-from chatsapp.states.directory import DirectoryState, SidebarState
-from chatsapp.states.home import HomeState
-from chatsapp.states.memory import MemoryState
-from chatsapp.states.status import ModelState
+from chatsapp.states.conversation import ChatTabState
+from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.home import HomeTabState
+from chatsapp.states.memory import SharedMemoryState
+from chatsapp.states.status import ModelTabState
 
 
 def shell(main: rx.Component) -> rx.Component:
     return rx.hstack(
         rx.script(src="/keys.js"),
-        rx.el.span(ModelState.worker, id="worker-id", display="none"),
+        rx.el.span(ModelTabState.worker, id="worker-id", display="none"),
         sidebar(),
         rx.box(
             rx.icon_button(
                 rx.icon("panel-left", size=16),
                 variant="ghost",
-                on_click=SidebarState.toggle_sidebar,
+                on_click=SidebarTabState.toggle_sidebar,
                 position="absolute",
                 top="0.75rem",
                 left="0.5rem",
@@ -50,7 +50,7 @@ def _empty_state() -> rx.Component:
         rx.vstack(
             rx.heading("Start a conversation", size="6"),
             rx.text("Create a chat from the sidebar, or press Ctrl+Shift+O.", color_scheme="gray"),
-            rx.button("New chat", on_click=SidebarState.create_chat, id="empty-new-chat"),
+            rx.button("New chat", on_click=SidebarTabState.create_chat, id="empty-new-chat"),
             align="center",
         ),
         height="100%",
@@ -70,7 +70,7 @@ def _missing_chat() -> rx.Component:
     )
 
 
-ON_LOAD_COMMON = [DirectoryState.link, MemoryState.link, ModelState.load]
+ON_LOAD_COMMON = [SharedDirectoryState.link, SharedMemoryState.link, ModelTabState.load]
 
 
 def index_page() -> rx.Component:
@@ -78,16 +78,16 @@ def index_page() -> rx.Component:
 
 
 def chat_page() -> rx.Component:
-    return shell(rx.cond(ChatState.missing, _missing_chat(), chat_view()))
+    return shell(rx.cond(ChatTabState.missing, _missing_chat(), chat_view()))
 
 
 def register(app: rx.App) -> None:
     app.add_page(
-        index_page, route="/", title="Chats", on_load=[*ON_LOAD_COMMON, HomeState.open_latest]
+        index_page, route="/", title="Chats", on_load=[*ON_LOAD_COMMON, HomeTabState.open_latest]
     )
     app.add_page(
         chat_page,
         route="/chat/[chat_id]",
         title="Chats",
-        on_load=[*ON_LOAD_COMMON, ChatState.open_chat],
+        on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat],
     )

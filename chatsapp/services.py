@@ -36,6 +36,7 @@ class Services:
         self._directories: dict[str, Chats] = {}
         self._runtimes: dict[str, ChatRuntime] = {}
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
+        self._on_conversation_opened: list[Callable[[str, str], Any]] = []
 
     def directory(self, user_id: str) -> Chats:
         with self._lock:
@@ -67,6 +68,18 @@ class Services:
 
     def on_directory_opened(self, callback: Callable[[str, Chats], Any]) -> None:
         self._on_directory_opened.append(callback)
+
+    def conversation_opened(self, user_id: str, chat_id: str) -> None:
+        """A tab shows ``chat_id``: whoever pushes its live updates (the bridge) hears of it.
+
+        A hook rather than a call into the bridge, so the states that report it never import
+        the module that imports them.
+        """
+        for callback in self._on_conversation_opened:
+            callback(user_id, chat_id)
+
+    def on_conversation_opened(self, callback: Callable[[str, str], Any]) -> None:
+        self._on_conversation_opened.append(callback)
 
 
 _services: Services | None = None

@@ -1,25 +1,245 @@
-"""Layers run one way: the backend library never imports Reflex."""
+"""Layers run one way: the backend library never imports Reflex, and no imports go in circles.
 
+The import graph is read from the source (AST), imports inside functions included: a cycle
+hidden behind a function-level import is still a cycle between two modules that each need the
+other. A *package* here is ``backend.<name>`` / ``chatsapp.<name>`` (a sub-package, or a
+top-level module such as ``backend.errors``); ``ALLOWED_IMPORTS`` pins which package may
+import which, as it holds today. Adding a dependency means editing that table, in review.
+"""
+
+from __future__ import annotations
+
+import ast
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from tests.conftest import ROOT
 
+TOP_PACKAGES = ("backend", "chatsapp")
 
-def test_importing_every_backend_module_does_not_import_reflex():
-    script = (
-        "import pkgutil, sys, backend\n"
-        "for m in pkgutil.walk_packages(backend.__path__, 'backend.'):\n"
-        "    __import__(m.name)\n"
-        "assert 'reflex' not in sys.modules, sorted(k for k in sys.modules if 'reflex' in k)\n"
-    )
-    subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
+ALLOWED_IMPORTS: dict[str, set[str]] = {
+    # backend: leaf modules first, then storage → sessions → chats → runtime.
+    "backend": set(),
+    "backend.config": set(),
+    "backend.errors": set(),
+    "backend.providers": set(),
+    "backend.transcript": set(),
+    "backend.storage": {"backend.errors"},
+    "backend.sessions": {"backend.errors", "backend.storage"},
+    "backend.models": {"backend.config", "backend.errors"},
+    "backend.chats": {"backend.config", "backend.errors", "backend.sessions", "backend.storage"},
+    "backend.runtime": {
+        "backend.chats",
+        "backend.config",
+        "backend.errors",
+        "backend.models",
+        "backend.providers",
+        "backend.sessions",
+        "backend.storage",  # its own run-state tables (backend/runtime/store.py)
+    },
+    # chatsapp: app module → pages → components → states → identity → services → backend.
+    # The bridge is installed by the app module and imports no state module.
+    "chatsapp": set(),
+    "chatsapp.services": {"backend.chats", "backend.config", "backend.runtime"},
+    "chatsapp.identity": {"chatsapp.services"},
+    "chatsapp.states": {
+        "backend.chats",
+        "backend.errors",
+        "backend.transcript",
+        "chatsapp.identity",
+        "chatsapp.services",
+    },
+    "chatsapp.bridge": {"chatsapp.identity", "chatsapp.services"},
+    "chatsapp.components": {"chatsapp.states"},
+    "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
+    "chatsapp.chatsapp": {"chatsapp.bridge", "chatsapp.pages", "chatsapp.states"},
+}
 
 
-def test_no_backend_source_file_mentions_reflex_imports():
-    offenders = [
-        path
-        for path in (ROOT / "backend").rglob("*.py")
-        if "import reflex" in path.read_text() or "from reflex" in path.read_text()
-    ]
-    assert offenders == []
+# ── the import graph ────────────────────────────────────────────────
+
+
+def _module_files(root: Path) -> dict[str, tuple[Path, bool]]:
+    """Dotted module name → (file, is a package ``__init__``) for every module we own."""
+    modules: dict[str, tuple[Path, bool]] = {}
+    for top in TOP_PACKAGES:
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            if is_package:
+                parts.pop()
+            modules[".".join(parts)] = (path, is_package)
+    return modules
+
+
+def _owner(name: str, modules: Mapping[str, object]) -> str | None:
+    """The module of ours that ``import name`` loads last (``a.b.C`` → ``a.b``), if any."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported_names(tree: ast.AST, package: str) -> Iterable[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                source = node.module or ""
+            # `from a import b` loads a.b when b is a submodule, else just a.
+            yield from (f"{source}.{alias.name}" for alias in node.names)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module → the modules of ours it imports (anywhere in the file)."""
+    modules = _module_files(root)
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        targets = {
+            _owner(n, modules) for n in _imported_names(ast.parse(path.read_text()), package)
+        }
+        graph[name] = {t for t in targets if t and t != name}
+    return graph
+
+
+def package_of(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {package_of(m): set() for m in graph}
+    for module, targets in graph.items():
+        source = package_of(module)
+        packages[source] |= {package_of(t) for t in targets} - {source}
+    return packages
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """One cycle as ``[a, b, …, a]``, or ``[]`` when the graph has none (iterative DFS)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        path: list[str] = [start]
+        stack = [iter(sorted(graph[start]))]
+        state[start] = 1
+        while stack:
+            following = next(stack[-1], None)
+            if following is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(following) == 1:
+                return [*path[path.index(following) :], following]
+            elif not state.get(following):
+                state[following] = 1
+                path.append(following)
+                stack.append(iter(sorted(graph.get(following, ()))))
+    return []
+
+
+# ── the rules ───────────────────────────────────────────────────────
+
+
+class TestBackendNeverImportsReflex:
+    def test_importing_every_backend_module_does_not_import_reflex(self):
+        script = (
+            "import pkgutil, sys, backend\n"
+            "for m in pkgutil.walk_packages(backend.__path__, 'backend.'):\n"
+            "    __import__(m.name)\n"
+            "assert 'reflex' not in sys.modules, sorted(k for k in sys.modules if 'reflex' in k)\n"
+        )
+        subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
+
+    def test_no_backend_source_file_mentions_reflex_imports(self):
+        offenders = [
+            path
+            for path in (ROOT / "backend").rglob("*.py")
+            if "import reflex" in path.read_text() or "from reflex" in path.read_text()
+        ]
+        assert offenders == []
+
+    def test_no_backend_module_imports_the_ui_package(self):
+        offenders = {
+            module: sorted(t for t in targets if t.startswith("chatsapp"))
+            for module, targets in import_graph().items()
+            if module.startswith("backend") and any(t.startswith("chatsapp") for t in targets)
+        }
+        assert offenders == {}
+
+
+class TestNoImportCycles:
+    def test_no_two_modules_import_each_other_even_through_function_level_imports(self):
+        cycle = find_cycle(import_graph())
+        assert cycle == [], "import cycle between modules: " + " → ".join(cycle)
+
+    def test_no_two_packages_import_each_other(self):
+        cycle = find_cycle(package_graph(import_graph()))
+        assert cycle == [], "import cycle between packages: " + " → ".join(cycle)
+
+    def test_the_cycle_finder_names_a_cycle_hidden_in_a_function(self, tmp_path: Path):
+        (tmp_path / "backend").mkdir()
+        (tmp_path / "chatsapp").mkdir()
+        (tmp_path / "backend" / "__init__.py").write_text("")
+        (tmp_path / "chatsapp" / "__init__.py").write_text("")
+        (tmp_path / "chatsapp" / "bridge.py").write_text(
+            "def push():\n    from chatsapp.state import State\n"
+        )
+        (tmp_path / "chatsapp" / "state.py").write_text("from chatsapp import bridge\n")
+        cycle = find_cycle(import_graph(tmp_path))
+        assert cycle == ["chatsapp.bridge", "chatsapp.state", "chatsapp.bridge"]
+
+
+class TestPackageRule:
+    def test_every_package_is_placed_in_the_rule_table(self):
+        unplaced = sorted(set(package_graph(import_graph())) - set(ALLOWED_IMPORTS))
+        assert unplaced == [], f"add these packages to ALLOWED_IMPORTS: {unplaced}"
+
+    def test_each_package_imports_only_the_packages_the_rule_allows(self):
+        breaches = {
+            package: sorted(targets - ALLOWED_IMPORTS.get(package, set()))
+            for package, targets in package_graph(import_graph()).items()
+            if targets - ALLOWED_IMPORTS.get(package, set())
+        }
+        assert breaches == {}, f"imports outside the layering rule: {breaches}"
+
+    def test_the_rule_itself_has_no_cycle(self):
+        assert find_cycle(ALLOWED_IMPORTS) == []
+
+
+class TestStateNamesSayWhoSeesThem:
+    """``Shared…State`` is one copy for every linked tab; ``…TabState`` belongs to one tab."""
+
+    @staticmethod
+    def _state_classes() -> dict[str, str]:
+        """Class name → its Reflex base (``State`` / ``SharedState``) across ``chatsapp``."""
+        found: dict[str, str] = {}
+        for path in (ROOT / "chatsapp").rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for base in node.bases:
+                    if isinstance(base, ast.Attribute) and base.attr in ("State", "SharedState"):
+                        found[node.name] = base.attr
+        return found
+
+    def test_every_shared_state_is_named_shared(self):
+        misnamed = [
+            name
+            for name, base in self._state_classes().items()
+            if base == "SharedState" and not (name.startswith("Shared") and name.endswith("State"))
+        ]
+        assert misnamed == []
+
+    def test_every_per_tab_state_is_named_tab_state(self):
+        states = self._state_classes()
+        assert states, "no Reflex state found: the scan is broken"
+        misnamed = [
+            n for n, base in states.items() if base == "State" and not n.endswith("TabState")
+        ]
+        assert misnamed == []

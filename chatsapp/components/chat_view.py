@@ -6,8 +6,8 @@ import reflex as rx
 
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import message_view
-from chatsapp.states.conversation import ChatState, ConversationState
-from chatsapp.states.status import ModelState
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.status import ModelTabState
 
 UPLOAD_ID = "image-upload"
 # The composer is uncontrolled (no per-keystroke round trip); Send reads its DOM value.
@@ -17,7 +17,7 @@ COMPOSER_VALUE = rx.Var("document.getElementById('composer')?.value ?? ''").to(s
 def _header() -> rx.Component:
     return rx.hstack(
         rx.heading(
-            ConversationState.title,
+            SharedConversationState.title,
             size="4",
             id="chat-title",
             trim="both",
@@ -26,12 +26,12 @@ def _header() -> rx.Component:
             style={"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"},
         ),
         rx.cond(
-            ModelState.offline,
+            ModelTabState.offline,
             rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
         ),
         rx.tooltip(
-            rx.badge(ModelState.label, variant="outline", id="model-label"),
-            content=ModelState.details,
+            rx.badge(ModelTabState.label, variant="outline", id="model-label"),
+            content=ModelTabState.details,
         ),
         memory_toggle(),
         padding="0.75rem 1.25rem 0.75rem 2.75rem",
@@ -45,37 +45,37 @@ def _transcript() -> rx.Component:
     return rx.box(
         rx.vstack(
             rx.cond(
-                ConversationState.has_earlier & ChatState.earlier_has_more,
+                SharedConversationState.has_earlier & ChatTabState.earlier_has_more,
                 rx.button(
                     "Load earlier messages",
                     variant="ghost",
                     size="1",
-                    on_click=ChatState.load_earlier,
+                    on_click=ChatTabState.load_earlier,
                     id="load-earlier",
                 ),
             ),
-            rx.foreach(ChatState.earlier, message_view),
-            rx.foreach(ConversationState.entries, message_view),
+            rx.foreach(ChatTabState.earlier, message_view),
+            rx.foreach(SharedConversationState.entries, message_view),
             rx.cond(
-                ConversationState.queued > 0,
+                SharedConversationState.queued > 0,
                 rx.badge(
-                    ConversationState.queued,
+                    SharedConversationState.queued,
                     " queued — will run after the current reply",
                     color_scheme="blue",
                     id="queued-indicator",
                 ),
             ),
             rx.cond(
-                ConversationState.error != "",
+                SharedConversationState.error != "",
                 rx.callout(
-                    ConversationState.error,
+                    SharedConversationState.error,
                     icon="triangle-alert",
                     color_scheme="red",
                     id="run-error",
                 ),
             ),
             rx.cond(
-                ConversationState.entries.length() == 0,
+                SharedConversationState.entries.length() == 0,
                 rx.center(
                     rx.text("Send a message to start.", color_scheme="gray"),
                     padding="4rem",
@@ -98,19 +98,19 @@ def _transcript() -> rx.Component:
 def _composer() -> rx.Component:
     return rx.vstack(
         rx.cond(
-            ChatState.input_error != "",
-            rx.text(ChatState.input_error, color_scheme="red", size="2", id="input-error"),
+            ChatTabState.input_error != "",
+            rx.text(ChatTabState.input_error, color_scheme="red", size="2", id="input-error"),
         ),
         rx.hstack(
             rx.foreach(
-                ChatState.pending_images,
+                ChatTabState.pending_images,
                 lambda url, i: rx.box(
                     rx.image(src=url, height="3rem", border_radius="var(--radius-2)"),
                     rx.icon_button(
                         rx.icon("x", size=10),
                         size="1",
                         variant="soft",
-                        on_click=ChatState.remove_image(i),
+                        on_click=ChatTabState.remove_image(i),
                     ),
                     position="relative",
                 ),
@@ -124,7 +124,7 @@ def _composer() -> rx.Component:
                 ),
                 id=UPLOAD_ID,
                 accept={"image/*": [".png", ".jpg", ".jpeg", ".gif", ".webp"]},
-                on_drop=ChatState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+                on_drop=ChatTabState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
                 border="none",
                 padding="0",
             ),
@@ -137,13 +137,13 @@ def _composer() -> rx.Component:
             ),
             # Send stays available while a reply streams: the new message queues behind it.
             rx.cond(
-                ConversationState.streaming,
+                SharedConversationState.streaming,
                 rx.button(
                     rx.icon("square", size=14),
                     "Stop",
                     color_scheme="gray",
                     variant="soft",
-                    on_click=ChatState.stop,
+                    on_click=ChatTabState.stop,
                     id="stop",
                 ),
             ),
@@ -151,7 +151,7 @@ def _composer() -> rx.Component:
                 rx.icon("arrow-up", size=14),
                 "Send",
                 id="send",
-                on_click=ChatState.send(COMPOSER_VALUE),
+                on_click=ChatTabState.send(COMPOSER_VALUE),
             ),
             width="100%",
             align="end",
@@ -166,10 +166,10 @@ def _composer() -> rx.Component:
 def chat_view() -> rx.Component:
     return rx.vstack(
         # Which chat this tab is linked to (tests wait on it before typing).
-        rx.el.span(ConversationState.chat_id, id="open-chat-id", display="none"),
+        rx.el.span(SharedConversationState.chat_id, id="open-chat-id", display="none"),
         rx.cond(
-            ConversationState.deleted,
-            rx.box(on_mount=ChatState.leave_deleted_chat, id="deleted-watch"),
+            SharedConversationState.deleted,
+            rx.box(on_mount=ChatTabState.leave_deleted_chat, id="deleted-watch"),
         ),
         _header(),
         _transcript(),

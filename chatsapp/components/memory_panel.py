@@ -5,12 +5,12 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.message import safe_markdown
-from chatsapp.states.memory import DEFAULT_LABEL, MemoryEditorState, MemoryState
+from chatsapp.states.memory import DEFAULT_LABEL, MemoryEditorTabState, SharedMemoryState
 from chatsapp.states.rows import MemoryRow
 
 
 def _block(block: MemoryRow) -> rx.Component:
-    editing = MemoryEditorState.editing & (MemoryEditorState.label == block.label)
+    editing = MemoryEditorTabState.editing & (MemoryEditorTabState.label == block.label)
     return rx.vstack(
         rx.hstack(
             rx.text(block.label, weight="bold", size="2"),
@@ -19,7 +19,7 @@ def _block(block: MemoryRow) -> rx.Component:
                 rx.icon("pencil", size=12),
                 size="1",
                 variant="ghost",
-                on_click=MemoryEditorState.start_edit(block.label, block.content),
+                on_click=MemoryEditorTabState.start_edit(block.label, block.content),
                 class_name="memory-edit",
                 aria_label="Edit memory",
             ),
@@ -29,18 +29,21 @@ def _block(block: MemoryRow) -> rx.Component:
             editing,
             rx.vstack(
                 rx.text_area(
-                    value=MemoryEditorState.draft,
-                    on_change=MemoryEditorState.set_draft,
+                    value=MemoryEditorTabState.draft,
+                    on_change=MemoryEditorTabState.set_draft,
                     rows="8",
                     width="100%",
                     class_name="memory-draft",
                 ),
                 rx.hstack(
                     rx.button(
-                        "Cancel", size="1", variant="soft", on_click=MemoryEditorState.cancel
+                        "Cancel", size="1", variant="soft", on_click=MemoryEditorTabState.cancel
                     ),
                     rx.button(
-                        "Save", size="1", on_click=MemoryEditorState.save, class_name="memory-save"
+                        "Save",
+                        size="1",
+                        on_click=MemoryEditorTabState.save,
+                        class_name="memory-save",
                     ),
                     justify="end",
                     width="100%",
@@ -71,8 +74,8 @@ def _append_form() -> rx.Component:
         rx.hstack(
             rx.input(
                 placeholder="Add a fact to remember…",
-                value=MemoryEditorState.append_text,
-                on_change=MemoryEditorState.set_append_text,
+                value=MemoryEditorTabState.append_text,
+                on_change=MemoryEditorTabState.set_append_text,
                 size="2",
                 flex="1",
                 id="memory-append",
@@ -80,7 +83,7 @@ def _append_form() -> rx.Component:
             rx.button("Add", size="2", type="submit"),
             width="100%",
         ),
-        on_submit=lambda _form: MemoryEditorState.append(DEFAULT_LABEL),
+        on_submit=lambda _form: MemoryEditorTabState.append(DEFAULT_LABEL),
         width="100%",
     )
 
@@ -90,7 +93,7 @@ def memory_toggle() -> rx.Component:
         rx.icon_button(
             rx.icon("brain", size=16),
             variant="soft",
-            on_click=MemoryEditorState.toggle,
+            on_click=MemoryEditorTabState.toggle,
             id="toggle-memory",
             aria_label="Shared memory",
         ),
@@ -101,7 +104,7 @@ def memory_toggle() -> rx.Component:
 def memory_panel() -> rx.Component:
     return rx.fragment(
         rx.cond(
-            MemoryEditorState.open,
+            MemoryEditorTabState.open,
             rx.box(
                 rx.vstack(
                     rx.heading("Shared memory", size="4"),
@@ -111,7 +114,7 @@ def memory_panel() -> rx.Component:
                         color_scheme="gray",
                     ),
                     _append_form(),
-                    rx.foreach(MemoryState.blocks, _block),
+                    rx.foreach(SharedMemoryState.blocks, _block),
                     spacing="3",
                     padding="1rem",
                 ),

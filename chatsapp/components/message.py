@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.states.conversation import ChatState, ConversationState
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.rows import EntryRow, ToolRow
 
 
@@ -37,7 +37,7 @@ def _branch_nav(entry: EntryRow) -> rx.Component:
                 size="1",
                 variant="ghost",
                 disabled=entry.prev_sibling_id == "",
-                on_click=ChatState.show_sibling(entry.prev_sibling_id),
+                on_click=ChatTabState.show_sibling(entry.prev_sibling_id),
                 class_name="branch-prev",
                 aria_label="Previous version",
             ),
@@ -47,7 +47,7 @@ def _branch_nav(entry: EntryRow) -> rx.Component:
                 size="1",
                 variant="ghost",
                 disabled=entry.next_sibling_id == "",
-                on_click=ChatState.show_sibling(entry.next_sibling_id),
+                on_click=ChatTabState.show_sibling(entry.next_sibling_id),
                 class_name="branch-next",
                 aria_label="Next version",
             ),
@@ -77,7 +77,7 @@ def _actions(entry: EntryRow) -> rx.Component:
                         rx.icon("refresh-cw", size=12),
                         size="1",
                         variant="ghost",
-                        on_click=ChatState.regenerate(entry.id),
+                        on_click=ChatTabState.regenerate(entry.id),
                         class_name="regenerate",
                         aria_label="Regenerate",
                     ),
@@ -87,7 +87,7 @@ def _actions(entry: EntryRow) -> rx.Component:
                     rx.icon("pencil", size=12),
                     size="1",
                     variant="ghost",
-                    on_click=ChatState.start_edit(entry.id, entry.text),
+                    on_click=ChatTabState.start_edit(entry.id, entry.text),
                     class_name="edit-message",
                     aria_label="Edit",
                 ),
@@ -101,16 +101,19 @@ def _actions(entry: EntryRow) -> rx.Component:
 def _editor() -> rx.Component:
     return rx.vstack(
         rx.text_area(
-            value=ChatState.edit_text,
-            on_change=ChatState.set_edit_text,
+            value=ChatTabState.edit_text,
+            on_change=ChatTabState.set_edit_text,
             width="100%",
             rows="3",
             class_name="edit-box",
         ),
         rx.hstack(
-            rx.button("Cancel", size="1", variant="soft", on_click=ChatState.cancel_edit),
+            rx.button("Cancel", size="1", variant="soft", on_click=ChatTabState.cancel_edit),
             rx.button(
-                "Save & submit", size="1", on_click=ChatState.submit_edit, class_name="edit-submit"
+                "Save & submit",
+                size="1",
+                on_click=ChatTabState.submit_edit,
+                class_name="edit-submit",
             ),
             justify="end",
             width="100%",
@@ -121,14 +124,14 @@ def _editor() -> rx.Component:
 
 def _pending_reply(entry: EntryRow) -> rx.Component:
     """A reply not written yet: the live stream when it is this one, else a queued marker."""
-    is_streaming = ConversationState.streaming & (
-        ConversationState.streaming_message_id == entry.id
+    is_streaming = SharedConversationState.streaming & (
+        SharedConversationState.streaming_message_id == entry.id
     )
     # Text saved so far (a reload mid-stream, or a reply streaming on another worker) is shown
     # until this tab's live stream takes over.
     shown = rx.cond(
-        is_streaming & (ConversationState.streaming_text != ""),
-        ConversationState.streaming_text,
+        is_streaming & (SharedConversationState.streaming_text != ""),
+        SharedConversationState.streaming_text,
         entry.text,
     )
     return rx.cond(
@@ -152,7 +155,7 @@ def _pending_reply(entry: EntryRow) -> rx.Component:
 
 def message_view(entry: EntryRow) -> rx.Component:
     is_user = entry.role == "user"
-    highlighted = ChatState.highlight_message_id == entry.id
+    highlighted = ChatTabState.highlight_message_id == entry.id
     bubble = rx.box(
         rx.cond(
             entry.is_summary,
@@ -164,7 +167,7 @@ def message_view(entry: EntryRow) -> rx.Component:
             ),
         ),
         rx.cond(
-            (ChatState.editing_message_id == entry.id) & is_user,
+            (ChatTabState.editing_message_id == entry.id) & is_user,
             _editor(),
             rx.cond(
                 entry.pending,
@@ -190,7 +193,7 @@ def message_view(entry: EntryRow) -> rx.Component:
                     "Retry",
                     size="1",
                     variant="soft",
-                    on_click=ChatState.regenerate(entry.id),
+                    on_click=ChatTabState.regenerate(entry.id),
                     class_name="retry",
                 ),
                 align="center",

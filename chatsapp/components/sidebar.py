@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.states.conversation import ChatState
-from chatsapp.states.directory import DirectoryState, SidebarState
+from chatsapp.states.conversation import ChatTabState
+from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece
+from chatsapp.states.search import SearchTabState
 
 SIDEBAR_WIDTH = "18rem"
 _ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
 
 
 def _chat_item(row: ChatRow) -> rx.Component:
-    is_active = ChatState.active_chat_id == row.id
+    is_active = ChatTabState.active_chat_id == row.id
     return rx.cond(
-        SidebarState.editing_id == row.id,
+        SidebarTabState.editing_id == row.id,
         rx.input(
-            value=SidebarState.edit_title,
-            on_change=SidebarState.set_edit_title,
-            on_key_down=SidebarState.rename_key,
-            on_blur=SidebarState.commit_rename,
+            value=SidebarTabState.edit_title,
+            on_change=SidebarTabState.set_edit_title,
+            on_key_down=SidebarTabState.rename_key,
+            on_blur=SidebarTabState.commit_rename,
             auto_focus=True,
             size="2",
             width="100%",
@@ -81,13 +83,13 @@ def _chat_item(row: ChatRow) -> rx.Component:
                 rx.menu.content(
                     rx.menu.item(
                         "Rename",
-                        on_click=SidebarState.start_rename(row.id, row.title),
+                        on_click=SidebarTabState.start_rename(row.id, row.title),
                         class_name="rename-chat",
                     ),
                     rx.menu.item(
                         "Delete",
                         color="red",
-                        on_click=SidebarState.delete_chat(row.id, row.title),
+                        on_click=SidebarTabState.delete_chat(row.id, row.title),
                         class_name="delete-chat",
                     ),
                 ),
@@ -129,21 +131,21 @@ def _hit(hit: HitRow) -> rx.Component:
 
 def _message_search() -> rx.Component:
     return rx.cond(
-        SidebarState.message_search_open,
+        SearchTabState.message_search_open,
         rx.vstack(
             rx.form(
                 rx.input(
                     placeholder="Search all messages…",
-                    value=SidebarState.message_query,
-                    on_change=SidebarState.set_message_query.debounce(250),
+                    value=SearchTabState.message_query,
+                    on_change=SearchTabState.set_message_query.debounce(SEARCH_DEBOUNCE_MS),
                     size="2",
                     width="100%",
                     id="message-search",
                 ),
-                on_submit=lambda _form: SidebarState.run_message_search(),
+                on_submit=lambda _form: SearchTabState.run_message_search(),
                 width="100%",
             ),
-            rx.foreach(SidebarState.message_hits, _hit),
+            rx.foreach(SearchTabState.message_hits, _hit),
             width="100%",
             spacing="1",
         ),
@@ -152,15 +154,15 @@ def _message_search() -> rx.Component:
 
 def _undo_bar() -> rx.Component:
     return rx.cond(
-        SidebarState.undo_chat_id != "",
+        SidebarTabState.undo_chat_id != "",
         rx.hstack(
-            rx.text("Deleted “", SidebarState.undo_title, "”", size="1", trim="both"),
+            rx.text("Deleted “", SidebarTabState.undo_title, "”", size="1", trim="both"),
             rx.spacer(),
             rx.button(
                 "Undo",
                 size="1",
                 variant="soft",
-                on_click=SidebarState.undo_delete,
+                on_click=SidebarTabState.undo_delete,
                 id="undo-delete",
             ),
             width="100%",
@@ -174,34 +176,36 @@ def _undo_bar() -> rx.Component:
 
 
 def _chat_list() -> rx.Component:
-    searching = SidebarState.title_query.strip() != ""
+    searching = SearchTabState.title_query.strip() != ""
     # A plain overflow box: Radix ScrollArea lays its content out as a table that grows to
     # the widest row, which pushed long titles (and the row menu) out of view.
     return rx.box(
         rx.vstack(
             rx.cond(
                 searching,
-                rx.foreach(SidebarState.title_results, _chat_item),
+                rx.foreach(SearchTabState.title_results, _chat_item),
                 rx.fragment(
-                    rx.foreach(DirectoryState.chats, _chat_item),
-                    rx.foreach(SidebarState.more_chats, _chat_item),
+                    rx.foreach(SharedDirectoryState.chats, _chat_item),
+                    rx.foreach(SidebarTabState.more_chats, _chat_item),
                     rx.cond(
-                        DirectoryState.loaded & (DirectoryState.chats.length() == 0),
+                        SharedDirectoryState.loaded & (SharedDirectoryState.chats.length() == 0),
                         rx.text(
                             "No chats yet", size="2", color_scheme="gray", id="chat-list-empty"
                         ),
                     ),
                     rx.cond(
-                        ~DirectoryState.loaded,
+                        ~SharedDirectoryState.loaded,
                         rx.vstack(
                             *[rx.skeleton(height="2.2rem", width="100%") for _ in range(5)],
                             width="100%",
                         ),
                     ),
                     rx.cond(
-                        SidebarState.has_more & (DirectoryState.chats.length() >= 40),
+                        SidebarTabState.has_more & (SharedDirectoryState.chats.length() >= 40),
                         rx.box(
-                            height="1px", on_mount=SidebarState.load_more, id="load-more-sentinel"
+                            height="1px",
+                            on_mount=SidebarTabState.load_more,
+                            id="load-more-sentinel",
                         ),
                     ),
                 ),
@@ -214,7 +218,7 @@ def _chat_list() -> rx.Component:
         overflow_y="auto",
         overflow_x="hidden",
         width="100%",
-        on_scroll=SidebarState.load_more.debounce(300),
+        on_scroll=SidebarTabState.load_more.debounce(300),
     )
 
 
@@ -235,24 +239,30 @@ def sidebar() -> rx.Component:
                 rx.text("Ctrl ⇧ O", size="1", color_scheme="gray"),
                 width="100%",
                 variant="soft",
-                on_click=SidebarState.create_chat,
+                on_click=SidebarTabState.create_chat,
                 id="new-chat",
             ),
             rx.input(
                 rx.input.slot(rx.icon("search", size=14)),
                 placeholder="Search titles",
-                value=SidebarState.title_query,
-                on_change=SidebarState.set_title_query.debounce(150),
+                value=SearchTabState.title_query,
+                on_change=SearchTabState.set_title_query.debounce(SEARCH_DEBOUNCE_MS),
                 size="2",
                 width="100%",
                 id="title-search",
+            ),
+            rx.cond(
+                SearchTabState.search_error != "",
+                rx.text(
+                    SearchTabState.search_error, size="1", color_scheme="red", id="search-error"
+                ),
             ),
             rx.button(
                 rx.icon("text-search", size=14),
                 "Search all messages",
                 variant="ghost",
                 size="1",
-                on_click=SidebarState.toggle_message_search,
+                on_click=SearchTabState.toggle_message_search,
                 id="toggle-message-search",
             ),
             _message_search(),
@@ -270,7 +280,7 @@ def sidebar() -> rx.Component:
         background="var(--gray-a2)",
         # Shown by default on wide screens, hidden on narrow ones; the toggle flips both.
         display=rx.cond(
-            SidebarState.collapsed,
+            SidebarTabState.collapsed,
             rx.breakpoints(initial="block", md="none"),
             rx.breakpoints(initial="none", md="block"),
         ),

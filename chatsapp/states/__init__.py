@@ -1,6 +1,11 @@
 """Reflex states mirroring the RFC's ``useChats()`` hook.
 
-``DirectoryState`` / ``MemoryState`` are shared by every tab of a user (linked to
-``user-<id>``); ``ConversationState`` is shared by every tab that has one chat open (linked
-to ``conv-<chat id>``). ``SidebarState`` and ``ChatState`` are private to each tab.
+The name says who sees a state (``tests/test_layering.py`` pins it):
+
+* ``Shared…State`` (``rx.SharedState``) is linked to a shared token and every linked tab sees
+  one copy: ``SharedDirectoryState`` and ``SharedMemoryState`` per user (``user-<id>``),
+  ``SharedConversationState`` per open chat (``conv-<chat id>``).
+* ``…TabState`` (``rx.State``) belongs to one browser tab: ``ChatTabState``,
+  ``SidebarTabState``, ``SearchTabState``, ``MemoryEditorTabState``, ``ModelTabState``,
+  ``HomeTabState``.
 """

@@ -10,10 +10,9 @@ import reflex as rx
 from backend.errors import ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
 from backend.uploads import check_message_files, read_image
-from chatsapp import bridge
 from chatsapp.identity import conversation_token, resolve_user
 from chatsapp.services import offload, services
-from chatsapp.states.directory import DirectoryState
+from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.rows import EntryRow, entry_row
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
@@ -21,8 +20,8 @@ UPLOAD_CHUNK_BYTES = 64 * 1024
 REVEAL_MAX_PAGES = 40  # a search hit up to ~2,000 messages back is scrolled into view
 
 
-class ConversationState(rx.SharedState):
-    """One chat as every tab showing it sees it (linked to ``conv-<chat id>``).
+class SharedConversationState(rx.SharedState):
+    """Shared by every tab showing one chat (linked to ``conv-<chat id>``): its live view.
 
     The in-progress reply lives in ``streaming_text`` alone: a delta re-sends the whole value of
     each changed var, so streaming never re-sends ``entries`` and its cost per token does not
@@ -52,8 +51,12 @@ class ConversationState(rx.SharedState):
         self.loaded = True
 
 
-class ChatState(rx.State):
-    """Per-tab: which chat this tab shows, the composer, earlier pages, notices."""
+class ChatTabState(rx.State):
+    """Per tab: which chat this tab shows, the composer, earlier pages, notices.
+
+    Earlier pages live here, not in the shared view, so scrolling back in one tab does not
+    grow the transcript every other tab receives.
+    """
 
     active_chat_id: str = ""
     input_error: str = ""
@@ -88,20 +91,20 @@ class ChatState(rx.State):
         except (KeyError, ValueError):
             self.missing = True
             return rx.toast.error("That chat does not exist or was deleted.")
-        conversation = await self.get_state(ConversationState)
+        conversation = await self.get_state(SharedConversationState)
         linked = await conversation._link_to(conversation_token(chat_id))
         linked.chat_id = chat_id
         linked.title = summary.title
         if not linked.loaded or linked.deleted:
             linked.deleted = False
             await linked.refresh(user_id)
-        bridge.watch_conversation(user_id, chat_id)
+        services().conversation_opened(user_id, chat_id)  # its run events now reach `linked`
         if self.highlight_message_id:
             await self._reveal(linked, self.highlight_message_id)
             return rx.call_script(_scroll_to(self.highlight_message_id))
         return rx.call_script(_scroll_to_bottom())
 
-    async def _reveal(self, conversation: ConversationState, message_id: str) -> None:
+    async def _reveal(self, conversation: SharedConversationState, message_id: str) -> None:
         """Load earlier pages (this tab only) until ``message_id`` is shown, within a bound."""
         if any(e.id == message_id for e in conversation.entries) or not conversation.entries:
             return
@@ -123,7 +126,7 @@ class ChatState(rx.State):
         """Mounted when the open chat is deleted elsewhere: tell the user, move on."""
         if not self.active_chat_id:
             return None  # already left (the watcher can mount twice)
-        directory = await self.get_state(DirectoryState)
+        directory = await self.get_state(SharedDirectoryState)
         target = next((c.id for c in directory.chats if c.id != self.active_chat_id), "")
         self.active_chat_id = ""
         return [
@@ -148,7 +151,7 @@ class ChatState(rx.State):
             return None  # the composer keeps the text: nothing was sent
         runtime = services().runtime(self._user())
         images = list(self.pending_images)
-        conversation = await self.get_state(ConversationState)
+        conversation = await self.get_state(SharedConversationState)
         # Viewing another branch: the new message continues the branch on screen.
         parent_id = conversation.entries[-1].id if conversation.view_leaf_id else None
         try:
@@ -223,14 +226,14 @@ class ChatState(rx.State):
         user_id = self._user()
         chat = await self._active_chat()
         leaf = await offload(newest_leaf_below, chat.session, sibling_id)
-        conversation = await self.get_state(ConversationState)
+        conversation = await self.get_state(SharedConversationState)
         conversation.view_leaf_id = leaf
         await conversation.refresh(user_id)
         self.earlier, self.earlier_has_more = [], True
 
     @rx.event
     async def load_earlier(self) -> None:
-        conversation = await self.get_state(ConversationState)
+        conversation = await self.get_state(SharedConversationState)
         shown = self.earlier + conversation.entries
         if not shown:
             return

@@ -6,18 +6,17 @@ import asyncio
 
 import reflex as rx
 
-from backend.chats import split_snippet
 from backend.errors import ChatsError
 from chatsapp.identity import directory_token, resolve_user
 from chatsapp.services import offload, services
-from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row
+from chatsapp.states.rows import ChatRow, chat_row
 
 PAGE_SIZE = 40
 UNDO_SECONDS = 8.0
 
 
-class DirectoryState(rx.SharedState):
-    """The first page of the chat list, pushed to every tab of the user.
+class SharedDirectoryState(rx.SharedState):
+    """Shared by every tab of one user (linked to ``user-<id>``): the chat list's first page.
 
     Written by this state's handlers and by the bridge (``chatsapp.bridge``) when the directory
     reports a change, so edits made anywhere (another tab, a generated title, a finished
@@ -40,14 +39,12 @@ class DirectoryState(rx.SharedState):
         self.loaded = True
 
 
-class SidebarState(rx.State):
-    """Per-tab sidebar state: searches, further pages, inline rename, the undo bar."""
+class SidebarTabState(rx.State):
+    """Per tab: further pages, inline rename, the undo bar (searches: ``SearchTabState``).
 
-    title_query: str = ""
-    title_results: list[ChatRow] = []
-    message_query: str = ""
-    message_hits: list[HitRow] = []
-    message_search_open: bool = False
+    Each tab scrolls on its own; only the first page of the list is shared.
+    """
+
     more_chats: list[ChatRow] = []
     has_more: bool = True
     loading_more: bool = False
@@ -55,7 +52,6 @@ class SidebarState(rx.State):
     edit_title: str = ""
     undo_chat_id: str = ""
     undo_title: str = ""
-    error: str = ""
     collapsed: bool = False
 
     def _chats(self):
@@ -68,58 +64,13 @@ class SidebarState(rx.State):
         summary = await offload(self._chats().create_chat)
         return rx.redirect(f"/chat/{summary.id}")
 
-    # ── title search ────────────────────────────────────────────────
-
-    @rx.event
-    async def set_title_query(self, value: str) -> None:
-        self.title_query = value
-        if not value.strip():
-            self.title_results = []
-            return
-        summaries = await offload(self._chats().search_chats, value)
-        if value == self.title_query:  # a newer keystroke may have overtaken this one
-            self.title_results = [chat_row(s) for s in summaries]
-
-    # ── message search ──────────────────────────────────────────────
-
-    @rx.event
-    def toggle_message_search(self) -> None:
-        self.message_search_open = not self.message_search_open
-
-    @rx.event
-    async def set_message_query(self, value: str) -> None:
-        """Search as you type (the input debounces keystrokes)."""
-        self.message_query = value
-        await self.run_message_search()
-
-    @rx.event
-    async def run_message_search(self) -> None:
-        query = self.message_query
-        if not query.strip():
-            self.message_hits = []
-            return
-        chats = self._chats()
-        hits = await offload(chats.search_messages, query, limit=30)
-        if query != self.message_query:
-            return  # a newer query has been typed meanwhile
-        titles = {row.id: row.title for row in await offload(_titles_for, chats, hits)}
-        self.message_hits = [
-            HitRow(
-                chat_id=hit.chat_id,
-                message_id=hit.message_id,
-                title=titles.get(hit.chat_id, "Chat"),
-                pieces=[SnippetPiece(t, is_hit) for t, is_hit in split_snippet(hit.snippet)],
-            )
-            for hit in hits
-        ]
-
     # ── infinite scroll ─────────────────────────────────────────────
 
     @rx.event
     async def load_more(self) -> None:
         if self.loading_more or not self.has_more:
             return
-        directory = await self.get_state(DirectoryState)
+        directory = await self.get_state(SharedDirectoryState)
         shown = directory.chats + self.more_chats
         if len(shown) < PAGE_SIZE:
             self.has_more = False
@@ -176,7 +127,7 @@ class SidebarState(rx.State):
         await offload(self._chats().delete_chat, chat_id)
         self.more_chats = [row for row in self.more_chats if row.id != chat_id]
         self.undo_chat_id, self.undo_title = chat_id, title
-        return SidebarState.expire_undo(chat_id)
+        return SidebarTabState.expire_undo(chat_id)
 
     @rx.event(background=True)
     async def expire_undo(self, chat_id: str) -> None:
@@ -199,13 +150,3 @@ class SidebarState(rx.State):
     @rx.event
     def toggle_sidebar(self) -> None:
         self.collapsed = not self.collapsed
-
-
-def _titles_for(chats, hits) -> list[ChatRow]:  # noqa: ANN001
-    rows: list[ChatRow] = []
-    for chat_id in dict.fromkeys(hit.chat_id for hit in hits):
-        try:
-            rows.append(chat_row(chats.get_summary(chat_id)))
-        except (KeyError, ValueError):
-            continue
-    return rows

@@ -8,7 +8,9 @@ from chatsapp.identity import resolve_user
 from chatsapp.services import offload, services
 
 
-class HomeState(rx.State):
+class HomeTabState(rx.State):
+    """Per tab, and holds nothing: ``/`` sends this tab to the user's latest chat."""
+
     @rx.event
     async def open_latest(self):  # noqa: ANN201
         chats = services().directory(resolve_user(self.router.session.client_token))

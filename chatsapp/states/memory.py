@@ -12,8 +12,8 @@ from chatsapp.states.rows import MemoryRow
 DEFAULT_LABEL = "user_memory"
 
 
-class MemoryState(rx.SharedState):
-    """Every memory block of the user (linked to ``user-<id>``, like the chat list)."""
+class SharedMemoryState(rx.SharedState):
+    """Shared by every tab of one user (linked to ``user-<id>``): their memory blocks."""
 
     blocks: list[MemoryRow] = []
     loaded: bool = False
@@ -34,8 +34,8 @@ class MemoryState(rx.SharedState):
         self.loaded = True
 
 
-class MemoryEditorState(rx.State):
-    """Per-tab editor: which block is being edited and the draft text."""
+class MemoryEditorTabState(rx.State):
+    """Per tab: whether the panel is open, which block is being edited, the draft text."""
 
     open: bool = False
     label: str = DEFAULT_LABEL

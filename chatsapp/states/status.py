@@ -10,7 +10,9 @@ from chatsapp.identity import resolve_user
 from chatsapp.services import services
 
 
-class ModelState(rx.State):
+class ModelTabState(rx.State):
+    """Per tab: the model label shown in the header, read when the page loads."""
+
     offline: bool = True
     label: str = ""
     details: str = ""

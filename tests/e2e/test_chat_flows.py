@@ -16,6 +16,15 @@ def send(page: Page, text: str) -> None:
     page.locator("#composer").press("Enter")
 
 
+def wait_for_streamed_chars(page: Page, count: int) -> None:
+    """Wait until the reply being written shows at least ``count`` characters."""
+    page.wait_for_function(
+        "n => (document.getElementById('streaming-reply')?.innerText ?? '').length >= n",
+        arg=count,
+        timeout=TIMEOUT_MS,
+    )
+
+
 class TestStreaming:
     def test_a_reply_streaming_in_one_tab_streams_in_the_other_and_both_end_equal(
         self, app_server: AppServer, browser: Browser
@@ -68,9 +77,14 @@ class TestSafety:
         user_message = tab.locator(".message-user .message-text")
         expect(user_message).to_contain_text("onerror=alert(1)", timeout=TIMEOUT_MS)
         expect(user_message).to_contain_text("<script>alert(2)</script>")
-        assert tab.locator(".message-user img").count() == 0
-        tab.wait_for_timeout(1500)
-        assert dialogs == []
+        wait_for_reply_end(tab)  # the whole transcript has been rendered, reply included
+        # No <img> in the transcript means no onerror can fire later; React never runs a
+        # <script> it renders. A canary alert raised now proves dialogs are being caught: any
+        # dialog the message had opened would have been reported before it.
+        assert tab.locator("#transcript img").count() == 0
+        with tab.expect_event("dialog", timeout=TIMEOUT_MS):
+            tab.evaluate("() => { setTimeout(() => alert('canary'), 0); }")
+        assert dialogs == ["canary"]
 
     def test_an_oversize_message_is_refused_and_nothing_is_sent(
         self, app_server: AppServer, browser: Browser
@@ -97,7 +111,7 @@ class TestInterruptions:
         send(tab, "Tell me what you can do for me today")
         streaming = tab.locator("#streaming-reply")
         expect(streaming).to_be_visible(timeout=TIMEOUT_MS)
-        tab.wait_for_timeout(600)
+        wait_for_streamed_chars(tab, 20)
         before_reload = streaming.inner_text()
         tab.reload()
         expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
@@ -113,8 +127,7 @@ class TestInterruptions:
         tab = open_tab(browser, app_server.url)
         create_chat(tab)
         send(tab, "Tell me everything you know about offline assistants")
-        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
-        tab.wait_for_timeout(500)
+        wait_for_streamed_chars(tab, 20)
         tab.locator("#stop").click()
         expect(tab.locator(".status-cancelled")).to_be_visible(timeout=TIMEOUT_MS)
         partial = tab.locator(".message-assistant .message-text").inner_text()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 from playwright.sync_api import Browser, Page, expect
 
@@ -22,18 +21,21 @@ def open_tab(browser: Browser, url: str) -> Page:
 
 def create_chat(page: Page) -> str:
     """Click "New chat" and return the new chat's id once this tab shows it."""
-    known = set(page.locator(".chat-item").evaluate_all("els => els.map(e => e.dataset.chatId)"))
+    known = page.locator(".chat-item").evaluate_all("els => els.map(e => e.dataset.chatId)")
     page.locator("#new-chat").click()
-    # Client-side navigation: poll the URL (and ignore a redirect to an existing chat).
-    deadline = time.monotonic() + TIMEOUT_MS / 1000
-    while time.monotonic() < deadline:
-        match = re.search(r"/chat/([^/?]+)$", page.url)
-        if match and match.group(1) not in known:
-            # Wait until the tab is linked to the new chat, so typing is not lost to a re-render.
-            expect(page.locator("#open-chat-id")).to_have_text(match.group(1), timeout=TIMEOUT_MS)
-            return match.group(1)
-        page.wait_for_timeout(50)
-    raise AssertionError(f"no new chat opened; still at {page.url}")
+    # Client-side navigation: wait for a chat URL that is not one we knew (a redirect to an
+    # existing chat does not count).
+    chat_id = page.wait_for_function(
+        """known => {
+            const match = location.pathname.match(/\\/chat\\/([^/]+)$/);
+            return match && !known.includes(match[1]) ? match[1] : null;
+        }""",
+        arg=known,
+        timeout=TIMEOUT_MS,
+    ).json_value()
+    # Wait until the tab is linked to the new chat, so typing is not lost to a re-render.
+    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+    return chat_id
 
 
 def chat_item(page: Page, chat_id: str):
@@ -123,12 +125,15 @@ class TestKeyboardAndPaging:
         reader = open_tab(browser, app_server.url)
         items = reader.locator("#chat-list .chat-item")
         expect(items.first).to_be_visible(timeout=TIMEOUT_MS)
-        for _ in range(10):
-            items.last.scroll_into_view_if_needed()
-            reader.locator("#chat-list").evaluate("el => el.parentElement.scrollBy(0, 10000)")
-            reader.wait_for_timeout(400)
-            if items.count() > 40:
-                break
-        assert items.count() > 40
+        # Scroll to the end on every poll until a further page has arrived.
+        reader.wait_for_function(
+            """() => {
+                const list = document.querySelector('#chat-list');
+                list.parentElement.scrollBy(0, 10000);
+                return list.querySelectorAll('.chat-item').length > 40;
+            }""",
+            polling=400,
+            timeout=TIMEOUT_MS,
+        )
         ids = items.evaluate_all("els => els.map(e => e.dataset.chatId)")
         assert len(ids) == len(set(ids))

@@ -1,0 +1,93 @@
+"""Search as you type: a burst of keystrokes costs one search, and the last query's results win."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser, Page, WebSocket, expect
+
+from tests.e2e.app_server import AppServer
+from tests.e2e.test_chat_flows import send, wait_for_reply_end
+from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+
+# About five keys a second: an ordinary typist, each key inside the 250 ms debounce.
+KEY_DELAY_MS = 180
+# Keystroke events a burst may send: one, plus slack for a pause the shared CI machine adds.
+MAX_SENT = 5
+
+
+def rename(page: Page, chat_id: str, title: str) -> None:
+    chat_item(page, chat_id).locator(".chat-menu").click()
+    page.locator(".rename-chat").click()
+    page.locator(".rename-input input").fill(title)
+    page.locator(".rename-input input").press("Enter")
+    expect(chat_item(page, chat_id)).to_contain_text(title, timeout=TIMEOUT_MS)
+
+
+def open_counting_tab(browser: Browser, url: str, handler: str) -> tuple[Page, list[int]]:
+    """A new tab, and a live count of the websocket frames it sends that call ``handler``."""
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    sent = [0]
+
+    def on_socket(socket: WebSocket) -> None:
+        def on_frame(payload: str | bytes) -> None:
+            text = payload if isinstance(payload, str) else payload.decode(errors="ignore")
+            sent[0] += handler in text
+
+        socket.on("framesent", on_frame)
+
+    page.on("websocket", on_socket)  # before the page opens its socket
+    page.goto(url)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
+    return page, sent
+
+
+class TestTitleSearchAsYouType:
+    def test_typing_thirty_characters_sends_a_few_searches_and_shows_the_final_query_chat(
+        self, app_server: AppServer, browser: Browser
+    ):
+        setup = open_tab(browser, app_server.url)
+        wanted = create_chat(setup)
+        rename(setup, wanted, "Okapi crossing plans for the school year")
+        decoy = create_chat(setup)
+        rename(setup, decoy, "Okapi notes")
+
+        page, sent = open_counting_tab(browser, app_server.url, "set_title_query")
+        expect(chat_item(page, wanted)).to_be_visible(timeout=TIMEOUT_MS)
+        query = "okapi crossing plans for the s"  # 30 characters; its prefixes match the decoy
+        page.locator("#title-search").press_sequentially(query, delay=KEY_DELAY_MS)
+
+        results = page.locator("#chat-list .chat-item")
+        expect(results).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(results).to_have_attribute("data-chat-id", wanted)
+        expect(page.locator("#title-search")).to_have_value(query)
+        assert 1 <= sent[0] <= MAX_SENT, (
+            f"{sent[0]} title searches sent for {len(query)} keystrokes"
+        )
+
+
+class TestMessageSearchAsYouType:
+    def test_typing_quickly_shows_only_the_hits_of_the_final_query(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server.url)
+        # The decoy first: the offline assistant quotes related messages of *earlier* chats.
+        decoy = create_chat(tab)
+        send(tab, "The capybara documentary was long")
+        wait_for_reply_end(tab)
+        wanted = create_chat(tab)
+        send(tab, "The capybara sanctuary opens on Thursday")
+        wait_for_reply_end(tab)
+
+        page, sent = open_counting_tab(browser, app_server.url, "set_message_query")
+        page.locator("#toggle-message-search").click()
+        # Message search matches whole words as a phrase: the final query is complete words.
+        query = "capybara sanctuary opens on thursday"  # "capybara" alone matches the decoy
+        page.locator("#message-search").press_sequentially(query, delay=KEY_DELAY_MS)
+
+        expect(page.locator(f'.message-hit[href*="/chat/{wanted}?"]').first).to_be_visible(
+            timeout=TIMEOUT_MS
+        )
+        expect(page.locator(f'.message-hit[href*="/chat/{decoy}?"]')).to_have_count(0)
+        expect(page.locator("#message-search")).to_have_value(query)
+        assert 1 <= sent[0] <= MAX_SENT, (
+            f"{sent[0]} message searches sent for {len(query)} keystrokes"
+        )
