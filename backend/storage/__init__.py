@@ -1,5 +1,5 @@
 """SQLite plumbing shared by every store: one connection wrapper and its migrations."""
 
-from backend.storage.database import Database, Migration, OpStats
+from backend.storage.database import MAX_INTEGER, Database, Migration, OpStats
 
-__all__ = ["Database", "Migration", "OpStats"]
+__all__ = ["MAX_INTEGER", "Database", "Migration", "OpStats"]
