@@ -83,6 +83,7 @@ from backend.sessions import (
     SessionChangeEvent,
     Sessions,
 )
+from backend.sessions.search import check_limit
 from backend.storage import Database
 
 logger = logging.getLogger(__name__)
@@ -269,7 +270,7 @@ class Chats:
     def list_chats(
         self,
         *,
-        limit: int = DEFAULT_LIST_LIMIT,
+        limit: int | None = DEFAULT_LIST_LIMIT,
         before: int | ChatCursor | tuple[int, str] | None = None,
         search: str | None = None,
     ) -> list[ChatSummary]:
@@ -281,7 +282,7 @@ class Chats:
         ``search`` is no filter.
         """
         self._check_open()
-        limit = _check_limit(limit)
+        limit = _check_limit(limit, DEFAULT_LIST_LIMIT)
         cursor = _cursor(before)
         if search is not None and not isinstance(search, str):
             raise TypeError("search must be a string")
@@ -332,10 +333,12 @@ class Chats:
             self._emit_after_commit(ChatRestored(self.directory_id, summary))
         return summary
 
-    def search_chats(self, query: str, *, limit: int = DEFAULT_LIST_LIMIT) -> list[ChatSummary]:
+    def search_chats(
+        self, query: str, *, limit: int | None = DEFAULT_LIST_LIMIT
+    ) -> list[ChatSummary]:
         """Title search, best match first; any input is safe, blank gives ``[]``."""
         self._check_open()
-        limit = _check_limit(limit)
+        limit = _check_limit(limit, DEFAULT_LIST_LIMIT)
         match = prefix_query(query)
         return [] if match is None else self._directory.search_titles(match, limit)
 
@@ -482,14 +485,16 @@ class Chats:
 
     # ── cross-chat message search ───────────────────────────────────
 
-    def search_messages(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[ChatHit]:
+    def search_messages(
+        self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
+    ) -> list[ChatHit]:
         """Every message of every live chat containing ``query`` as a phrase, best first.
 
         Answered by the directory's index after applying pending changes; ``limit`` is
         global. Snippets mark hits with ``SNIPPET_START`` / ``SNIPPET_END``.
         """
         self._check_open()
-        limit = _check_limit(limit)
+        limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
         match = phrase_query(query)
         if match is None:
             return []
@@ -497,14 +502,14 @@ class Chats:
         return self._index.store.search(match, limit)
 
     def search_messages_fanout(
-        self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT
+        self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
     ) -> list[ChatHit]:
         """The same search answered by each chat's own index (the RFC's fan-out; slow path).
 
         Used to verify the directory index; costs one file open per chat with messages.
         """
         self._check_open()
-        limit = _check_limit(limit)
+        limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
         if phrase_query(query) is None:
             return []
         chats = [
@@ -712,9 +717,8 @@ class Chats:
         self.close()
 
 
-def _check_limit(limit: int) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise TypeError("limit must be an integer")
+def _check_limit(limit: int | None, default: int) -> int:
+    limit = check_limit(limit, default)
     if limit < 1:
         raise InvalidInputError("limit must be at least 1")
     return limit

@@ -15,7 +15,10 @@ could use to walk the filesystem. The rules:
   client cannot guess a neighbour's id.
 
 Directory ids come from the server (a user or workspace id); they are validated as a single
-safe path segment.
+safe path segment that means the same folder on every common filesystem, so a data folder
+can be copied between machines: besides the character set, a name Windows reserves for a
+device (``CON``, ``NUL``, ``COM1``, ... also with an extension: ``aux.txt``) and a name
+ending in ``.`` (Windows drops it) are refused.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ TAG_CHARS = 6
 ID_KEY_BYTES = 16
 CHAT_ID_PATTERN = re.compile(rf"[{ALPHABET}]{{{BODY_CHARS}}}-[{ALPHABET}]{{{TAG_CHARS}}}")
 DIRECTORY_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,127}")
+WINDOWS_DEVICE_NAMES = re.compile(r"(?:con|prn|aux|nul|com[0-9]|lpt[0-9])(?:\..*)?", re.IGNORECASE)
 
 
 def new_id_key() -> bytes:
@@ -87,7 +91,11 @@ class ChatIds:
 
 
 def validate_directory_id(value: object) -> str:
-    """Return ``value`` if it is one safe path segment; else raise InvalidIdError."""
+    """Return ``value`` if it is one safe, portable path segment; else raise InvalidIdError."""
     if not isinstance(value, str) or DIRECTORY_ID_PATTERN.fullmatch(value) is None or ".." in value:
         raise InvalidIdError(value, "malformed directory id")
+    if WINDOWS_DEVICE_NAMES.fullmatch(value):
+        raise InvalidIdError(value, "directory id is a reserved device name on Windows")
+    if value.endswith("."):
+        raise InvalidIdError(value, "directory id must not end with '.'")
     return value

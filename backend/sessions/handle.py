@@ -50,7 +50,7 @@ from backend.sessions.records import (
     _Omitted,
 )
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
-from backend.sessions.search import DEFAULT_SEARCH_LIMIT, phrase_query
+from backend.sessions.search import DEFAULT_SEARCH_LIMIT, check_limit, phrase_query
 from backend.sessions.store import MAX_PATH_DEPTH, NOT_INSERTED, PathRow
 from backend.storage import well_formed_text
 
@@ -474,13 +474,14 @@ class Session:
                 branches.append(message)
         return branches
 
-    def search(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[SearchResult]:
+    def search(self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT) -> list[SearchResult]:
         """Messages whose text contains ``query`` as a phrase, best rank first.
 
         The first search of a file builds the index (one-time backfill of every message);
         from then on every write maintains it. Any string is a safe query; only its first
         words count (the query rule of ``backend.sessions.search``).
         """
+        limit = check_limit(limit, DEFAULT_SEARCH_LIMIT)
         match = phrase_query(query)
         if match is None or limit < 1:
             return []
@@ -489,7 +490,7 @@ class Session:
             if not self._store.has_index:
                 with self._db.transaction():
                     self._store.ensure_index()
-            return self._store.search(self._id, match, int(limit))
+            return self._store.search(self._id, match, limit)
 
     def token_estimate(self) -> int:
         """Estimated tokens of the active path, overlays applied (memoised per leaf)."""

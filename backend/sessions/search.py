@@ -29,7 +29,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from backend.storage import well_formed_text
+from backend.storage import MAX_INTEGER, well_formed_text
 
 DEFAULT_SEARCH_LIMIT = 20
 MAX_QUERY_WORDS = 16
@@ -56,6 +56,19 @@ def indexed_text(message: Mapping[str, Any]) -> str:
         and part["text"]
     ]
     return well_formed_text(" ".join(texts))
+
+
+def check_limit(limit: object, default: int) -> int:
+    """A search's ``limit``: ``None`` is ``default``; beyond SQLite's integers, no limit.
+
+    Not an integer (``bool`` included) is a ``TypeError``; the caller decides what a limit
+    below one means.
+    """
+    if limit is None:
+        return default
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be an integer or None, not {type(limit).__name__}")
+    return min(limit, MAX_INTEGER)
 
 
 def query_words(query: str, *, distinct: bool = False) -> list[str]:

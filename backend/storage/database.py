@@ -54,6 +54,8 @@ from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
 
 BUSY_TIMEOUT_MS = 10_000
+MAX_INTEGER = 2**63 - 1
+"""The largest integer SQLite binds; a larger Python int raises ``OverflowError``."""
 
 Migration = Callable[["Database"], None]
 _Runner = Callable[[str, Any], sqlite3.Cursor]

@@ -5,6 +5,7 @@ import re
 import pytest
 
 from backend.chats import ChatCursor, Chats, ChatSummary
+from backend.chats.chats import DEFAULT_LIST_LIMIT
 from backend.errors import ChatNotFoundError, ConflictError, InvalidIdError
 from tests.chats.conftest import FakeClock
 
@@ -70,6 +71,23 @@ class TestList:
         for _ in range(5):
             chats.create_chat()
         assert len(chats.list_chats(limit=3)) == 3
+
+    def test_a_limit_beyond_sqlite_integers_means_no_limit(self, chats):
+        created = {chats.create_chat(f"alpha {n}").id for n in range(3)}
+        assert {c.id for c in chats.list_chats(limit=2**63)} == created
+        assert {c.id for c in chats.list_chats(limit=2**100, search="alpha")} == created
+        assert {c.id for c in chats.search_chats("alpha", limit=2**63)} == created
+
+    def test_a_limit_of_none_is_the_default(self, chats):
+        for n in range(DEFAULT_LIST_LIMIT + 1):
+            chats.create_chat(f"alpha {n}")
+        assert len(chats.list_chats(limit=None)) == DEFAULT_LIST_LIMIT
+        assert len(chats.search_chats("alpha", limit=None)) == DEFAULT_LIST_LIMIT
+
+    @pytest.mark.parametrize("limit", ["5", 2.5, True])
+    def test_a_limit_that_is_not_an_integer_is_a_clear_type_error(self, chats, limit):
+        with pytest.raises(TypeError, match="limit must be an integer"):
+            chats.list_chats(limit=limit)
 
     @pytest.mark.parametrize("limit", [0, -1])
     def test_a_limit_below_one_is_rejected(self, chats, limit):

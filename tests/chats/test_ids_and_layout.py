@@ -81,6 +81,22 @@ class TestDirectoryIds:
         with pytest.raises(InvalidIdError):
             validate_directory_id(value)
 
+    @pytest.mark.parametrize(
+        "value", ["CON", "con", "Nul", "aux.txt", "PRN.tar.gz", "COM1", "lpt9.log", "com0"]
+    )
+    def test_a_name_windows_reserves_for_a_device_is_rejected(self, value):
+        with pytest.raises(InvalidIdError, match="reserved"):
+            validate_directory_id(value)
+
+    @pytest.mark.parametrize("value", ["alice.", "a.b."])
+    def test_a_trailing_dot_is_rejected_because_windows_drops_it(self, value):
+        with pytest.raises(InvalidIdError, match="end with"):
+            validate_directory_id(value)
+
+    @pytest.mark.parametrize("value", ["console", "con-man", "com10", "lpt", "nullable", "a.con"])
+    def test_names_that_only_resemble_devices_are_accepted(self, value):
+        assert validate_directory_id(value) == value
+
 
 class TestLayout:
     def test_files_live_under_root_directory_id(self, tmp_path):

@@ -79,6 +79,13 @@ class TestIndexedSearch:
             highlighted = " ".join(text for text, is_hit in split_snippet(hit.snippet) if is_hit)
             assert re.findall(r"\w+", highlighted.lower()) == words
 
+    def test_a_huge_or_missing_limit_is_no_limit_or_the_default(self, chats, two_chats):
+        for chat in two_chats:
+            chat.session.append_message(text_message("m", "common word"))
+        assert len(chats.search_messages("common", limit=2**63)) == 2
+        assert len(chats.search_messages_fanout("common", limit=2**64)) == 2
+        assert len(chats.search_messages("common", limit=None)) == 2
+
     def test_a_blank_query_finds_nothing(self, chats, two_chats):
         two_chats[0].session.append_message(text_message("m", "anything"))
         assert chats.search_messages("  ") == []

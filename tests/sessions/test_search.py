@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +114,22 @@ class TestQueries:
         assert len(session.search("common")) == 20
         assert len(session.search("common", limit=5)) == 5
         assert session.search("common", limit=0) == []
+
+    def test_a_limit_beyond_sqlite_integers_means_no_limit(self, session):
+        for index in range(3):
+            session.append_message(text_message(f"m{index}", "common word"))
+        assert len(session.search("common", limit=2**63)) == 3
+        assert len(session.search("common", limit=2**100)) == 3
+
+    def test_a_limit_of_none_is_the_default(self, session):
+        for index in range(30):
+            session.append_message(text_message(f"m{index}", "common word"))
+        assert len(session.search("common", limit=None)) == 20
+
+    @pytest.mark.parametrize("limit", ["5", 2.5, True])
+    def test_a_limit_that_is_not_an_integer_is_a_clear_type_error(self, session, limit):
+        with pytest.raises(TypeError, match="limit must be an integer"):
+            session.search("common", limit=limit)
 
     def test_a_query_is_a_phrase_not_a_bag_of_words(self, session):
         session.append_message(text_message("a", "brown quick"))
