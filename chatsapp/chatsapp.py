@@ -7,11 +7,15 @@ the bridge import each other.
 import reflex as rx
 
 from chatsapp import bridge, pages
+from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 
-app = rx.App()
+app = rx.App(
+    api_transformer=ContentSecurityPolicy,
+    head_components=[rx.el.meta(http_equiv=HEADER, content=META_POLICY)],
+)
 pages.register(app)
 bridge.install(
     app,

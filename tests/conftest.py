@@ -25,9 +25,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_run_order)
 
 
+# Browser-test files that start an app of their own (see _run_order).
+_OWN_APP_FILES = ("test_multi_worker", "test_model_failure", "test_remote_images")
+
+
 def _run_order(item: pytest.Item) -> int:
     path = str(item.fspath)
-    if "tests/e2e/test_multi_worker" in path or "tests/e2e/test_model_failure" in path:
+    if any(f"tests/e2e/{name}" in path for name in _OWN_APP_FILES):
         # After every test of the shared app: starting another app rewrites .web/env.json,
         # which the shared dev app's frontend reads to find its backend.
         return 2

@@ -54,7 +54,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.bridge": {"chatsapp.identity", "chatsapp.services"},
     "chatsapp.components": {"chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
-    "chatsapp.chatsapp": {"chatsapp.bridge", "chatsapp.pages", "chatsapp.states"},
+    "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
+    "chatsapp.chatsapp": {"chatsapp.bridge", "chatsapp.csp", "chatsapp.pages", "chatsapp.states"},
 }
 
 

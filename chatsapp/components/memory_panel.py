@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.components.message import safe_markdown
+from chatsapp.components.markdown import safe_markdown
 from chatsapp.states.memory import DEFAULT_LABEL, MemoryEditorTabState, SharedMemoryState
 from chatsapp.states.rows import MemoryRow
 

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.markdown import safe_markdown
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.rows import EntryRow, ToolRow
-
-
-def safe_markdown(text: rx.Var | str, **props: object) -> rx.Component:
-    """Markdown with raw HTML switched off: ``<script>`` and ``onerror=`` stay text.
-
-    Reflex's markdown enables rehype-raw by default, which would render HTML from a message.
-    """
-    return rx.markdown(text, use_raw=False, **props)
 
 
 def _tool(tool: ToolRow) -> rx.Component:

@@ -47,6 +47,15 @@ class AppServer:
         return "\n".join(text.splitlines()[-lines:])
 
 
+def model_env(base_url: str) -> dict[str, str]:
+    """Environment that points the app at an OpenAI-compatible server (a test fake)."""
+    return {
+        "CHATS_MODEL_BASE_URL": base_url,
+        "CHATS_MODEL_API_KEY": "test-key",
+        "CHATS_MODEL": "fake-model",
+    }
+
+
 def start_app(
     data_dir: Path, log_path: Path, *, env: Mapping[str, str] | None = None, mode: str = "dev"
 ) -> AppServer:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer, start_app
+from tests.e2e.app_server import AppServer, model_env, start_app
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
 from tests.support.fake_openai import FakeOpenAI, http_error, text
@@ -27,12 +27,7 @@ def model_app(
     server = start_app(
         base / "data",
         base / "app.log",
-        env={
-            "CHATS_MODEL_BASE_URL": failing_model.base_url,
-            "CHATS_MODEL_API_KEY": "test-key",
-            "CHATS_MODEL": "fake-model",
-            "CHATS_MODEL_TIMEOUT_S": "5",
-        },
+        env={**model_env(failing_model.base_url), "CHATS_MODEL_TIMEOUT_S": "5"},
     )
     yield server
     server.stop()
