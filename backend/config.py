@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from backend.uploads import AttachmentLimits
-
 _N = TypeVar("_N", int, float)
 
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
@@ -67,14 +65,6 @@ class Settings:
     @property
     def offline_model(self) -> bool:
         return not self.model_base_url
-
-    @property
-    def attachment_limits(self) -> AttachmentLimits:
-        return AttachmentLimits(
-            max_file_bytes=self.max_attachment_bytes,
-            max_files=self.max_attachments_per_message,
-            max_total_bytes=self.max_message_attachment_bytes,
-        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

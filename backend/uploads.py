@@ -20,6 +20,7 @@ from typing import Any
 
 import puremagic
 
+from backend.config import Settings
 from backend.errors import InputTooLargeError, InvalidInputError
 
 SNIFF_BYTES = 4096
@@ -47,6 +48,14 @@ class Upload:
 
     def data_url(self) -> str:
         return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode()}"
+
+
+def attachment_limits(settings: Settings) -> AttachmentLimits:
+    return AttachmentLimits(
+        max_file_bytes=settings.max_attachment_bytes,
+        max_files=settings.max_attachments_per_message,
+        max_total_bytes=settings.max_message_attachment_bytes,
+    )
 
 
 def sniff_media_type(head: bytes) -> str | None:

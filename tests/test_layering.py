@@ -22,23 +22,38 @@ TOP_PACKAGES = ("backend", "chatsapp")
 ALLOWED_IMPORTS: dict[str, set[str]] = {
     # backend: leaf modules first, then storage → sessions → chats → runtime.
     "backend": set(),
+    "backend.clock": set(),
     "backend.config": set(),
     "backend.errors": set(),
     "backend.providers": set(),
-    "backend.transcript": set(),
-    "backend.storage": {"backend.errors"},
-    "backend.sessions": {"backend.errors", "backend.storage"},
-    "backend.models": {"backend.config", "backend.errors"},
-    "backend.chats": {"backend.config", "backend.errors", "backend.sessions", "backend.storage"},
+    "backend.uploads": {"backend.config", "backend.errors"},
+    "backend.storage": {"backend.clock", "backend.errors"},
+    "backend.sessions": {"backend.clock", "backend.errors", "backend.storage"},
+    "backend.transcript": {"backend.sessions", "backend.storage"},
+    # The model wire sends text by the storage text rule (well_formed_text).
+    "backend.models": {"backend.config", "backend.errors", "backend.storage"},
+    "backend.chats": {
+        "backend.clock",
+        "backend.config",
+        "backend.errors",
+        "backend.sessions",
+        "backend.storage",
+    },
     "backend.runtime": {
         "backend.chats",
+        "backend.clock",
         "backend.config",
         "backend.errors",
         "backend.models",
         "backend.providers",
         "backend.sessions",
         "backend.storage",  # its own run-state tables (backend/runtime/store.py)
+        "backend.uploads",  # a message's attachments are checked where it is stored
     },
+    # Accounts read the former local user's directory (adoption) and keep their own file.
+    "backend.accounts": {"backend.chats", "backend.config", "backend.errors", "backend.storage"},
+    # The CLI is a thin layer over the library: any backend package, never chatsapp.
+    "backend.cli": {"backend.accounts", "backend.config", "backend.errors"},
     # chatsapp: app module → pages → components → states → identity → services → backend.
     # The bridge is installed by the app module and imports no state module.
     "chatsapp": set(),
@@ -48,6 +63,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.chats",
         "backend.errors",
         "backend.transcript",
+        "backend.uploads",
         "chatsapp.identity",
         "chatsapp.services",
     },

@@ -95,7 +95,7 @@ from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
 from backend.runtime.window import HistoryWindow, path_head
-from backend.uploads import image_file_parts
+from backend.uploads import attachment_limits, image_file_parts
 
 logger = logging.getLogger(__name__)
 
@@ -440,7 +440,7 @@ class ChatRuntime:
         if size > self.settings.max_message_bytes:
             raise InputTooLargeError("message", size, self.settings.max_message_bytes)
         parts: list[dict[str, Any]] = [dict(p) for p in attachments]
-        parts += image_file_parts(images, attachments, self.settings.attachment_limits)
+        parts += image_file_parts(images, attachments, attachment_limits(self.settings))
         if text.strip():
             parts.append({"type": "text", "text": text})
         if not parts:

@@ -9,7 +9,7 @@ import reflex as rx
 
 from backend.errors import ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
-from backend.uploads import check_message_files, read_image
+from backend.uploads import attachment_limits, check_message_files, read_image
 from chatsapp.identity import conversation_token, resolve_user
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
@@ -171,7 +171,7 @@ class ChatTabState(rx.State):
 
     @rx.event
     async def handle_upload(self, files: list[rx.UploadFile]):  # noqa: ANN201
-        limits = services().settings.attachment_limits
+        limits = attachment_limits(services().settings)
         for file in files:
             name = file.name or "file"
             try:
