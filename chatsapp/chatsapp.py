@@ -1,22 +1,30 @@
-"""App entry point: builds the Reflex app, registers pages and the live-update bridge.
+"""App entry point: builds the Reflex app, registers pages, the live-update bridge and the guard.
 
 The bridge is installed here, with the shared states it writes into, so neither the states nor
-the bridge import each other.
+the bridge import each other. Every event passes :class:`chatsapp.auth_guard.AuthGuard` first
+(who is asking, checked on each event); the sign-in routes are mounted in front of Reflex's
+own app, and every HTTP response carries the Content-Security-Policy.
 """
 
 import reflex as rx
 
-from chatsapp import bridge, pages
+from chatsapp import bridge, pages, signout_watch
+from chatsapp.auth_guard import AuthGuard
+from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
+from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 
 app = rx.App(
-    api_transformer=ContentSecurityPolicy,
+    api_transformer=[auth_routes(), ContentSecurityPolicy],
     head_components=[rx.el.meta(http_equiv=HEADER, content=META_POLICY)],
 )
+# First, so no other middleware (hydration included) runs for an event the guard refuses.
+app.add_middleware(AuthGuard(public_states=(AuthPageTabState,)), index=0)
 pages.register(app)
+signout_watch.install(app, AccountTabState)
 bridge.install(
     app,
     bridge.LiveStates(

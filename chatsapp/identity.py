@@ -1,25 +1,111 @@
-"""Who is using this tab. One function, so an accounts layer can replace it later.
+"""Who a tab is: decided on every event from what the server saw, never from the client.
 
-Today every tab belongs to the single local user named by ``CHATS_USER``. Shared-state tokens
-are derived from the user id (``user-<id>``), so the id must be usable in one: lowercase
-letters, digits and dashes (Reflex reserves ``_`` in tokens).
+The one rule (``CHATS_AUTH``, see :mod:`backend.accounts.modes`):
+
+* ``local``: the session token is an HttpOnly cookie (:data:`SESSION_COOKIE`) that the sign-in
+  route set. Page scripts cannot read it; the browser sends it with the websocket handshake,
+  and Reflex keeps handshake headers on the server only (``router.headers.cookie`` is never
+  serialised to the frontend). :meth:`backend.accounts.Accounts.resolve` maps it to a user.
+* ``header``: a trusted proxy names the person; honoured only from ``CHATS_TRUSTED_PROXIES``.
+  The peer address is the socket's own (Reflex takes it from the ASGI scope, not the client).
+* ``none``: the single local user ``CHATS_USER`` (the server listens on loopback only).
+
+Nothing a client sends (event arguments, URL, query, storage, state setters) takes part: the
+cookie and the peer address come from the connection. :mod:`chatsapp.auth_guard` calls
+:func:`identify` once per event and publishes the result for that event only
+(:func:`current_viewer`), so handlers never cache who is asking.
+
+Shared-state tokens are derived from ids the server checked (``user-<id>``, ``conv-<chat>``):
+a user id is lowercase letters, digits and dashes (Reflex reserves ``_`` in tokens).
 """
 
 from __future__ import annotations
 
-import re
+import contextvars
+from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+from typing import Any
 
+from backend.accounts import User, validate_user_id
+from backend.errors import AuthError, ChatsError
 from chatsapp.services import services
 
-_USER_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+SESSION_COOKIE = "chats_session"
 
 
-def resolve_user(_client_token: str = "") -> str:
-    """The user id for a tab. Ignores the tab today; an auth layer would look it up."""
-    user_id = services().settings.user_id
-    if not _USER_ID.match(user_id):
-        raise ValueError(f"CHATS_USER must match {_USER_ID.pattern}, got {user_id!r}")
-    return user_id
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """The person behind one event. ``session_token`` is empty outside ``local`` mode."""
+
+    user_id: str
+    username: str
+    is_admin: bool
+    session_token: str = ""
+
+
+class SignedOutError(ChatsError):
+    """An event that needs a signed-in person arrived without one (the guard redirects)."""
+
+    def __init__(self) -> None:
+        super().__init__("You are signed out. Sign in again to go on.")
+
+
+_viewer: contextvars.ContextVar[Viewer | None] = contextvars.ContextVar("viewer", default=None)
+
+
+def session_token(cookie_header: str) -> str:
+    """The session token in a ``Cookie`` header, or ``""``."""
+    if not cookie_header:
+        return ""
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(cookie_header)
+    except CookieError:
+        return ""
+    morsel = jar.get(SESSION_COOKIE)
+    return morsel.value if morsel is not None else ""
+
+
+def identify(headers: dict[str, Any], client_ip: str) -> Viewer | None:
+    """The viewer of a connection with these handshake ``headers`` and peer ``client_ip``."""
+    settings = services().settings
+    if settings.auth_mode == "none":
+        return Viewer(validate_user_id(settings.user_id), settings.user_id, True)
+    accounts = services().accounts()
+    if settings.auth_mode == "header":
+        try:
+            user = accounts.identity_from_headers(headers, client_ip)
+        except AuthError:
+            return None
+        return _viewer_of(user, "")
+    token = session_token(str(headers.get("cookie", "")))
+    user = accounts.resolve(token) if token else None
+    return _viewer_of(user, token) if user is not None else None
+
+
+def _viewer_of(user: User, token: str) -> Viewer:
+    return Viewer(user.id, user.username, user.is_admin, token)
+
+
+def publish_viewer(viewer: Viewer | None) -> contextvars.Token[Viewer | None]:
+    return _viewer.set(viewer)
+
+
+def peek_viewer() -> Viewer | None:
+    """The viewer of the event being handled, if someone is signed in (public pages)."""
+    return _viewer.get()
+
+
+def current_viewer() -> Viewer:
+    """The signed-in person of the event being handled; :class:`SignedOutError` if none."""
+    viewer = _viewer.get()
+    if viewer is None:
+        raise SignedOutError()
+    return viewer
+
+
+def current_user_id() -> str:
+    return current_viewer().user_id
 
 
 def directory_token(user_id: str) -> str:

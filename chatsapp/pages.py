@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.admin import admin_page_body
+from chatsapp.components.auth_pages import (
+    account_page_body,
+    setup_page,
+    sign_in_page,
+    sign_up_page,
+    signed_out_notice,
+)
 from chatsapp.components.chat_view import chat_view
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
 from chatsapp.components.sidebar import sidebar
+from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.home import HomeTabState
@@ -15,6 +24,11 @@ from chatsapp.states.status import ModelTabState
 
 
 def shell(main: rx.Component) -> rx.Component:
+    """The signed-in layout; a tab whose session ended elsewhere shows only a notice."""
+    return rx.cond(AccountTabState.signed_out, signed_out_notice(), _layout(main))
+
+
+def _layout(main: rx.Component) -> rx.Component:
     return rx.hstack(
         rx.script(src="/keys.js"),
         rx.el.span(ModelTabState.worker, id="worker-id", display="none"),
@@ -70,7 +84,12 @@ def _missing_chat() -> rx.Component:
     )
 
 
-ON_LOAD_COMMON = [SharedDirectoryState.link, SharedMemoryState.link, ModelTabState.load]
+ON_LOAD_COMMON = [
+    AccountTabState.load,
+    SharedDirectoryState.link,
+    SharedMemoryState.link,
+    ModelTabState.load,
+]
 
 
 def index_page() -> rx.Component:
@@ -90,4 +109,31 @@ def register(app: rx.App) -> None:
         route="/chat/[chat_id]",
         title="Chats",
         on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat],
+    )
+    app.add_page(
+        sign_in_page,
+        route="/sign-in",
+        title="Sign in · Chats",
+        on_load=AuthPageTabState.load_sign_in,
+    )
+    app.add_page(
+        sign_up_page,
+        route="/sign-up",
+        title="Create account · Chats",
+        on_load=AuthPageTabState.load_sign_up,
+    )
+    app.add_page(
+        setup_page, route="/setup", title="Set up · Chats", on_load=AuthPageTabState.load_setup
+    )
+    app.add_page(
+        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), account_page_body()),
+        route="/account",
+        title="Your account · Chats",
+        on_load=AccountTabState.load,
+    )
+    app.add_page(
+        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), admin_page_body()),
+        route="/admin",
+        title="Admin · Chats",
+        on_load=[AccountTabState.load, AdminTabState.load],
     )

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
+from backend.accounts import Accounts
 from backend.chats import Chats
 from backend.config import Settings
 from backend.runtime import ChatRuntime
@@ -37,6 +38,15 @@ class Services:
         self._runtimes: dict[str, ChatRuntime] = {}
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
         self._on_conversation_opened: list[Callable[[str, str], Any]] = []
+        self._accounts: Accounts | None = None
+
+    def accounts(self) -> Accounts:
+        """The accounts database of this data folder (opened on first use, then shared)."""
+        with self._lock:
+            if self._accounts is None:
+                self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+                self._accounts = Accounts(self.settings)
+            return self._accounts
 
     def directory(self, user_id: str) -> Chats:
         with self._lock:

@@ -57,9 +57,25 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # chatsapp: app module → pages → components → states → identity → services → backend.
     # The bridge is installed by the app module and imports no state module.
     "chatsapp": set(),
-    "chatsapp.services": {"backend.chats", "backend.config", "backend.runtime"},
-    "chatsapp.identity": {"chatsapp.services"},
+    "chatsapp.services": {
+        "backend.accounts",
+        "backend.chats",
+        "backend.config",
+        "backend.runtime",
+    },
+    # Who a tab is: decided from the connection (cookie, proxy header) by backend.accounts.
+    "chatsapp.identity": {"backend.accounts", "backend.errors", "chatsapp.services"},
+    "chatsapp.signout_watch": {"chatsapp.identity", "chatsapp.services"},
+    # Every event passes the guard first; the auth routes are the only cookie writers.
+    "chatsapp.auth_guard": {"chatsapp.identity", "chatsapp.services", "chatsapp.signout_watch"},
+    "chatsapp.auth_routes": {
+        "backend.accounts",
+        "backend.errors",
+        "chatsapp.identity",
+        "chatsapp.services",
+    },
     "chatsapp.states": {
+        "backend.accounts",
         "backend.chats",
         "backend.errors",
         "backend.transcript",
@@ -71,7 +87,15 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.components": {"chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
     "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
-    "chatsapp.chatsapp": {"chatsapp.bridge", "chatsapp.csp", "chatsapp.pages", "chatsapp.states"},
+    "chatsapp.chatsapp": {
+        "chatsapp.auth_guard",
+        "chatsapp.auth_routes",
+        "chatsapp.bridge",
+        "chatsapp.csp",
+        "chatsapp.pages",
+        "chatsapp.signout_watch",
+        "chatsapp.states",
+    },
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.auth_pages import sign_out_button
+from chatsapp.states.account import AccountTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
@@ -222,6 +224,31 @@ def _chat_list() -> rx.Component:
     )
 
 
+def _account_footer() -> rx.Component:
+    """Who is signed in here, their account page, the admin page for admins, sign-out."""
+    return rx.hstack(
+        rx.link(
+            rx.hstack(
+                rx.icon("circle-user", size=16),
+                rx.text(AccountTabState.username, size="2", id="account-name", trim="both"),
+                align="center",
+                spacing="2",
+            ),
+            href="/account",
+            aria_label="Your account",
+        ),
+        rx.spacer(),
+        rx.cond(
+            AccountTabState.is_admin,
+            rx.link(rx.icon("shield", size=16), href="/admin", aria_label="Admin", id="to-admin"),
+        ),
+        rx.cond(AccountTabState.auth_mode == "local", sign_out_button(size="1")),
+        width="100%",
+        align="center",
+        id="account-footer",
+    )
+
+
 def sidebar() -> rx.Component:
     return rx.box(
         rx.vstack(
@@ -268,6 +295,7 @@ def sidebar() -> rx.Component:
             _message_search(),
             _undo_bar(),
             _chat_list(),
+            _account_footer(),
             spacing="3",
             padding="1rem",
             height="100%",

@@ -10,7 +10,7 @@ import reflex as rx
 from backend.errors import ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
 from backend.uploads import attachment_limits, check_message_files, read_image
-from chatsapp.identity import conversation_token, resolve_user
+from chatsapp.identity import conversation_token, current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.rows import EntryRow, entry_row
@@ -70,7 +70,7 @@ class ChatTabState(rx.State):
     missing: bool = False
 
     def _user(self) -> str:
-        return resolve_user(self.router.session.client_token)
+        return current_user_id()
 
     async def _active_chat(self):
         return await offload(services().directory(self._user()).get_chat, self.active_chat_id)

@@ -7,7 +7,7 @@ import asyncio
 import reflex as rx
 
 from backend.errors import ChatsError
-from chatsapp.identity import directory_token, resolve_user
+from chatsapp.identity import current_user_id, directory_token
 from chatsapp.services import offload, services
 from chatsapp.states.rows import ChatRow, chat_row
 
@@ -28,7 +28,7 @@ class SharedDirectoryState(rx.SharedState):
 
     @rx.event
     async def link(self) -> None:
-        user_id = resolve_user(self.router.session.client_token)
+        user_id = current_user_id()
         linked = await self._link_to(directory_token(user_id))
         if not linked.loaded:
             await linked.reload(user_id)
@@ -55,7 +55,7 @@ class SidebarTabState(rx.State):
     collapsed: bool = False
 
     def _chats(self):
-        return services().directory(resolve_user(self.router.session.client_token))
+        return services().directory(current_user_id())
 
     # ── create ──────────────────────────────────────────────────────
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.identity import resolve_user
+from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
 
 
@@ -13,7 +13,7 @@ class HomeTabState(rx.State):
 
     @rx.event
     async def open_latest(self):  # noqa: ANN201
-        chats = services().directory(resolve_user(self.router.session.client_token))
+        chats = services().directory(current_user_id())
         latest = await offload(chats.list_chats, limit=1)
         if latest:
             return rx.redirect(f"/chat/{latest[0].id}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from backend.errors import ChatsError
-from chatsapp.identity import directory_token, resolve_user
+from chatsapp.identity import current_user_id, directory_token
 from chatsapp.services import offload, services
 from chatsapp.states.rows import MemoryRow
 
@@ -20,7 +20,7 @@ class SharedMemoryState(rx.SharedState):
 
     @rx.event
     async def link(self) -> None:
-        user_id = resolve_user(self.router.session.client_token)
+        user_id = current_user_id()
         linked = await self._link_to(directory_token(user_id))
         if not linked.loaded:
             await linked.reload(user_id)
@@ -44,7 +44,7 @@ class MemoryEditorTabState(rx.State):
     editing: bool = False
 
     def _chats(self):
-        return services().directory(resolve_user(self.router.session.client_token))
+        return services().directory(current_user_id())
 
     @rx.event
     def toggle(self) -> None:

@@ -18,6 +18,14 @@ class ChatRow:
 
 
 @dataclasses.dataclass
+class UserRow:
+    id: str = ""
+    username: str = ""
+    role: str = "user"
+    disabled: bool = False
+
+
+@dataclasses.dataclass
 class SnippetPiece:
     text: str = ""
     hit: bool = False

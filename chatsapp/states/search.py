@@ -16,7 +16,7 @@ from reflex.event import EventHandler
 
 from backend.chats import split_snippet
 from backend.errors import ChatsError
-from chatsapp.identity import resolve_user
+from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.newest import search_is_running, search_newest
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row
@@ -41,7 +41,7 @@ class SearchTabState(rx.State):
     _message_search_since: float = 0.0
 
     def _chats(self):
-        return services().directory(resolve_user(self.router.session.client_token))
+        return services().directory(current_user_id())
 
     # ── keystrokes (quick: they never wait for a search) ────────────
 

@@ -6,7 +6,7 @@ import os
 
 import reflex as rx
 
-from chatsapp.identity import resolve_user
+from chatsapp.identity import current_user_id
 from chatsapp.services import services
 
 
@@ -20,7 +20,7 @@ class ModelTabState(rx.State):
 
     @rx.event
     def load(self) -> None:
-        info = services().runtime(resolve_user(self.router.session.client_token)).model_info()
+        info = services().runtime(current_user_id()).model_info()
         self.offline = bool(info.offline)
         self.label = str(info.label)
         settings = services().settings

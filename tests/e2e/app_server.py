@@ -11,11 +11,18 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
+from playwright.sync_api import Browser, BrowserContext
+
+from backend.accounts import CONSOLE_ACTOR, Accounts
+from backend.config import Settings
+from chatsapp.identity import SESSION_COOKIE
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 420.0
+TEST_PASSWORD = "correct horse battery staple"
 
 
 def free_port() -> int:
@@ -32,6 +39,45 @@ class AppServer:
     url: str
     backend_url: str
     log_path: Path
+    data_dir: Path
+
+    def accounts(self) -> Accounts:
+        """The app's accounts database, opened from the test process (same data folder)."""
+        env = {"CHATS_DATA_DIR": str(self.data_dir), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
+        return Accounts(Settings.from_env(env))
+
+    def session_token(self, username: str, *, admin: bool = False) -> str:
+        """Sign ``username`` in (creating the account on first use) and return the token.
+
+        Stories that are not about accounts start signed in this way; the sign-in form has
+        stories of its own (tests/e2e/test_accounts.py).
+        """
+        accounts = self.accounts()
+        try:
+            if accounts.user_by_username(username) is None:
+                role = "admin" if admin or accounts.needs_setup() else "user"
+                accounts.create_user(CONSOLE_ACTOR, username, TEST_PASSWORD, role)
+            return accounts.sign_in(username, TEST_PASSWORD, "127.0.0.1").token
+        finally:
+            accounts.close()
+
+    def signed_in_context(
+        self, browser: Browser, username: str = "alice", **options: Any
+    ) -> BrowserContext:
+        """A browser context holding ``username``'s session cookie (HttpOnly, as the app sets)."""
+        context = browser.new_context(**options)
+        context.add_cookies(
+            [
+                {
+                    "name": SESSION_COOKIE,
+                    "value": self.session_token(username),
+                    "url": self.url,
+                    "httpOnly": True,
+                    "sameSite": "Strict",
+                }
+            ]
+        )
+        return context
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -69,6 +115,7 @@ def start_app(
         CHATS_BACKEND_PORT=str(backend_port),
         REFLEX_TELEMETRY_ENABLED="false",
         REFLEX_USE_SYSTEM_BUN="1",
+        CHATS_PASSWORD_HASH_PROFILE="cheapest",  # argon2 at full cost only slows the stories
     )
     # Hot reload off: the dev server would restart mid-test whenever any file under the
     # project changes (another edit, a screenshot). It watches only this empty folder.
@@ -94,6 +141,7 @@ def start_app(
         url=f"http://127.0.0.1:{frontend_port}",
         backend_url=f"http://127.0.0.1:{backend_port}",
         log_path=log_path,
+        data_dir=data_dir,
     )
     try:
         _wait_until_serving(server)

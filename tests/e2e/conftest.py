@@ -69,8 +69,9 @@ def _close_tabs_after_each_test(request: pytest.FixtureRequest) -> Iterator[None
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context()
+def page(browser: Browser, app_server: AppServer) -> Iterator[Page]:
+    """A tab signed in as alice (the person every story that is not about accounts uses)."""
+    context = app_server.signed_in_context(browser)
     page = context.new_page()
     yield page
     context.close()

@@ -29,9 +29,9 @@ class TestStreaming:
     def test_a_reply_streaming_in_one_tab_streams_in_the_other_and_both_end_equal(
         self, app_server: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, app_server.url)
+        tab_a = open_tab(browser, app_server)
         chat_id = create_chat(tab_a)
-        tab_b = open_tab(browser, f"{app_server.url}/chat/{chat_id}")
+        tab_b = open_tab(browser, app_server, f"/chat/{chat_id}")
         expect(tab_b.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
 
         send(tab_a, "Tell me about the offline assistant")
@@ -52,7 +52,7 @@ class TestQueueing:
     def test_a_message_sent_during_a_reply_queues_and_is_answered_after_it(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         send(tab, "Tell me about the first thing")
         expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
@@ -68,7 +68,7 @@ class TestSafety:
     def test_html_and_script_in_a_message_render_as_text_and_never_run(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         dialogs: list[str] = []
         tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         create_chat(tab)
@@ -89,7 +89,7 @@ class TestSafety:
     def test_an_oversize_message_is_refused_and_nothing_is_sent(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         tab.locator("#composer").fill("x" * (256 * 1024 + 1))
         tab.locator("#send").click()
@@ -106,7 +106,7 @@ class TestInterruptions:
     def test_a_reload_mid_stream_resumes_the_reply_where_it_was(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         send(tab, "Tell me what you can do for me today")
         streaming = tab.locator("#streaming-reply")
@@ -124,7 +124,7 @@ class TestInterruptions:
     def test_stop_keeps_the_partial_reply_marked_as_stopped(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         send(tab, "Tell me everything you know about offline assistants")
         wait_for_streamed_chars(tab, 20)
@@ -139,7 +139,7 @@ class TestBranches:
     def test_regenerate_makes_a_sibling_reply_and_both_stay_navigable(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         send(tab, "remember that I water the plants on Sundays")
         wait_for_reply_end(tab)
@@ -160,7 +160,7 @@ class TestBranches:
     def test_editing_a_message_starts_a_new_branch_beside_the_original(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         send(tab, "what do you know about me?")
         wait_for_reply_end(tab)
@@ -182,7 +182,7 @@ class TestSearchEverything:
     def test_a_message_search_hit_opens_its_chat_at_the_highlighted_message(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         target = create_chat(tab)
         send(tab, "The quokka named Pebble lives on Rottnest")
         wait_for_reply_end(tab)
@@ -209,7 +209,7 @@ class TestAttachments:
     def test_an_attached_image_is_stored_and_shown_inline_in_the_message(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         tab.locator("#image-upload input[type=file]").set_input_files(
             files=[{"name": "dot.png", "mimeType": "image/png", "buffer": TINY_PNG}]
@@ -225,7 +225,7 @@ class TestAttachments:
     def test_an_image_over_the_size_limit_is_refused_before_sending(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         create_chat(tab)
         big = TINY_PNG + b"\0" * (5 * 1024 * 1024)
         tab.locator("#image-upload input[type=file]").set_input_files(

@@ -11,9 +11,12 @@ from tests.e2e.app_server import AppServer
 TIMEOUT_MS = 30_000
 
 
-def open_tab(browser: Browser, url: str) -> Page:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.goto(url)
+def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "alice") -> Page:
+    """A new tab (its own browser context) signed in as ``user``, showing ``path``."""
+    page = server.signed_in_context(
+        browser, user, viewport={"width": 1280, "height": 800}
+    ).new_page()
+    page.goto(server.url + path)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
     expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
     return page
@@ -46,8 +49,8 @@ class TestSidebarSync:
     def test_create_rename_and_delete_in_one_tab_appear_in_the_other(
         self, app_server: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, app_server.url)
-        tab_b = open_tab(browser, app_server.url)
+        tab_a = open_tab(browser, app_server)
+        tab_b = open_tab(browser, app_server)
         chat_id = create_chat(tab_a)
         expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
 
@@ -65,10 +68,10 @@ class TestSidebarSync:
     def test_a_chat_deleted_in_one_tab_leaves_the_other_tab_with_a_notice(
         self, app_server: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, app_server.url)
+        tab_a = open_tab(browser, app_server)
         keep = create_chat(tab_a)
         doomed = create_chat(tab_a)
-        tab_b = open_tab(browser, f"{app_server.url}/chat/{doomed}")
+        tab_b = open_tab(browser, app_server, f"/chat/{doomed}")
         expect(tab_b.locator("#open-chat-id")).to_have_text(doomed, timeout=TIMEOUT_MS)
 
         chat_item(tab_a, doomed).locator(".chat-menu").click()
@@ -82,8 +85,8 @@ class TestSidebarSync:
         )
 
     def test_undo_restores_a_deleted_chat_everywhere(self, app_server: AppServer, browser: Browser):
-        tab_a = open_tab(browser, app_server.url)
-        tab_b = open_tab(browser, app_server.url)
+        tab_a = open_tab(browser, app_server)
+        tab_b = open_tab(browser, app_server)
         chat_id = create_chat(tab_a)
         chat_item(tab_a, chat_id).locator(".chat-menu").click()
         tab_a.locator(".delete-chat").click()
@@ -96,8 +99,8 @@ class TestMemorySync:
     def test_a_fact_added_in_one_tab_appears_in_the_other(
         self, app_server: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, app_server.url)
-        tab_b = open_tab(browser, app_server.url)
+        tab_a = open_tab(browser, app_server)
+        tab_b = open_tab(browser, app_server)
         for tab in (tab_a, tab_b):
             tab.locator("#toggle-memory").click()
             expect(tab.locator("#memory-panel")).to_be_visible()
@@ -110,7 +113,7 @@ class TestMemorySync:
 
 class TestKeyboardAndPaging:
     def test_ctrl_shift_o_starts_a_new_chat(self, app_server: AppServer, browser: Browser):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         before = tab.url
         tab.keyboard.press("Control+Shift+O")
         expect(tab).not_to_have_url(before, timeout=TIMEOUT_MS)
@@ -119,10 +122,10 @@ class TestKeyboardAndPaging:
     def test_scrolling_the_sidebar_loads_further_pages_without_repeats(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         for _ in range(45):
             create_chat(tab)
-        reader = open_tab(browser, app_server.url)
+        reader = open_tab(browser, app_server)
         items = reader.locator("#chat-list .chat-item")
         expect(items.first).to_be_visible(timeout=TIMEOUT_MS)
         # Scroll to the end on every poll until a further page has arrived.

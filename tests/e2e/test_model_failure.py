@@ -36,7 +36,7 @@ def model_app(
 def test_a_failed_reply_shows_the_error_keeps_the_message_and_retry_answers_it(
     model_app: AppServer, failing_model: FakeOpenAI, browser: Browser
 ):
-    tab = open_tab(browser, model_app.url)
+    tab = open_tab(browser, model_app)
     create_chat(tab)
     expect(tab.locator("#model-label")).to_be_visible(timeout=TIMEOUT_MS)
     expect(tab.locator("#offline-label")).to_have_count(0)

@@ -41,11 +41,11 @@ def worker_of(page: Page) -> str:
 def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(
     prod_server: AppServer, browser: Browser
 ):
-    tabs = [open_tab(browser, prod_server.url)]
+    tabs = [open_tab(browser, prod_server)]
     first_worker = worker_of(tabs[0])
     other: Page | None = None
     while other is None and len(tabs) < MAX_TABS:
-        tab = open_tab(browser, prod_server.url)
+        tab = open_tab(browser, prod_server)
         tabs.append(tab)
         if worker_of(tab) != first_worker:
             other = tab

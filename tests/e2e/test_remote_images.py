@@ -96,10 +96,10 @@ def prod_app(
     server.stop()
 
 
-def open_recording_tab(browser: Browser, url: str) -> Page:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+def open_recording_tab(browser: Browser, server: AppServer) -> Page:
+    page = server.signed_in_context(browser, viewport={"width": 1280, "height": 800}).new_page()
     page.add_init_script(RECORD_VIOLATIONS)
-    page.goto(url)
+    page.goto(server.url)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
     expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
     return page
@@ -109,7 +109,7 @@ class TestRemoteImagesInReplies:
     def test_a_remote_image_is_a_link_naming_its_host_and_is_fetched_only_on_click(
         self, prod_app: AppServer, probe: ProbeServer, browser: Browser
     ):
-        tab = open_tab(browser, prod_app.url)
+        tab = open_tab(browser, prod_app)
         create_chat(tab)
         send(tab, "Show me the chart")
         wait_for_reply_end(tab)
@@ -140,7 +140,7 @@ class TestContentSecurityPolicy:
     def test_the_app_works_under_the_policy_and_it_blocks_a_remote_image_anyway(
         self, prod_app: AppServer, probe: ProbeServer, browser: Browser
     ):
-        tab = open_recording_tab(browser, prod_app.url)
+        tab = open_recording_tab(browser, prod_app)
         create_chat(tab)  # the websocket works: the new chat came back through it
         tab.locator("#image-upload input[type=file]").set_input_files(
             files=[{"name": "dot.png", "mimeType": "image/png", "buffer": TINY_PNG}]

@@ -22,9 +22,9 @@ def rename(page: Page, chat_id: str, title: str) -> None:
     expect(chat_item(page, chat_id)).to_contain_text(title, timeout=TIMEOUT_MS)
 
 
-def open_counting_tab(browser: Browser, url: str, handler: str) -> tuple[Page, list[int]]:
+def open_counting_tab(browser: Browser, server: AppServer, handler: str) -> tuple[Page, list[int]]:
     """A new tab, and a live count of the websocket frames it sends that call ``handler``."""
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page = server.signed_in_context(browser, viewport={"width": 1280, "height": 800}).new_page()
     sent = [0]
 
     def on_socket(socket: WebSocket) -> None:
@@ -35,7 +35,7 @@ def open_counting_tab(browser: Browser, url: str, handler: str) -> tuple[Page, l
         socket.on("framesent", on_frame)
 
     page.on("websocket", on_socket)  # before the page opens its socket
-    page.goto(url)
+    page.goto(server.url)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
     return page, sent
 
@@ -44,13 +44,13 @@ class TestTitleSearchAsYouType:
     def test_typing_thirty_characters_sends_a_few_searches_and_shows_the_final_query_chat(
         self, app_server: AppServer, browser: Browser
     ):
-        setup = open_tab(browser, app_server.url)
+        setup = open_tab(browser, app_server)
         wanted = create_chat(setup)
         rename(setup, wanted, "Okapi crossing plans for the school year")
         decoy = create_chat(setup)
         rename(setup, decoy, "Okapi notes")
 
-        page, sent = open_counting_tab(browser, app_server.url, "set_title_query")
+        page, sent = open_counting_tab(browser, app_server, "set_title_query")
         expect(chat_item(page, wanted)).to_be_visible(timeout=TIMEOUT_MS)
         query = "okapi crossing plans for the s"  # 30 characters; its prefixes match the decoy
         page.locator("#title-search").press_sequentially(query, delay=KEY_DELAY_MS)
@@ -68,7 +68,7 @@ class TestMessageSearchAsYouType:
     def test_typing_quickly_shows_only_the_hits_of_the_final_query(
         self, app_server: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, app_server.url)
+        tab = open_tab(browser, app_server)
         # The decoy first: the offline assistant quotes related messages of *earlier* chats.
         decoy = create_chat(tab)
         send(tab, "The capybara documentary was long")
@@ -77,7 +77,7 @@ class TestMessageSearchAsYouType:
         send(tab, "The capybara sanctuary opens on Thursday")
         wait_for_reply_end(tab)
 
-        page, sent = open_counting_tab(browser, app_server.url, "set_message_query")
+        page, sent = open_counting_tab(browser, app_server, "set_message_query")
         page.locator("#toggle-message-search").click()
         # Message search matches whole words as a phrase: the final query is complete words.
         query = "capybara sanctuary opens on thursday"  # "capybara" alone matches the decoy

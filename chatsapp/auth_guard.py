@@ -1,0 +1,89 @@
+"""The one place where every event of every tab is checked against who is asking.
+
+A Reflex middleware runs before each event, with the tab's state locked and the connection's
+server-side router data in place. It
+
+1. resolves the viewer from the connection (:func:`chatsapp.identity.identify`: the HttpOnly
+   session cookie, the trusted proxy's header, or the local user) and publishes it for this
+   event only — a demoted, disabled or signed-out person loses access at their next event;
+2. binds the tab to the first person it served. A tab's state (its open chat, its links to
+   ``user-…`` and ``conv-…`` shared states) belongs to that person: if a different person (or
+   nobody) later sends an event with the same client token — a sign-out then someone else's
+   sign-in in one browser tab, or a hostile client replaying a token it learned — the event
+   is refused before anything is read, and the tab is told to start over with a fresh token;
+3. refuses events that need a signed-in person when there is none, sending the tab to the
+   sign-in page (or the first-run page of a fresh install). Public events: the auth pages'
+   own handlers and Reflex's page-load plumbing;
+4. refuses ``setvar`` (Reflex's generic "set any var" event): no control of this app uses it,
+   so a crafted one can only be an attempt to write state a handler would have checked.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+import reflex as rx
+from reflex.middleware.middleware import Middleware
+from reflex.state import BaseState, StateUpdate
+from reflex_base.event import Event, fix_events
+
+from chatsapp import signout_watch
+from chatsapp.identity import identify, publish_viewer
+from chatsapp.services import offload, services
+
+if TYPE_CHECKING:
+    from reflex.app import App
+
+# Reflex's own events that a page load sends before any of ours (hydration, on_load fan-out,
+# client storage sync): they only read the tab's own state back, which the owner check covers.
+_PLUMBING = ("hydrate", "hydrate_and_load", "on_load_internal", "update_vars_internal")
+_FORBIDDEN = ("setvar",)
+# A new client token on reload: the old tab state (someone else's) is never loaded again.
+_START_OVER = "window.sessionStorage.removeItem('token'); window.location.reload();"
+
+
+class TabOwnerState(rx.State):
+    """Per tab, backend only: the person this tab's state belongs to ("" = nobody yet)."""
+
+    _owner: str = ""
+
+
+class AuthGuard(Middleware):
+    """See the module docstring. ``public_states`` name the states anyone may use."""
+
+    def __init__(self, public_states: tuple[type[BaseState], ...]) -> None:
+        self._public = frozenset(state.get_full_name() for state in public_states)
+
+    async def preprocess(self, app: App, state: BaseState, event: Event) -> StateUpdate | None:
+        handler_state, _, handler = event.name.rpartition(".")
+        if handler in _FORBIDDEN:
+            return StateUpdate()
+        router = state.router
+        headers: dict[str, Any] = dict(state.router_data.get("headers") or {})
+        viewer = await offload(identify, headers, router.session.client_ip)
+        publish_viewer(viewer)
+        owner_state = await state.get_state(TabOwnerState)
+        assert isinstance(owner_state, TabOwnerState)
+        viewer_id = viewer.user_id if viewer is not None else ""
+        if owner_state._owner and owner_state._owner != viewer_id:
+            return _update(state, rx.call_script(_START_OVER))
+        if viewer is not None:
+            owner_state._owner = viewer_id
+            signout_watch.seen(router.session.client_token, viewer)
+            return None
+        if handler in _PLUMBING or handler_state in self._public:
+            return None
+        return _update(state, rx.redirect(await _entry_page(router.url.path)))
+
+
+async def _entry_page(current: str) -> str:
+    if await offload(services().accounts().needs_setup):
+        return "/setup"
+    if current.startswith("/chat/"):
+        return "/sign-in?" + urlencode({"next": current})
+    return "/sign-in"
+
+
+def _update(state: BaseState, spec: Any) -> StateUpdate:
+    return StateUpdate(events=fix_events([spec], state.router.session.client_token))
