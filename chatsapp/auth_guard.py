@@ -43,7 +43,7 @@ _FORBIDDEN = ("setvar",)
 _START_OVER = "window.sessionStorage.removeItem('token'); window.location.reload();"
 
 
-class TabOwnerState(rx.State):
+class OwnerTabState(rx.State):
     """Per tab, backend only: the person this tab's state belongs to ("" = nobody yet)."""
 
     _owner: str = ""
@@ -63,8 +63,8 @@ class AuthGuard(Middleware):
         headers: dict[str, Any] = dict(state.router_data.get("headers") or {})
         viewer = await offload(identify, headers, router.session.client_ip)
         publish_viewer(viewer)
-        owner_state = await state.get_state(TabOwnerState)
-        assert isinstance(owner_state, TabOwnerState)
+        owner_state = await state.get_state(OwnerTabState)
+        assert isinstance(owner_state, OwnerTabState)
         viewer_id = viewer.user_id if viewer is not None else ""
         if owner_state._owner and owner_state._owner != viewer_id:
             return _update(state, rx.call_script(_START_OVER))
