@@ -14,12 +14,16 @@ server-side router data in place. It
 3. refuses events that need a signed-in person when there is none, sending the tab to the
    sign-in page (or the first-run page of a fresh install). Public events: the auth pages'
    own handlers and Reflex's page-load plumbing;
-4. refuses ``setvar`` (Reflex's generic "set any var" event): no control of this app uses it,
+4. refuses client tokens that are not what a browser makes (a UUID). Shared states live under
+   tokens such as ``user-<id>``: a client connecting with such a token would otherwise be
+   served the shared state's tree as if it were its own tab;
+5. refuses ``setvar`` (Reflex's generic "set any var" event): no control of this app uses it,
    so a crafted one can only be an attempt to write state a handler would have checked.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 # client storage sync): they only read the tab's own state back, which the owner check covers.
 _PLUMBING = ("hydrate", "hydrate_and_load", "on_load_internal", "update_vars_internal")
 _FORBIDDEN = ("setvar",)
+_BROWSER_TOKEN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # A new client token on reload: the old tab state (someone else's) is never loaded again.
 _START_OVER = "window.sessionStorage.removeItem('token'); window.location.reload();"
 
@@ -57,9 +62,11 @@ class AuthGuard(Middleware):
 
     async def preprocess(self, app: App, state: BaseState, event: Event) -> StateUpdate | None:
         handler_state, _, handler = event.name.rpartition(".")
+        router = state.router
+        if not _BROWSER_TOKEN.fullmatch(router.session.client_token):
+            return _update(state, rx.call_script(_START_OVER))
         if handler in _FORBIDDEN:
             return StateUpdate()
-        router = state.router
         headers: dict[str, Any] = dict(state.router_data.get("headers") or {})
         viewer = await offload(identify, headers, router.session.client_ip)
         publish_viewer(viewer)
