@@ -2,15 +2,19 @@
 
 Modules, one concern each:
 
-* ``chats``     ``Chats`` (the directory) and ``Chat`` (one conversation): lifecycle, events
-* ``ids``       chat ids: minted here, bound to this directory, safe as file names
-* ``layout``    where the files live (``root/<directory_id>/...``)
-* ``text``      titles, previews, FTS5 quoting, snippet markers (pure)
-* ``models``    the typed values handed out (``ChatSummary``, ``ChatHit``, ...)
-* ``events``    directory change events, delivered after commit
-* ``directory`` SQL of the chat index and title search
-* ``shared``    SQL of shared memory blocks and searchable entries
-* ``index``     the cross-chat message index: hints, leases, repair, fan-out
+* ``chats``         ``Chats`` (the directory) and ``Chat`` (one conversation): lifecycle, events
+* ``ids``           chat ids: minted here, bound to this directory, safe as file names
+* ``layout``        where the files live (``root/<directory_id>/...``)
+* ``text``          titles, previews, FTS5 quoting, snippet markers (pure)
+* ``models``        the typed values handed out (``ChatSummary``, ``ChatHit``, ...)
+* ``events``        directory change events, delivered after commit
+* ``directory``     SQL of the chat index and title search
+* ``shared``        SQL of shared memory blocks and searchable entries
+* ``index``         the cross-chat message index: change feeds in, documents out; leases, repair
+* ``index_store``   SQL and migrations of the message index tables (documents, leases, search)
+* ``lease_holders`` who may be writing a chat: holder names, and whether they are gone
+* ``fanout``        the fan-out search: each chat's own index asked, hits merged by rank
+* ``snippets``      bounded-time search snippets
 """
 
 from backend.chats.chats import Chat, Chats, TitleGenerator

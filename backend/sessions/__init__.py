@@ -1,22 +1,31 @@
 """The conversation message store: one SQLite file, tree-structured messages, streamed reads.
 
-Module map (one concern each; only ``store`` runs SQL):
+Module map (one concern each; SQL only in the stores: schema, store, writes, rows, paths,
+compaction_store, attachment_store, search_index):
 
-    sessions     Sessions: the file, cached handles, the change feed
-    handle       Session: every public read and write of one conversation
-    store        SessionStore: all SQL, the tail and token caches
-    feed         ChangeFeed: ordered after-commit delivery of events
-    events       change event dataclasses
-    records      result values (AppendResult, RowStat, ...) and OMITTED
-    encoding     a message's stored form (digest, slices, estimate, payloads)
-    sanitize     validation, provider-field removal, reserved metadata, JSON
-    chunking     MAX_INLINE_ROW_BYTES and UTF-8-safe slicing
-    attachments  inline media ⇄ content-addressed pointers
-    overlays     compaction overlay planning
-    compaction   create_compact_function and its boundary rules
-    search       FTS text, query quoting, FTS row keys
-    documents    SearchableDocuments: read API for indexes kept outside the file
-    tokens       heuristic token estimates
+    sessions          Sessions: the file, cached handles, the change feed
+    handle            Session: every public read and write of one conversation
+    store             SessionStore: composes the stores; tail and token caches, their coherence
+    schema            the tables, their migrations, the retired-file mark
+    writes            MessageWriter: the statements of every write to message rows
+    rows              RowReader: point reads of message rows, reassembled from slices
+    paths             PathReader: content-free walks along parent pointers (MAX_PATH_DEPTH)
+    compaction_store  CompactionStore: stored overlays, cached per session
+    attachment_store  AttachmentStore: content-addressed payloads and their references
+    search_index      SearchIndex: the lazily built FTS table and what it can find
+    token_memo        the per-leaf token estimate of a branch, extended by appends
+    feed              ChangeFeed: ordered after-commit delivery of events
+    events            change event dataclasses
+    records           result values (AppendResult, RowStat, ...) and OMITTED
+    encoding          a message's stored form (digest, slices, estimate, payloads)
+    sanitize          validation, provider-field removal, reserved metadata, JSON
+    chunking          MAX_INLINE_ROW_BYTES and UTF-8-safe slicing
+    attachments       inline media ⇄ content-addressed pointers
+    overlays          compaction overlay planning
+    compaction        create_compact_function and its boundary rules
+    search            FTS text, query quoting, FTS row keys
+    documents         SearchableDocuments: read API for indexes kept outside the file
+    tokens            heuristic token estimates
 """
 
 from backend.sessions.attachments import POINTER_PREFIX
@@ -36,6 +45,7 @@ from backend.sessions.events import (
 )
 from backend.sessions.handle import Session
 from backend.sessions.overlays import COMPACTION_PREFIX, is_compaction_message
+from backend.sessions.paths import MAX_PATH_DEPTH
 from backend.sessions.records import (
     OMITTED,
     AppendResult,
@@ -45,8 +55,8 @@ from backend.sessions.records import (
     SearchResult,
     StoredCompaction,
 )
+from backend.sessions.schema import SCHEMA_VERSION
 from backend.sessions.sessions import Sessions
-from backend.sessions.store import MAX_PATH_DEPTH, SCHEMA_VERSION
 from backend.sessions.tokens import estimate_message_tokens, estimate_string_tokens
 
 __all__ = [

@@ -16,7 +16,8 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from backend.sessions.store import SessionStore, has_session_tables
+from backend.sessions.schema import has_session_tables
+from backend.sessions.store import SessionStore
 from backend.storage import Database
 
 
@@ -48,4 +49,4 @@ class SearchableDocuments:
         """
         ids = None if message_ids is None else sorted(set(message_ids))
         with self._store.db.snapshot():
-            return self._store.searchable_texts(session_id, ids)
+            return self._store.index.searchable_texts(session_id, ids)

@@ -39,6 +39,7 @@ from backend.sessions.events import (
     UpdateEvent,
 )
 from backend.sessions.overlays import COMPACTION_PREFIX, collapse, overlay_message, plan_overlays
+from backend.sessions.paths import MAX_PATH_DEPTH, PathRow
 from backend.sessions.records import (
     OMITTED,
     AppendResult,
@@ -51,7 +52,7 @@ from backend.sessions.records import (
 )
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
 from backend.sessions.search import DEFAULT_SEARCH_LIMIT, check_limit, phrase_query
-from backend.sessions.store import MAX_PATH_DEPTH, NOT_INSERTED, PathRow
+from backend.sessions.store import NOT_INSERTED
 from backend.storage import well_formed_text
 
 if TYPE_CHECKING:
@@ -134,7 +135,8 @@ class Session:
             return None
         if not isinstance(parent_id, str):
             raise TypeError(f"parent_id must be a string or None, not {type(parent_id).__name__}")
-        if parent_id == self._store.leaf_id(self._id) or self._store.exists(self._id, parent_id):
+        store = self._store
+        if parent_id == store.leaf_id(self._id) or store.rows.exists(self._id, parent_id):
             return parent_id
         return None
 
@@ -167,7 +169,7 @@ class Session:
             if self._compaction_fn is not None and self._compact_after is not None:
                 self._db.after_commit(self._auto_compact)
             return AppendResult(True, encoded.message)
-        found = self._store.load_row(self._id, encoded.id)
+        found = self._store.rows.load_row(self._id, encoded.id)
         stored, stored_parent = found if found is not None else (None, None)
         message = stored if stored is not None else encoded.message
         self._feed.publish(AppendEvent(self._id, message, stored_parent, False))
@@ -185,14 +187,14 @@ class Session:
         return self._write(lambda: self._update(encoded))
 
     def _update(self, encoded: EncodedMessage) -> Message | None:
-        previous = self._store.stored_row(self._id, encoded.id)
+        previous = self._store.rows.stored_row(self._id, encoded.id)
         if previous is None:
             return None
         if previous.digest == encoded.digest:
             return encoded.message
         if previous.digest is None:
             # A row written before digests existed: compare the full content, once.
-            stored = self._store.stored_content(self._id, encoded.id, previous.chunks)
+            stored = self._store.rows.stored_content(self._id, encoded.id, previous.chunks)
             if stored == encoded.content:
                 self._store.stamp_digest(self._id, encoded.id, encoded.digest)
                 return encoded.message
@@ -213,7 +215,7 @@ class Session:
         encoded = self._prepare(message, source)
 
         def upsert() -> AppendResult:
-            if not self._store.exists(self._id, encoded.id):
+            if not self._store.rows.exists(self._id, encoded.id):
                 return self._append(encoded, parent_id)
             updated = self._update(encoded)
             return AppendResult(False, updated if updated is not None else encoded.message)
@@ -280,8 +282,8 @@ class Session:
 
     def _history_oldest_first(self, leaf_id: str | None) -> Iterator[Message]:
         with self._db.lock:
-            path = self._store.path(self._id, self._leaf(leaf_id))
-            compactions = list(self._store.compactions(self._id))
+            path = self._store.paths.path(self._id, self._leaf(leaf_id))
+            compactions = list(self._store.compactions.load(self._id))
         entries = collapse(path.rows, plan_overlays([row.id for row in path.rows], compactions))
         del path
         window: list[PathRow | StoredCompaction] = []
@@ -308,7 +310,7 @@ class Session:
             for entry in entries
             if not isinstance(entry, StoredCompaction)
         ]
-        contents = self._store.load_contents(self._id, ids) if ids else {}
+        contents = self._store.rows.load_contents(self._id, ids) if ids else {}
         for entry in entries:
             if isinstance(entry, StoredCompaction):
                 yield overlay_message(entry)
@@ -316,7 +318,7 @@ class Session:
             content = contents.pop(entry if isinstance(entry, str) else entry.id, None)
             if content is None:
                 continue
-            message = self._store.decode(content)
+            message = self._store.rows.decode(content)
             del content  # earlier windows, and this row's text, are never retained
             if message is not None:
                 yield message
@@ -324,8 +326,8 @@ class Session:
     def _history_newest_first(self, leaf_id: str | None) -> Iterator[Message]:
         with self._db.lock:
             current = self._leaf(leaf_id)
-            compactions = list(self._store.compactions(self._id))
-            hidden = self._store.hidden_ids(self._id)
+            compactions = list(self._store.compactions.load(self._id))
+            hidden = self._store.compactions.hidden_ids(self._id)
         span_ends = {c.to_message_id for c in compactions}
         walked = 0
         seen: set[str] = set()
@@ -336,7 +338,7 @@ class Session:
                     current, MAX_PATH_DEPTH - walked, compactions, hidden
                 )
                 return
-            found = self._store.load_row(self._id, current)
+            found = self._store.rows.load_row(self._id, current)
             if found is None:
                 return
             walked += 1
@@ -353,7 +355,7 @@ class Session:
         compactions: list[StoredCompaction],
         hidden: frozenset[str],
     ) -> Iterator[Message]:
-        ids = [i for i in self._store.path_ids(self._id, start_id, cap) if i not in hidden]
+        ids = [i for i in self._store.paths.path_ids(self._id, start_id, cap) if i not in hidden]
         entries = collapse(ids, plan_overlays(ids, compactions))
         window: list[str | StoredCompaction] = []
         rows = 0
@@ -400,8 +402,8 @@ class Session:
     ) -> RecentHistory:
         """The longest recent suffix whose stored bytes fit the budget; always the leaf."""
         with self._db.lock:
-            path = self._store.path(self._id, self._leaf(leaf_id))
-            compactions = list(self._store.compactions(self._id))
+            path = self._store.paths.path(self._id, self._leaf(leaf_id))
+            compactions = list(self._store.compactions.load(self._id))
         rows = path.rows
         if not rows:
             return RecentHistory([], False, 0)
@@ -420,7 +422,7 @@ class Session:
     def get_history_row_stats(self, leaf_id: str | None = None) -> list[RowStat]:
         """Per-row stored bytes and token estimates of the path, without loading content."""
         with self._db.lock:
-            path = self._store.path(self._id, self._leaf(leaf_id))
+            path = self._store.paths.path(self._id, self._leaf(leaf_id))
         return [
             RowStat(row.id, row.role, row.bytes, row.token_estimate, row.created_at)
             for row in path.rows
@@ -428,19 +430,19 @@ class Session:
 
     def get_message(self, message_id: str) -> Message | None:
         """One stored message by id; None if absent or unreadable."""
-        return self._store.load_message(self._id, message_id)
+        return self._store.rows.load_message(self._id, message_id)
 
     def get_latest_leaf(self) -> Message | None:
         """The active leaf's message (an overlay echo row yields to its nearest visible parent)."""
         with self._db.lock:
             leaf = self._leaf(None)
-            hidden = self._store.hidden_ids(self._id)
+            hidden = self._store.compactions.hidden_ids(self._id)
             seen: set[str] = set()
             while leaf is not None and leaf in hidden and leaf not in seen:
                 seen.add(leaf)
-                found = self._store.load_row(self._id, leaf)
+                found = self._store.rows.load_row(self._id, leaf)
                 leaf = None if found is None else found[1]
-            return None if leaf is None else self._store.load_message(self._id, leaf)
+            return None if leaf is None else self._store.rows.load_message(self._id, leaf)
 
     def get_branches(self, message_id: str | None) -> list[Message]:
         """The children of ``message_id`` in insertion order (overlay echoes replaced by theirs).
@@ -449,7 +451,7 @@ class Session:
         """
         with self._db.lock:
             self._store.refresh(self._id)
-            hidden = self._store.hidden_ids(self._id)
+            hidden = self._store.compactions.hidden_ids(self._id)
             children: list[tuple[str, int]] = []
             pending: list[str | None] = [message_id]
             seen: set[str | None] = set()
@@ -458,18 +460,18 @@ class Session:
                 if parent in seen:
                     continue
                 seen.add(parent)
-                for child_id, seq in self._store.children(self._id, parent):
+                for child_id, seq in self._store.paths.children(self._id, parent):
                     if child_id in hidden:
                         pending.append(child_id)
                     else:
                         children.append((child_id, seq))
         children.sort(key=lambda child: child[1])
         ids = [child_id for child_id, _ in children]
-        contents = self._store.load_contents(self._id, ids) if ids else {}
+        contents = self._store.rows.load_contents(self._id, ids) if ids else {}
         branches = []
         for child_id in ids:
             content = contents.get(child_id)
-            message = self._store.decode(content) if content is not None else None
+            message = self._store.rows.decode(content) if content is not None else None
             if message is not None:
                 branches.append(message)
         return branches
@@ -487,10 +489,10 @@ class Session:
             return []
         with self._db.lock:
             self._store.refresh(self._id)
-            if not self._store.has_index:
+            if not self._store.index.exists:
                 with self._db.transaction():
-                    self._store.ensure_index()
-            return self._store.search(self._id, match, limit)
+                    self._store.index.ensure()
+            return self._store.index.search(self._id, match, limit)
 
     def token_estimate(self) -> int:
         """Estimated tokens of the active path, overlays applied (memoised per leaf)."""
@@ -521,7 +523,7 @@ class Session:
         """Every overlay of this session, oldest first."""
         with self._db.lock:
             self._store.refresh(self._id)
-            return list(self._store.compactions(self._id))
+            return list(self._store.compactions.load(self._id))
 
     def on_compaction(self, fn: CompactionFunction) -> Session:
         """Register the function ``compact()`` calls (see ``create_compact_function``)."""
@@ -559,7 +561,7 @@ class Session:
         def store() -> str:
             extended = [
                 c
-                for c in self._store.compactions(self._id)
+                for c in self._store.compactions.load(self._id)
                 if COMPACTION_PREFIX + c.id in visible
                 or (c.from_message_id in visible and c.to_message_id in visible)
             ]

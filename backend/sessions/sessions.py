@@ -31,7 +31,8 @@ from backend.sessions.events import SessionChangeListener
 from backend.sessions.feed import ChangeFeed
 from backend.sessions.handle import Session
 from backend.sessions.sanitize import check_storable_text
-from backend.sessions.store import SessionStore, mark_retired
+from backend.sessions.schema import mark_retired
+from backend.sessions.store import SessionStore
 from backend.storage import Database
 
 

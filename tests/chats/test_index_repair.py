@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from backend.chats import Chats
-from backend.chats.index import MessageIndexStore
+from backend.chats.index_store import MessageIndexStore
 from backend.sessions import Sessions
 from tests.chats.conftest import text_message
 from tests.chats.crash_writer import VOCABULARY, random_writes
@@ -243,7 +243,7 @@ class TestTwoConnectionsOnOneChat:
 
 class TestSchemaUpgrade:
     def test_a_directory_indexed_under_the_first_schema_is_rebuilt_on_open(self, tmp_path):
-        from backend.chats import index
+        from backend.chats import index_store
         from backend.chats.directory import DirectoryStore
         from backend.storage import Database
 
@@ -255,9 +255,9 @@ class TestSchemaUpgrade:
         db = Database(tmp_path / "alice" / "directory.sqlite")
         for table in ("message_fts", "message_docs", "index_leases"):
             db.execute(f"DROP TABLE {table}")
-        db.execute("DELETE FROM _migrations WHERE component = ?", (index.COMPONENT,))
+        db.execute("DELETE FROM _migrations WHERE component = ?", (index_store.COMPONENT,))
         DirectoryStore(db)
-        db.migrate(index.COMPONENT, index.MIGRATIONS[:1])
+        db.migrate(index_store.COMPONENT, index_store.MIGRATIONS[:1])
         db.close()
         with Chats(tmp_path, "alice") as chats:
             assert [h.message_id for h in chats.search_messages("upgrade")] == ["m1"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from backend.sessions import SCHEMA_VERSION, Sessions
-from backend.sessions.store import MIGRATIONS, SessionStore
+from backend.sessions.schema import MIGRATIONS
+from backend.sessions.store import SessionStore
 from backend.storage import Database
 from tests.sessions.conftest import append_chain
 

@@ -1,0 +1,264 @@
+"""MessageIndexStore: the directory's cross-chat message index, as tables and their SQL.
+
+Tables (component ``chats.index``, in ``directory.sqlite``)::
+
+    message_fts   fts5(content, chat_num UNINDEXED, message_id UNINDEXED)   rowid = doc
+    message_docs  (chat_num, message_id, doc, digest)  WITHOUT ROWID   what is indexed, per chat
+    index_leases  (chat_num, holder, acquired_at) WITHOUT ROWID   who may be writing a chat
+
+What goes in and when is decided by :mod:`backend.chats.index`; whose leases are stale, by
+:mod:`backend.chats.lease_holders`.
+
+Invariants:
+
+* ``message_docs`` names exactly the documents of ``message_fts``: one per searchable message
+  of a chat, with the digest of its text, so rewriting a chat with unchanged text writes
+  nothing (a digest compare per message).
+* **Document ids increase** (``max(rowid) + 1``, safe because every write holds the
+  directory's write lock): FTS5 appends such rows to its segments cheaply, while
+  hash-scattered rowids made each insert about seven times slower.
+* A search sees live chats only (a join on ``chats.deleted_at``) and reads through its own
+  connection when given one, so it never holds up the writers; ``snippet()`` runs only on the
+  returned rows (:mod:`backend.chats.snippets` bounds its cost).
+* Migrations are append-only; one that must re-derive the documents requests a rebuild by
+  leasing every chat to :data:`~backend.chats.lease_holders.REBUILD_HOLDER`.
+
+Callers own the transactions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from backend.chats.lease_holders import REBUILD_HOLDER
+from backend.chats.models import ChatHit
+from backend.chats.snippets import SNIPPET_ARGS, SNIPPET_WINDOW_CHARS, snippets
+from backend.sessions.search import FTS_TOKENIZER
+from backend.storage import Database
+
+COMPONENT = "chats.index"
+
+
+def _m001_message_index(db: Database) -> None:
+    db.execute(
+        "CREATE VIRTUAL TABLE message_fts USING fts5("
+        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{FTS_TOKENIZER}')"
+    )
+    db.execute(
+        "CREATE TABLE message_docs (chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, "
+        "digest BLOB NOT NULL, PRIMARY KEY (chat_num, message_id)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE index_leases (chat_num INTEGER NOT NULL, holder TEXT NOT NULL, "
+        "acquired_at INTEGER NOT NULL, PRIMARY KEY (chat_num, holder)) WITHOUT ROWID"
+    )
+
+
+def _m002_sequential_documents(db: Database) -> None:
+    """Key documents by increasing rowids (see ``MessageIndexStore``) and rebuild every chat.
+
+    The rebuild is requested the way a crash requests it: a lease held by nobody.
+    """
+    db.execute("DROP TABLE message_fts")
+    db.execute("DROP TABLE message_docs")
+    db.execute(
+        "CREATE VIRTUAL TABLE message_fts USING fts5("
+        f"content, chat_num UNINDEXED, message_id UNINDEXED, tokenize = '{FTS_TOKENIZER}')"
+    )
+    db.execute(
+        "CREATE TABLE message_docs (chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, "
+        "doc INTEGER NOT NULL, digest BLOB NOT NULL, PRIMARY KEY (chat_num, message_id)) "
+        "WITHOUT ROWID"
+    )
+    db.execute(
+        "INSERT OR IGNORE INTO index_leases (chat_num, holder, acquired_at) "
+        "SELECT num, ?, 0 FROM chats WHERE purged_at IS NULL",
+        (REBUILD_HOLDER,),
+    )
+
+
+MIGRATIONS = (_m001_message_index, _m002_sequential_documents)
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class DocumentCounts:
+    """What a write to the index did, in documents (summed over chats into ``IndexRepair``)."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+
+    def __iadd__(self, other: DocumentCounts) -> DocumentCounts:
+        self.added += other.added
+        self.updated += other.updated
+        self.removed += other.removed
+        return self
+
+
+class MessageIndexStore:
+    """SQL of ``message_fts`` / ``message_docs`` / ``index_leases``; callers own transactions."""
+
+    def __init__(self, db: Database, search_db: Database | None = None) -> None:
+        self.db = db
+        self.search_db = search_db or db
+        """Searches read here: a connection of their own never holds up the writers."""
+        db.migrate(COMPONENT, MIGRATIONS)
+
+    _SELECT_DOCS = (
+        "SELECT message_id, doc, digest FROM message_docs "
+        "WHERE chat_num = ? AND message_id IN (SELECT value FROM json_each(?))"
+    )
+    _SELECT_ALL_DOCS = "SELECT message_id, doc, digest FROM message_docs WHERE chat_num = ?"
+    _MAX_DOC = "SELECT coalesce(max(rowid), 0) FROM message_fts"
+    _INSERT_FTS = (
+        "INSERT INTO message_fts (rowid, content, chat_num, message_id) VALUES (?, ?, ?, ?)"
+    )
+    _DELETE_FTS = "DELETE FROM message_fts WHERE rowid = ?"
+    _UPSERT_DOC = (
+        "INSERT INTO message_docs (chat_num, message_id, doc, digest) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (chat_num, message_id) DO UPDATE SET doc = excluded.doc, "
+        "digest = excluded.digest"
+    )
+    _DELETE_DOC = "DELETE FROM message_docs WHERE chat_num = ? AND message_id = ?"
+
+    def apply(self, chat_num: int, changes: Mapping[str, str | None]) -> DocumentCounts:
+        """Make the listed messages' documents equal ``changes`` (``None``: not searchable)."""
+        if not changes:
+            return DocumentCounts()
+        ids = json.dumps(list(changes))
+        rows = self.db.query(self._SELECT_DOCS, (chat_num, ids))
+        return self._write(chat_num, {row[0]: (row[1], bytes(row[2])) for row in rows}, changes)
+
+    def replace_all(self, chat_num: int, truth: Mapping[str, str]) -> DocumentCounts:
+        """Make the chat's documents exactly ``truth``."""
+        rows = self.db.query(self._SELECT_ALL_DOCS, (chat_num,))
+        existing = {row[0]: (row[1], bytes(row[2])) for row in rows}
+        changes: dict[str, str | None] = dict.fromkeys(existing.keys() - truth.keys())
+        changes.update(truth)
+        return self._write(chat_num, existing, changes)
+
+    def _write(
+        self,
+        chat_num: int,
+        existing: Mapping[str, tuple[int, bytes]],
+        changes: Mapping[str, str | None],
+    ) -> DocumentCounts:
+        counts = DocumentCounts()
+        unindex: list[tuple[int]] = []
+        index: list[tuple[str, str]] = []
+        gone: list[tuple[int, str]] = []
+        for message_id, text in changes.items():
+            old = existing.get(message_id)
+            if not text:
+                if old is not None:
+                    unindex.append((old[0],))
+                    gone.append((chat_num, message_id))
+                    counts.removed += 1
+                continue
+            if old is not None:
+                if old[1] == text_digest(text):
+                    continue
+                unindex.append((old[0],))
+                counts.updated += 1
+            else:
+                counts.added += 1
+            index.append((message_id, text))
+        if unindex:
+            self.db.executemany(self._DELETE_FTS, unindex)
+        if gone:
+            self.db.executemany(self._DELETE_DOC, gone)
+        if index:
+            first = int(self.db.query_one(self._MAX_DOC)[0]) + 1
+            self.db.executemany(
+                self._INSERT_FTS,
+                (
+                    (first + n, text, chat_num, message_id)
+                    for n, (message_id, text) in enumerate(index)
+                ),
+            )
+            self.db.executemany(
+                self._UPSERT_DOC,
+                (
+                    (chat_num, message_id, first + n, text_digest(text))
+                    for n, (message_id, text) in enumerate(index)
+                ),
+            )
+        return counts
+
+    def drop_chat(self, chat_num: int) -> int:
+        """Forget every document of a chat (purge, re-creation); return how many."""
+        return self.replace_all(chat_num, {}).removed
+
+    _COUNT_DOCS = "SELECT count(*) FROM message_docs WHERE chat_num = ?"
+
+    def count(self, chat_num: int) -> int:
+        return int(self.db.query_one(self._COUNT_DOCS, (chat_num,))[0])
+
+    _INDEXED_CHATS = "SELECT DISTINCT chat_num FROM message_docs"
+
+    def indexed_chats(self) -> list[int]:
+        return [row[0] for row in self.db.query(self._INDEXED_CHATS)]
+
+    # ── leases ──────────────────────────────────────────────────────
+
+    _ACQUIRE = "INSERT OR IGNORE INTO index_leases (chat_num, holder, acquired_at) VALUES (?, ?, ?)"
+    _RELEASE = "DELETE FROM index_leases WHERE chat_num = ? AND holder = ?"
+    _RELEASE_ALL = "DELETE FROM index_leases WHERE chat_num = ?"
+    _LEASES = "SELECT chat_num, holder FROM index_leases ORDER BY chat_num"
+
+    def acquire(self, chat_num: int, holder: str, now_ms: int) -> None:
+        self.db.execute(self._ACQUIRE, (chat_num, holder, now_ms))
+
+    def release(self, chat_num: int, holder: str) -> None:
+        self.db.execute(self._RELEASE, (chat_num, holder))
+
+    def release_all(self, chat_num: int) -> None:
+        self.db.execute(self._RELEASE_ALL, (chat_num,))
+
+    def leases(self) -> list[tuple[int, str]]:
+        return [(row[0], row[1]) for row in self.db.query(self._LEASES)]
+
+    # ── search ──────────────────────────────────────────────────────
+
+    _SEARCH = (
+        "SELECT f.rowid, c.id, f.message_id, f.rank "
+        "FROM message_fts f JOIN chats c ON c.num = f.chat_num "
+        "WHERE message_fts MATCH ? AND c.deleted_at IS NULL "
+        "ORDER BY f.rank, c.id, f.message_id LIMIT ?"
+    )
+    # snippet() costs the square of a document's hits: run it here only on documents that
+    # fit one snippet window; longer ones are windowed in memory (backend.chats.snippets).
+    _SNIPPETS = (
+        "SELECT rowid, CASE WHEN length(content) <= ? THEN snippet(message_fts, 0, ?, ?, ?, ?) "
+        "END FROM message_fts WHERE message_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))"
+    )
+    _CONTENT = "SELECT content FROM message_fts WHERE rowid = ?"
+
+    def search(self, match: str, limit: int) -> list[ChatHit]:
+        """Best bm25 first over live chats; snippets computed for the returned rows only."""
+        rows = self.search_db.query(self._SEARCH, (match, limit))
+        if not rows:
+            return []
+        docs = json.dumps([row[0] for row in rows])
+        found = {
+            row[0]: row[1]
+            for row in self.search_db.query(
+                self._SNIPPETS, (SNIPPET_WINDOW_CHARS, *SNIPPET_ARGS, match, docs)
+            )
+        }
+        long_docs = [doc for doc, snippet in found.items() if snippet is None]
+        if long_docs:
+            contents = [self.search_db.query_one(self._CONTENT, (doc,))[0] for doc in long_docs]
+            found.update(zip(long_docs, snippets(contents, match), strict=True))
+        return [
+            ChatHit(chat_id=row[1], message_id=row[2], snippet=found.get(row[0]) or "", rank=row[3])
+            for row in rows
+        ]
