@@ -13,6 +13,14 @@ so a Redis-backed store can replace :class:`InProcessLockStore` without touching
 :func:`hold` wraps this into an async context manager that waits for the lease (polling) and
 keeps it alive with a heartbeat while the body runs.
 
+**Fencing.** A store whose leases every process sees (Redis: :mod:`backend.runtime.
+redis_locks`) is a :class:`FencedLockStore`: each acquisition gets a token larger than every
+earlier one on that key. The run queue stores the token with the run's claim and the turn's
+commit refuses when a newer token has claimed the conversation since (see
+``RuntimeStore.check_fence``), so a holder whose lease expired (a stalled loop, a paused VM)
+cannot commit over the run that replaced it. A per-process store has no such token: its
+counters would not be comparable across processes.
+
 A lease says who runs a conversation *now*; :func:`process_owner` / :func:`may_be_running`
 answer the question a lease cannot once its store is per process (``InProcessLockStore``):
 whether the process that claimed a run, as recorded on the run, can still be writing it.
@@ -25,6 +33,7 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from backend.storage.processes import Signer, sign, signer_state
@@ -42,6 +51,38 @@ class DistributedLockStore(Protocol):
     async def release(self, key: str, owner: str) -> bool: ...
 
     async def holder(self, key: str) -> str | None: ...
+
+
+@runtime_checkable
+class FencedLockStore(DistributedLockStore, Protocol):
+    """Leases shared by every process, each acquisition numbered (see the module docstring).
+
+    Because every process sees the lease, a run left ``running`` while nobody holds its
+    conversation's lease has lost its holder, whatever its process is doing.
+    """
+
+    async def fencing_token(self, key: str, owner: str) -> int | None:
+        """The token of ``owner``'s newest acquisition of ``key`` (None: never acquired).
+
+        Known to the acquiring store without a round trip, so it is the token of *that*
+        acquisition even if the lease has expired since (the fence then refuses it).
+        """
+        ...
+
+    async def advance_fence(self, key: str, floor: int) -> None:
+        """Make the next token on ``key`` larger than ``floor`` (the store lost its counter)."""
+        ...
+
+
+@dataclass
+class Lease:
+    """A held lease: its fencing token (None for a per-process store), and whether a heartbeat
+    found it taken over."""
+
+    key: str
+    owner: str
+    token: int | None = None
+    lost: bool = False
 
 
 class InProcessLockStore:
@@ -102,19 +143,28 @@ async def hold(
     *,
     ttl_s: float = DEFAULT_LEASE_TTL_S,
     poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
-) -> AsyncIterator[None]:
-    """Wait for the lease on ``key``, keep it alive while the body runs, then release it."""
+) -> AsyncIterator[Lease]:
+    """Wait for the lease on ``key``, keep it alive while the body runs, then release it.
+
+    A refresh that finds the lease gone marks it ``lost`` (and stops refreshing: the lease
+    is someone else's now); fencing keeps the late holder from committing.
+    """
     while not await store.try_acquire(key, owner, ttl_s):
         await asyncio.sleep(poll_interval_s)
+    lease = Lease(key, owner)
+    if isinstance(store, FencedLockStore):
+        lease.token = await store.fencing_token(key, owner)
 
     async def heartbeat() -> None:
         while True:
             await asyncio.sleep(ttl_s / 3)
-            await store.refresh(key, owner, ttl_s)
+            if not await store.refresh(key, owner, ttl_s):
+                lease.lost = True
+                return
 
     beat = asyncio.ensure_future(heartbeat())
     try:
-        yield
+        yield lease
     finally:
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
