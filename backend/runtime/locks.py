@@ -135,6 +135,10 @@ def conversation_lock_key(chat_id: str) -> str:
     return f"chats:conversation:{chat_id}"
 
 
+class LeaseWaitAbandoned(Exception):
+    """:func:`hold` stopped waiting for a lease because its ``abandon`` check said so."""
+
+
 @contextlib.asynccontextmanager
 async def hold(
     store: DistributedLockStore,
@@ -143,13 +147,18 @@ async def hold(
     *,
     ttl_s: float = DEFAULT_LEASE_TTL_S,
     poll_interval_s: float = DEFAULT_POLL_INTERVAL_S,
+    abandon: Callable[[], bool] | None = None,
 ) -> AsyncIterator[Lease]:
     """Wait for the lease on ``key``, keep it alive while the body runs, then release it.
 
     A refresh that finds the lease gone marks it ``lost`` (and stops refreshing: the lease
-    is someone else's now); fencing keeps the late holder from committing.
+    is someone else's now); fencing keeps the late holder from committing. While waiting,
+    ``abandon()`` returning True raises :class:`LeaseWaitAbandoned` (a shutdown: another
+    process may hold the lease for minutes).
     """
     while not await store.try_acquire(key, owner, ttl_s):
+        if abandon is not None and abandon():
+            raise LeaseWaitAbandoned(key)
         await asyncio.sleep(poll_interval_s)
     lease = Lease(key, owner)
     if isinstance(store, FencedLockStore):

@@ -39,6 +39,8 @@ class ActiveRun:
     run: RunRecord
     task: asyncio.Task[None] | None = None
     cancel_requested: bool = False
+    # Stopped by a shutdown rather than by the user: saved as interrupted, not cancelled.
+    interrupted: bool = False
     committing: bool = False
 
 

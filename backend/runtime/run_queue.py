@@ -40,6 +40,7 @@ from backend.runtime.locks import (
     DistributedLockStore,
     FencedLockStore,
     Lease,
+    LeaseWaitAbandoned,
     conversation_lock_key,
     hold,
 )
@@ -163,7 +164,9 @@ class RunQueue:
             while not self.closed:
                 conv.pending = False
                 key = conversation_lock_key(conv.chat_id)
-                async with hold(self.locks, key, owner, ttl_s=self.lease_ttl_s) as lease:
+                async with hold(
+                    self.locks, key, owner, ttl_s=self.lease_ttl_s, abandon=self._is_closed
+                ) as lease:
                     claim = await self._claim_and_execute(conv, lease)
                 if claim in (_Claim.RAN, _Claim.RETRY):
                     continue
@@ -173,8 +176,13 @@ class RunQueue:
                     return
                 if not await self._wait_for_other_runs(conv) and not conv.pending:
                     return
+        except LeaseWaitAbandoned:
+            return  # closing: the queued runs stay queued for the next start
         except Exception:
             logger.exception("run worker of chat %s failed", conv.chat_id)
+
+    def _is_closed(self) -> bool:
+        return self.closed
 
     async def _wait_for_other_runs(self, conv: OpenChat) -> bool:
         """Follow runs of other processes until none is running; True if runs are queued."""
@@ -185,6 +193,8 @@ class RunQueue:
             await asyncio.sleep(FOREIGN_RUN_POLL_S)
 
     async def _claim_and_execute(self, conv: OpenChat, lease: Lease) -> _Claim:
+        if self.closed:
+            return _Claim.EMPTY  # stopping: nothing new is claimed, queued runs stay queued
         try:
             claimed, taken_over = await asyncio.to_thread(self._claim, conv, lease.token)
         except LeaseLostError:

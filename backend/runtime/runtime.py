@@ -23,6 +23,8 @@ Invariants (seed 004 and the spec), and where each is kept:
   is marked ``failed`` with ``INTERRUPTED_ERROR`` by the next runtime that opens, watches or
   queues on the chat; a run another live process is writing is left alone, and its end is
   announced to this runtime's watchers when it comes.
+* **A clean stop reads the same** (``shutdown``): :meth:`ChatRuntime.shutdown` saves every
+  streaming reply as interrupted, publishes its end, and leaves queued runs queued.
 * **Binding** (``bindings``): ``pinned`` runs exactly the recorded agent version on every
   resume, ``latest`` the newest at claim time.
 * Blocking SQLite work runs in worker threads (``asyncio.to_thread``); the event loop never
@@ -90,6 +92,7 @@ from backend.runtime.records import (
 from backend.runtime.recovery import Recovery
 from backend.runtime.retrieval import Retriever
 from backend.runtime.run_queue import NewMessage, RunQueue, new_id
+from backend.runtime.shutdown import DEFAULT_SHUTDOWN_GRACE_S, stop_chats
 from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
@@ -370,25 +373,28 @@ class ChatRuntime:
 
         return await asyncio.to_thread(put)
 
-    async def aclose(self) -> None:
-        """Cancel running replies (kept as cancelled), wait for workers, end subscriptions."""
+    async def shutdown(self, *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S) -> None:
+        """Stop serving: what the app calls on SIGTERM (see :mod:`backend.runtime.shutdown`).
+
+        Every streaming reply is saved with its text so far, marked interrupted (as a
+        recovered run is), and its ``run.failed`` published; queued runs stay queued for the
+        next start; then subscriptions end and the model client closes. Idempotent.
+        """
+        if self._closed:
+            return
         self._closed = True
         self._queue.closed = True
-        for conv in self._open_chats.values():
-            if conv.active is not None and conv.active.task is not None:
-                conv.active.cancel_requested = True
-                conv.active.task.cancel()
-        for conv in self._open_chats.values():
-            for task in (conv.worker, *conv.background):
-                if task is not None and not task.done():
-                    with contextlib.suppress(BaseException):
-                        await task
+        await stop_chats(self._open_chats.values, grace_s=grace_s)
         closer = getattr(self.model, "aclose", None)
         if closer is not None:
             with contextlib.suppress(Exception):
                 await closer()
         for event_log in self._open_chats.event_logs():
             event_log.close()
+
+    async def aclose(self) -> None:
+        """:meth:`shutdown` with the default grace."""
+        await self.shutdown()
 
     # ── opening a chat ──────────────────────────────────────────────
 
