@@ -74,7 +74,7 @@ from backend.runtime.agents import DEFAULT_AGENT_ID, AgentRegistry
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
-from backend.runtime.open_chats import ActiveRun, OpenChat, OpenChats
+from backend.runtime.open_chats import ActiveRun, Footprint, OpenChat, OpenChats
 from backend.runtime.ports import ChatPort, DirectoryPort
 from backend.runtime.records import (
     Conversation,
@@ -281,14 +281,21 @@ class ChatRuntime:
         runs (see :mod:`backend.runtime.recovery`): a reply a stopped process was writing
         would otherwise show as streaming forever to everyone watching, and a reply another
         live process is writing is followed, so its end reaches this watcher.
+
+        When the tab stops watching, close the iterator (``aclose()``, or leave the
+        ``async for``): the last watcher of an idle chat releases its event log (see
+        :mod:`backend.runtime.open_chats`), so memory does not grow with every chat opened.
         """
         if self._closed:
             raise ChatsError("the runtime is closed")
         chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        event_log = self._open_chats.event_log(chat_id)
-        await self._recover_watched(chat_id, chat)
-        async for event in event_log.subscribe(after_seq):
-            yield event
+        event_log = self._open_chats.watch(chat_id)
+        try:
+            await self._recover_watched(chat_id, chat)
+            async for event in event_log.subscribe(after_seq):
+                yield event
+        finally:
+            self._open_chats.unwatch(chat_id)
 
     async def run_status(self, chat_id: str) -> RunStatusView:
         conv = await self._open(chat_id)
@@ -300,6 +307,11 @@ class ChatRuntime:
     async def get_run(self, chat_id: str, run_id: str) -> RunRecord:
         conv = await self._open(chat_id)
         return await asyncio.to_thread(conv.store.load_run, run_id)
+
+    def footprint(self) -> Footprint:
+        """Open chats, busy ones, event logs and watchers held now (bounded: see
+        :mod:`backend.runtime.open_chats`)."""
+        return self._open_chats.footprint()
 
     async def wait_idle(self, chat_id: str) -> None:
         """Return once ``chat_id`` has no queued or running run (tests, the bench, shutdown)."""

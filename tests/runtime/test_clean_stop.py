@@ -18,7 +18,6 @@ import textwrap
 
 import pytest
 
-from backend.chats import Chats
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
@@ -76,13 +75,6 @@ SERVER = textwrap.dedent(
     asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
     """
 )
-
-
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
 
 
 async def _line(process: subprocess.Popen[str], timeout_s: float = 30) -> str:
