@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -37,6 +38,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from backend.storage.processes import Signer, sign, signer_state
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_TTL_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.01
@@ -169,6 +172,7 @@ async def hold(
             await asyncio.sleep(ttl_s / 3)
             if not await store.refresh(key, owner, ttl_s):
                 lease.lost = True
+                logger.warning("lease %s of %s expired and was not renewed", key, owner)
                 return
 
     beat = asyncio.ensure_future(heartbeat())
