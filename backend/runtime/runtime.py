@@ -390,17 +390,19 @@ class ChatRuntime:
 
         Every streaming reply is saved with its text so far, marked interrupted (as a
         recovered run is), and its ``run.failed`` published; queued runs stay queued for the
-        next start; then subscriptions end and the model client closes. Idempotent.
+        next start; then subscriptions end and the model client and the lock store's
+        connections close. Idempotent.
         """
         if self._closed:
             return
         self._closed = True
         self._queue.closed = True
         await stop_chats(self._open_chats.values, grace_s=grace_s)
-        closer = getattr(self.model, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
+        for resource in (self.model, self.locks):  # every lease was released above
+            closer = getattr(resource, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
         for event_log in self._open_chats.event_logs():
             event_log.close()
 

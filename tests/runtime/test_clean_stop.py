@@ -83,6 +83,13 @@ async def _line(process: subprocess.Popen[str], timeout_s: float = 30) -> str:
     return line
 
 
+def _reap(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(10)
+    process.stdout.close()
+
+
 class TestSigtermWhileAReplyStreams:
     async def test_the_partial_reply_is_kept_interrupted_and_queued_runs_wait_for_the_next_start(
         self, tmp_path, chats, fake_openai
@@ -102,9 +109,7 @@ class TestSigtermWhileAReplyStreams:
             ends = json.loads(await _line(child, timeout_s=15))
             exit_code = await asyncio.wait_for(asyncio.to_thread(child.wait), 15)
         finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait(10)
+            _reap(child)
         assert exit_code == 0
         assert ends == {run_id: ["run.failed", INTERRUPTED_ERROR]}  # its tabs were told
 
@@ -148,9 +153,7 @@ class TestSigkillWhileAReplyStreams:
             writer.send_signal(signal.SIGKILL)
             writer.wait(10)
         finally:
-            if writer.poll() is None:
-                writer.kill()
-                writer.wait(10)
+            _reap(writer)
         restarted = make_runtime(tmp_path, chats, ScriptedModel("again"))
         try:
             await restarted.wait_idle(chat_id)
