@@ -29,6 +29,7 @@ from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.e2e.app_server import start_redis
 from tests.runtime.helpers import events_until_done, make_runtime, settings, texts
+from tests.runtime.test_processes_sharing_a_chat import two_processes_send
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -211,6 +212,13 @@ class TestAClaimUnderAnOlderTokenThanTheChatRemembers:
             chats.close()
         assert run.status == RunStatus.COMPLETED
         assert run.fence is not None and run.fence > remembered
+
+
+class TestTwoProcessesSharingAChatThroughRedis:
+    async def test_every_run_completes_in_order_one_at_a_time(self, tmp_path, chats, redis_url):
+        runs = await two_processes_send(tmp_path, chats, redis_url=redis_url)
+        fences = [run.fence for run in runs]
+        assert None not in fences and fences == sorted(set(fences))  # each a newer lease
 
 
 class TestLockStoreFromSettings:
