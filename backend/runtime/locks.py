@@ -43,6 +43,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_TTL_S = 30.0
 DEFAULT_POLL_INTERVAL_S = 0.01
+# Waiting doubles the pause up to this: a lease held by another process for a whole reply
+# would otherwise cost a Redis round trip every 10 ms.
+MAX_POLL_INTERVAL_S = 0.1
 
 
 @runtime_checkable
@@ -155,14 +158,17 @@ async def hold(
     """Wait for the lease on ``key``, keep it alive while the body runs, then release it.
 
     A refresh that finds the lease gone marks it ``lost`` (and stops refreshing: the lease
-    is someone else's now); fencing keeps the late holder from committing. While waiting,
-    ``abandon()`` returning True raises :class:`LeaseWaitAbandoned` (a shutdown: another
-    process may hold the lease for minutes).
+    is someone else's now); fencing keeps the late holder from committing. A refresh or the
+    release that fails (the store unreachable) is logged, not raised: the lease then simply
+    expires, and fencing covers the rest. While waiting, ``abandon()`` returning True raises
+    :class:`LeaseWaitAbandoned` (a shutdown: another process may hold the lease for minutes).
     """
+    pause = poll_interval_s
     while not await store.try_acquire(key, owner, ttl_s):
         if abandon is not None and abandon():
             raise LeaseWaitAbandoned(key)
-        await asyncio.sleep(poll_interval_s)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, max(poll_interval_s, MAX_POLL_INTERVAL_S))
     lease = Lease(key, owner)
     if isinstance(store, FencedLockStore):
         lease.token = await store.fencing_token(key, owner)
@@ -170,7 +176,12 @@ async def hold(
     async def heartbeat() -> None:
         while True:
             await asyncio.sleep(ttl_s / 3)
-            if not await store.refresh(key, owner, ttl_s):
+            try:
+                renewed = await store.refresh(key, owner, ttl_s)
+            except Exception:
+                logger.warning("could not renew lease %s; trying again", key, exc_info=True)
+                continue
+            if not renewed:
                 lease.lost = True
                 logger.warning("lease %s of %s expired and was not renewed", key, owner)
                 return
@@ -182,7 +193,10 @@ async def hold(
         beat.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await beat
-        await store.release(key, owner)
+        try:
+            await store.release(key, owner)
+        except Exception:  # it expires on its own
+            logger.warning("could not release lease %s", key, exc_info=True)
 
 
 # ── which process claimed a run ─────────────────────────────────────
