@@ -23,6 +23,9 @@ DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
 DEFAULT_SESSION_TTL_S = 30 * 24 * 3600
 AUTH_MODES = ("local", "header", "none")
 PASSWORD_HASH_PROFILES = ("default", "cheapest")
+# SQLite durability (backend.storage.durability says what each promises; a test pins the two
+# lists together, since config may not import storage). The first is the default.
+SQLITE_SYNCHRONOUS_LEVELS = ("normal", "full")
 # Model client limits: a model server is untrusted input (see backend.models.openai_compatible).
 DEFAULT_MODEL_TIMEOUT_S = 60.0  # idle: longest wait for the next data event
 DEFAULT_MODEL_TOTAL_TIMEOUT_S = 15 * 60.0  # a slow local model writing a long answer fits
@@ -61,6 +64,7 @@ class Settings:
     session_ttl_s: int = DEFAULT_SESSION_TTL_S
     # "cheapest" is for tests only: argon2 at its minimum cost keeps the suite fast.
     password_hash_profile: str = "default"
+    sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
 
     @property
     def offline_model(self) -> bool:
@@ -120,6 +124,7 @@ class Settings:
             password_hash_profile=_choice(
                 env, "CHATS_PASSWORD_HASH_PROFILE", PASSWORD_HASH_PROFILES
             ),
+            sqlite_synchronous=_choice(env, "CHATS_SQLITE_SYNCHRONOUS", SQLITE_SYNCHRONOUS_LEVELS),
         )
 
 

@@ -20,6 +20,7 @@ Reflex UI, a script) can turn it into a sentence without parsing messages.
     │       └── LoopbackRequiredError          host
     ├── ConflictError
     │   ├── StaleVersionError                  expected_version, actual_version
+    │   ├── LeaseLostError                     key, token
     │   ├── UsernameTakenError                 username
     │   └── LastAdminError                     user_id
     ├── AuthError                              (the UI shows ``str(error)`` as is)
@@ -120,6 +121,15 @@ class StaleVersionError(ConflictError):
         )
         self.expected_version = expected_version
         self.actual_version = actual_version
+
+
+class LeaseLostError(ConflictError):
+    """A run's lease was taken over (it expired): its late writes are refused (fencing)."""
+
+    def __init__(self, key: str, token: int | None) -> None:
+        super().__init__(f"the lease {key!r} (token {token}) was taken over by a newer holder")
+        self.key = key
+        self.token = token
 
 
 class UserNotFoundError(NotFoundError):

@@ -6,7 +6,9 @@ Every ratio compares two things measured side by side in this process, interleav
 so that machine noise (and SQLite's periodic WAL checkpoints) hits both sides alike:
 
 1. durable append of a small text message, one transaction each, against a raw ``sqlite3``
-   insert of the same JSON into a one-table baseline with the same pragmas;
+   insert of the same JSON into a one-table baseline with the same pragmas, under both
+   durability levels (``CHATS_SQLITE_SYNCHRONOUS``: ``normal`` and ``full``), and what
+   ``full`` costs against ``normal``;
 2. the same workload against ``openai-agents`` ``SQLiteSession.add_items`` and
    ``langchain-community`` ``SQLChatMessageHistory.add_message`` (``pip install -e '.[bench]'``);
 3. reading the newest 20 messages of a 100,000-message conversation against a 1,000-message one;
@@ -35,8 +37,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.sessions import Session, Sessions
+from backend.storage.durability import SYNCHRONOUS_PRAGMAS, set_default_synchronous
 
 APPEND_ROUNDS = 60
+APPEND_ROUNDS_FULL = 20  # an fsync per commit: fewer rounds keep the run short
 APPEND_BLOCK = 100
 COMPETITOR_APPENDS = 400
 READ_ROUNDS = 40
@@ -80,12 +84,12 @@ BASELINE_DDL = (
 BASELINE_INSERT = "INSERT INTO messages (id, parent_id, content, created_at) VALUES (?, ?, ?, ?)"
 
 
-def raw_connection(path: Path) -> sqlite3.Connection:
+def raw_connection(path: Path, synchronous: str = "normal") -> sqlite3.Connection:
     """The baseline: a bare connection with the store's pragmas."""
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     for pragma in (
         "journal_mode = WAL",
-        "synchronous = NORMAL",
+        f"synchronous = {SYNCHRONOUS_PRAGMAS[synchronous]}",
         "busy_timeout = 10000",
         "foreign_keys = OFF",
     ):
@@ -94,11 +98,15 @@ def raw_connection(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def bench_append(tmp: Path) -> float:
+def bench_append(tmp: Path, synchronous: str = "normal", rounds: int = APPEND_ROUNDS) -> float:
     """Returns our microseconds per append (for the competitor comparison)."""
-    store = Sessions(tmp / "append.sqlite")
+    previous = set_default_synchronous(synchronous)
+    try:
+        store = Sessions(tmp / f"append-{synchronous}.sqlite")
+    finally:
+        set_default_synchronous(previous)
     session = store.session()
-    raw = raw_connection(tmp / "baseline.sqlite")
+    raw = raw_connection(tmp / f"baseline-{synchronous}.sqlite", synchronous)
     make = small_messages()
     previous = [None]
 
@@ -118,7 +126,7 @@ def bench_append(tmp: Path) -> float:
     cpu = {"ours": 0.0, "raw": 0.0}
     gc.disable()
     try:
-        for round_index in range(APPEND_ROUNDS):
+        for round_index in range(rounds):
             sides = [
                 ("ours", session.append_message, ours_times),
                 ("raw", raw_append, raw_times),
@@ -135,17 +143,20 @@ def bench_append(tmp: Path) -> float:
     finally:
         gc.enable()
     ratio = statistics.median(o / r for o, r in zip(ours_times, raw_times, strict=True))
-    total = APPEND_ROUNDS * APPEND_BLOCK
+    total = rounds * APPEND_BLOCK
     ours_us = sum(ours_times) / total * 1e6
     raw_us = sum(raw_times) / total * 1e6
     written = session._db.query_one("SELECT count(*) AS n FROM session_messages")["n"]
     report(
-        "durable_append_vs_raw_sqlite",
+        "durable_append_vs_raw_sqlite"
+        if synchronous == "normal"
+        else f"durable_append_{synchronous}_vs_raw_sqlite",
         ratio,
         "<=1.5",
-        f"median of {APPEND_ROUNDS} interleaved rounds of {APPEND_BLOCK}; ours {ours_us:.1f} us"
+        f"median of {rounds} interleaved rounds of {APPEND_BLOCK}; ours {ours_us:.1f} us"
         f"/append, raw sqlite3 {raw_us:.1f} us/append (BEGIN IMMEDIATE, INSERT id/parent/json/"
-        f"time, COMMIT; WAL, synchronous=NORMAL); mean ratio {ours_us / raw_us:.2f}; "
+        f"time, COMMIT; WAL, synchronous={SYNCHRONOUS_PRAGMAS[synchronous]}); mean ratio "
+        f"{ours_us / raw_us:.2f}; "
         f"CPU-time ratio {cpu['ours'] / cpu['raw']:.2f}; load average {os.getloadavg()[0]:.1f}"
         f" on {os.cpu_count()} cpus; {written} rows",
     )
@@ -378,6 +389,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sessions-bench-") as name:
         tmp = Path(name)
         ours_us = bench_append(tmp)
+        full_us = bench_append(tmp, "full", APPEND_ROUNDS_FULL)
+        report(
+            "durable_append_full_vs_normal",
+            full_us / ours_us,
+            "reported",
+            f"what CHATS_SQLITE_SYNCHRONOUS=full costs per append: {full_us:.1f} us against "
+            f"{ours_us:.1f} us with normal (an fsync of the WAL at every commit)",
+        )
         bench_competitors(tmp, ours_us)
         large = bench_recent_reads(tmp)
         bench_search(large)

@@ -18,6 +18,7 @@ from backend.accounts import Accounts
 from backend.chats import Chats
 from backend.config import Settings
 from backend.runtime import ChatRuntime
+from backend.runtime.hosting import apply_storage_settings, lock_store_from_settings
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -33,6 +34,7 @@ class Services:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        apply_storage_settings(settings)  # before any database of this process opens
         self._lock = threading.Lock()
         self._directories: dict[str, Chats] = {}
         self._runtimes: dict[str, ChatRuntime] = {}
@@ -72,7 +74,9 @@ class Services:
         with self._lock:
             runtime = self._runtimes.get(user_id)
             if runtime is None:
-                runtime = ChatRuntime(self.settings, chats)
+                runtime = ChatRuntime(
+                    self.settings, chats, lock_store=lock_store_from_settings(self.settings)
+                )
                 self._runtimes[user_id] = runtime
             return runtime
 

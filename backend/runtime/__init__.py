@@ -19,7 +19,10 @@ Modules, one concern each (a sent message walks them top to bottom):
 * ``state_schema`` pure validation of session-state documents (size, depth, schema, no secrets)
 * ``store``        SQL of the runtime tables, inside each chat's own SQLite file
 * ``state``        ``SessionStateStore`` (versioned get/put) and the run's typed handle
-* ``locks``        ``DistributedLockStore`` (per-conversation leases) + in-process store
+* ``locks``        ``DistributedLockStore`` (per-conversation leases, fencing) + in-process store
+* ``redis_locks``  the Redis store every worker process shares (``REFLEX_REDIS_URL``)
+* ``hosting``      what a serving process builds from its settings: lock store, durability
+* ``shutdown``     a clean stop: streaming replies saved as interrupted, queued runs kept
 * ``events``       ordered, replayable run events per conversation
 * ``prompt``       pure prompt assembly within the token budget
 * ``tools``        ``remember`` and ``update_session_state``; tool parts in AI SDK shape

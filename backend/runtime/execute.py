@@ -9,7 +9,8 @@ empty block this turn), so a ``remember`` in another chat shows up at the next t
 
 Ends: success commits (see :mod:`backend.runtime.turn`) and publishes ``run.completed``; a
 cancel or a failure keeps the partial reply and publishes ``run.cancelled`` / ``run.failed``
-with a sentence from :mod:`backend.runtime.failures`.
+with a sentence from :mod:`backend.runtime.failures`. A shutdown (``ActiveRun.interrupted``)
+keeps it as ``failed`` with ``INTERRUPTED_ERROR``, exactly as a recovered run reads.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from backend.models import (
 )
 from backend.providers import RemoteContextProvider
 from backend.runtime.agents import MEMORY_LABEL, AgentDefinition
-from backend.runtime.failures import describe_failure
+from backend.runtime.failures import INTERRUPTED_ERROR, describe_failure
 from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, text_of, to_json
@@ -104,7 +105,10 @@ class TurnExecutor:
             if not active.cancel_requested:
                 raise
             active.committing = True
-            await self._fail(conv, run, turn, RunStatus.CANCELLED, None)
+            if active.interrupted:
+                await self._fail(conv, run, turn, RunStatus.FAILED, None, INTERRUPTED_ERROR)
+            else:
+                await self._fail(conv, run, turn, RunStatus.CANCELLED, None)
             return
         except Exception as exc:
             active.committing = True
@@ -224,8 +228,11 @@ class TurnExecutor:
         turn: Turn,
         status: RunStatus,
         exc: BaseException | None,
+        error: str | None = None,
     ) -> None:
-        error = well_formed_text(describe_failure(exc)) if exc is not None else None
+        """End the run unsuccessfully; ``error`` is the sentence when there is no ``exc``."""
+        if exc is not None:
+            error = well_formed_text(describe_failure(exc))
         try:
             await asyncio.shield(
                 asyncio.to_thread(self.writer.finish_unsuccessful, conv, run, turn, status, error)

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import json
 
-from backend.errors import ChatsError, ModelError, ModelHTTPError, ModelTimeoutError
+from backend.errors import (
+    ChatsError,
+    LeaseLostError,
+    ModelError,
+    ModelHTTPError,
+    ModelTimeoutError,
+)
 
 INTERRUPTED_ERROR = "The app stopped while this reply was being written."
+LEASE_LOST_ERROR = "This reply was stopped: another server took over the chat meanwhile."
 # How much of a model server's error body a sentence quotes.
 MAX_DETAIL_CHARS = 300
 
@@ -23,6 +30,8 @@ def describe_failure(exc: BaseException) -> str:
         return f"The model did not answer in time. ({exc})"
     if isinstance(exc, ModelError):
         return f"The model failed: {exc}"
+    if isinstance(exc, LeaseLostError):
+        return LEASE_LOST_ERROR
     if isinstance(exc, ChatsError):
         return str(exc)
     return f"Unexpected error: {type(exc).__name__}: {exc}"

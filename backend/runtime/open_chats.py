@@ -6,9 +6,16 @@ and the run it is executing. (The stored record is :class:`~backend.runtime.reco
 Conversation`; this is the live side.)
 
 :class:`OpenChats` pins at most ``MAX_IDLE_CONVERSATIONS`` idle chats beyond the busy ones
-(least recently used released first); event logs outlive their chat's entry, so a watcher
-can replay a reply that ended after the entry was released. Opening is single-flight: two
-callers opening one chat at once get the same entry.
+(least recently used released first). Opening is single-flight: two callers opening one chat
+at once get the same entry.
+
+Bounded for a server that runs for months: a chat's :class:`EventLog` lives while its chat
+is open here *or* someone watches it (``watch`` / ``unwatch``, paired by
+``ChatRuntime.subscribe``), so a watcher still replays a reply that ended after the entry was
+released; once neither holds, the log is dropped, and a later open or watch starts a fresh
+one (numbering from 1: a watcher resuming with an older number replays from the start, see
+:mod:`backend.runtime.events`). An entry pins its chat's open file in the directory's cache
+(``backend.chats``, itself an LRU of open files), so releasing entries releases files too.
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ class ActiveRun:
     run: RunRecord
     task: asyncio.Task[None] | None = None
     cancel_requested: bool = False
+    # Stopped by a shutdown rather than by the user: saved as interrupted, not cancelled.
+    interrupted: bool = False
     committing: bool = False
 
 
@@ -80,6 +89,16 @@ class OpenChat:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """What a runtime holds right now (ops, and the soak test's plateau)."""
+
+    open_chats: int  # entries, busy and idle
+    busy_chats: int
+    event_logs: int
+    watchers: int  # subscriptions open
+
+
 class OpenChats:
     """Open chats by id (LRU), their event logs, and single-flight opening."""
 
@@ -88,6 +107,7 @@ class OpenChats:
         self._clock = clock
         self._open: OrderedDict[str, OpenChat] = OrderedDict()
         self._event_logs: dict[str, EventLog] = {}
+        self._watchers: dict[str, int] = {}
         self._opening: dict[str, asyncio.Future[OpenChat]] = {}
 
     def event_log(self, chat_id: str) -> EventLog:
@@ -95,6 +115,33 @@ class OpenChats:
 
     def event_logs(self) -> list[EventLog]:
         return list(self._event_logs.values())
+
+    def watch(self, chat_id: str) -> EventLog:
+        """The chat's event log, kept until the matching :meth:`unwatch` at least."""
+        self._watchers[chat_id] = self._watchers.get(chat_id, 0) + 1
+        return self.event_log(chat_id)
+
+    def unwatch(self, chat_id: str) -> None:
+        """One watcher fewer; the last one releases the log unless the chat is open."""
+        left = self._watchers.get(chat_id, 0) - 1
+        if left > 0:
+            self._watchers[chat_id] = left
+            return
+        self._watchers.pop(chat_id, None)
+        self._drop_unused_log(chat_id)
+
+    def _drop_unused_log(self, chat_id: str) -> None:
+        if chat_id in self._open or chat_id in self._opening or chat_id in self._watchers:
+            return
+        self._event_logs.pop(chat_id, None)
+
+    def footprint(self) -> Footprint:
+        return Footprint(
+            open_chats=len(self._open),
+            busy_chats=sum(1 for conv in self._open.values() if not conv.is_idle()),
+            event_logs=len(self._event_logs),
+            watchers=sum(self._watchers.values()),
+        )
 
     def values(self) -> list[OpenChat]:
         return list(self._open.values())
@@ -141,3 +188,4 @@ class OpenChats:
         idle = [chat_id for chat_id, conv in self._open.items() if conv.is_idle()]
         for chat_id in idle[: max(0, len(self._open) - MAX_IDLE_CONVERSATIONS)]:
             del self._open[chat_id]
+            self._drop_unused_log(chat_id)

@@ -93,6 +93,9 @@ class RunRecord:
     # The process that claimed it (``host:pid:runtime``, see ``locks.process_owner``); None
     # while queued, and for runs claimed before this was recorded.
     claimed_by: str | None = None
+    # The fencing token of the lease it was claimed under (``locks.FencedLockStore``); None
+    # under a per-process lease store.
+    fence: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

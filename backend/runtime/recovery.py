@@ -10,6 +10,12 @@ may claim a chat's next run. Two duties follow:
   chat, this runtime is not running it, and the process that claimed it
   (``RunRecord.claimed_by``) is gone: a per-process lease store cannot see another process's
   run, but the pid can. A run another *live* process is writing is left alone.
+* **Lost leases.** With a lease store every process sees (``FencedLockStore``, Redis), the
+  lease is the authority, not the pid: a run left ``running`` while nobody holds its
+  conversation's lease has lost its holder, and a run claimed under an older token than the
+  lease the run queue holds now is taken over in the claim's own transaction
+  (:meth:`Recovery.take_over`), failed as interrupted like an orphan. Its holder, if still
+  alive, is refused at its next checkpoint or its commit (fencing).
 * **Ends seen elsewhere.** Every open run this runtime is not executing is *followed*
   (``OpenChat.followed``): when a look at the run table finds it finished, its end event is
   published here too, so a watcher learns how a message it sent ended even when another
@@ -27,7 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from backend.runtime.failures import INTERRUPTED_ERROR
-from backend.runtime.locks import DistributedLockStore, conversation_lock_key, may_be_running
+from backend.runtime.locks import (
+    DistributedLockStore,
+    FencedLockStore,
+    conversation_lock_key,
+    may_be_running,
+)
 from backend.runtime.open_chats import OpenChat
 from backend.runtime.records import EventType, RunRecord, RunStatus
 from backend.runtime.turn import Turn, TurnWriter
@@ -50,6 +61,7 @@ class Recovery:
     def __init__(self, locks: DistributedLockStore, writer: TurnWriter) -> None:
         self._locks = locks
         self._writer = writer
+        self._fenced = isinstance(locks, FencedLockStore)
 
     async def recover(self, conv: OpenChat) -> OpenRuns:
         """Look at the chat's open runs: announce ended ones, fail orphans, follow the rest."""
@@ -66,26 +78,55 @@ class Recovery:
             conv.followed.setdefault(run.id, run)
             if run.status != RunStatus.RUNNING:
                 continue
-            if holder is not None or conv.active is not None or may_be_running(run.claimed_by):
+            if holder is not None or conv.active is not None or self._may_be_running(run):
                 running_elsewhere = True
                 continue
             await self._fail_orphan(conv, run)
         queued = any(run.status == RunStatus.QUEUED for run in runs)
         return OpenRuns(running_elsewhere=running_elsewhere, queued=queued)
 
+    def _may_be_running(self, run: RunRecord) -> bool:
+        """Whether a run nobody holds a lease for may still be written by its process."""
+        if self._fenced and run.fence is not None:
+            return False  # leases are shared: no lease, no writer (fencing stops a late one)
+        return may_be_running(run.claimed_by)
+
+    def take_over(self, conv: OpenChat, token: int) -> list[tuple[RunRecord, bool]]:
+        """Fail the runs still ``running`` under a lease older than ``token`` (held now).
+
+        Synchronous, for the claim's transaction: (run, partial kept) of each run taken over,
+        to :meth:`announce_interrupted` once it commits.
+        """
+        lost = [
+            run
+            for run in conv.store.open_runs(conv.chat_id)
+            if run.status == RunStatus.RUNNING and run.fence is not None and run.fence < token
+        ]
+        taken: list[tuple[RunRecord, bool]] = []
+        for run in lost:
+            finished, partial = self._finish_interrupted(conv, run)
+            if finished:
+                taken.append((run, partial))
+        return taken
+
     async def _fail_orphan(self, conv: OpenChat, run: RunRecord) -> None:
         finished, partial = await asyncio.to_thread(self._finish_interrupted, conv, run)
         if finished:
-            conv.publish(
-                "run.failed",
-                run.id,
-                {
-                    "assistant_message_id": run.assistant_message_id,
-                    "error": INTERRUPTED_ERROR,
-                    "error_type": "",
-                    "partial": partial,
-                },
-            )
+            self.announce_interrupted(conv, run, partial)
+
+    @staticmethod
+    def announce_interrupted(conv: OpenChat, run: RunRecord, partial: bool) -> None:
+        """``run.failed`` with the interrupted sentence, for a run ended on its writer's behalf."""
+        conv.publish(
+            "run.failed",
+            run.id,
+            {
+                "assistant_message_id": run.assistant_message_id,
+                "error": INTERRUPTED_ERROR,
+                "error_type": "",
+                "partial": partial,
+            },
+        )
 
     def _finish_interrupted(self, conv: OpenChat, run: RunRecord) -> tuple[bool, bool]:
         """Fail an orphaned run, keeping the reply saved so far: (finished, partial kept)."""

@@ -15,6 +15,11 @@ One worker task per busy chat drains the queue. A lost claim race (another proce
 running: ``ConflictError``) is not an error: the worker follows that run (see
 :mod:`backend.runtime.recovery`) until it ends or its process is found gone, then claims the
 next run.
+
+Under a fenced lease store (Redis), each claim carries its lease's token (see
+:mod:`backend.runtime.locks`): the claim takes over runs left ``running`` under an older
+lease, and a claim refused because the store's counter fell behind the chat file (Redis lost
+its data) advances the counter and tries again.
 """
 
 from __future__ import annotations
@@ -27,11 +32,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from backend.errors import ConflictError
+from backend.errors import ConflictError, LeaseLostError
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import TurnExecutor
-from backend.runtime.locks import DistributedLockStore, conversation_lock_key, hold
+from backend.runtime.locks import (
+    DistributedLockStore,
+    FencedLockStore,
+    Lease,
+    LeaseWaitAbandoned,
+    conversation_lock_key,
+    hold,
+)
 from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.records import RunKind, RunRecord, RunStatus, RunTicket
 from backend.runtime.recovery import FOREIGN_RUN_POLL_S, Recovery
@@ -49,6 +61,7 @@ class _Claim(enum.Enum):
     RAN = "ran"  # a run was claimed and executed
     EMPTY = "empty"  # nothing queued
     LOST = "lost"  # another run is running (another process claimed first)
+    RETRY = "retry"  # the lease's token was refused; the lease store's counter was advanced
 
 
 @dataclass(frozen=True)
@@ -151,9 +164,11 @@ class RunQueue:
             while not self.closed:
                 conv.pending = False
                 key = conversation_lock_key(conv.chat_id)
-                async with hold(self.locks, key, owner, ttl_s=self.lease_ttl_s):
-                    claim = await self._claim_and_execute(conv)
-                if claim is _Claim.RAN:
+                async with hold(
+                    self.locks, key, owner, ttl_s=self.lease_ttl_s, abandon=self._is_closed
+                ) as lease:
+                    claim = await self._claim_and_execute(conv, lease)
+                if claim in (_Claim.RAN, _Claim.RETRY):
                     continue
                 if claim is _Claim.EMPTY and not conv.followed:
                     if conv.pending:
@@ -161,8 +176,13 @@ class RunQueue:
                     return
                 if not await self._wait_for_other_runs(conv) and not conv.pending:
                     return
+        except LeaseWaitAbandoned:
+            return  # closing: the queued runs stay queued for the next start
         except Exception:
             logger.exception("run worker of chat %s failed", conv.chat_id)
+
+    def _is_closed(self) -> bool:
+        return self.closed
 
     async def _wait_for_other_runs(self, conv: OpenChat) -> bool:
         """Follow runs of other processes until none is running; True if runs are queued."""
@@ -172,11 +192,22 @@ class RunQueue:
                 return runs.queued
             await asyncio.sleep(FOREIGN_RUN_POLL_S)
 
-    async def _claim_and_execute(self, conv: OpenChat) -> _Claim:
+    async def _claim_and_execute(self, conv: OpenChat, lease: Lease) -> _Claim:
+        if self.closed:
+            return _Claim.EMPTY  # stopping: nothing new is claimed, queued runs stay queued
         try:
-            claimed = await asyncio.to_thread(self._claim, conv)
+            claimed, taken_over = await asyncio.to_thread(self._claim, conv, lease.token)
+        except LeaseLostError:
+            # The chat file remembers a newer token than this lease's: the store's counter
+            # fell behind (Redis restarted empty). Advance it and take a fresh lease.
+            if isinstance(self.locks, FencedLockStore):
+                floor = await asyncio.to_thread(conv.store.fence_of, conv.chat_id)
+                await self.locks.advance_fence(lease.key, floor)
+            return _Claim.RETRY
         except ConflictError:
             return _Claim.LOST
+        for lost, partial in taken_over:
+            self.recovery.announce_interrupted(conv, lost, partial)
         if claimed is None:
             return _Claim.EMPTY
         run, agent, handle = claimed
@@ -191,20 +222,29 @@ class RunQueue:
         return _Claim.RAN
 
     def _claim(
-        self, conv: OpenChat
-    ) -> tuple[RunRecord, AgentDefinition, SessionStateHandle] | None:
-        """Claim the oldest queued run and read what it runs with (agent, state) — one go."""
+        self, conv: OpenChat, token: int | None
+    ) -> tuple[
+        tuple[RunRecord, AgentDefinition, SessionStateHandle] | None,
+        list[tuple[RunRecord, bool]],
+    ]:
+        """Claim the oldest queued run and read what it runs with (agent, state) — one go.
+
+        Also returns the runs taken over from an expired lease (``token``: see the module
+        docstring), ended in the same transaction.
+        """
         agent = self.bindings.agent_for(self.bindings.ensure_record(conv))
         with conv.database.transaction():
+            taken_over = self.recovery.take_over(conv, token) if token is not None else []
             run = conv.store.claim_next_run(
                 conv.chat_id,
                 agent_id=agent.id,
                 agent_version=agent.version,
                 now=self.clock(),
                 claimed_by=self.claimant,
+                fence=token,
             )
             if run is None:
-                return None
+                return None, taken_over
             handle = conv.states.open(conv.chat_id, agent.state_schema)
             conv.store.set_last_run(conv.chat_id, run.id, self.clock())
             placeholder = conv.session.get_message(run.assistant_message_id)
@@ -212,7 +252,7 @@ class RunQueue:
                 metadata = dict(placeholder.get("metadata") or {})
                 metadata.update(status="running", runId=run.id)
                 conv.session.update_message({**placeholder, "metadata": metadata})
-        return run, agent, handle
+        return (run, agent, handle), taken_over
 
 
 def _append_user_message(conv: OpenChat, new: NewMessage) -> None:

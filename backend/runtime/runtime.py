@@ -23,6 +23,8 @@ Invariants (seed 004 and the spec), and where each is kept:
   is marked ``failed`` with ``INTERRUPTED_ERROR`` by the next runtime that opens, watches or
   queues on the chat; a run another live process is writing is left alone, and its end is
   announced to this runtime's watchers when it comes.
+* **A clean stop reads the same** (``shutdown``): :meth:`ChatRuntime.shutdown` saves every
+  streaming reply as interrupted, publishes its end, and leaves queued runs queued.
 * **Binding** (``bindings``): ``pinned`` runs exactly the recorded agent version on every
   resume, ``latest`` the newest at claim time.
 * Blocking SQLite work runs in worker threads (``asyncio.to_thread``); the event loop never
@@ -72,7 +74,7 @@ from backend.runtime.agents import DEFAULT_AGENT_ID, AgentRegistry
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
-from backend.runtime.open_chats import ActiveRun, OpenChat, OpenChats
+from backend.runtime.open_chats import ActiveRun, Footprint, OpenChat, OpenChats
 from backend.runtime.ports import ChatPort, DirectoryPort
 from backend.runtime.records import (
     Conversation,
@@ -90,6 +92,7 @@ from backend.runtime.records import (
 from backend.runtime.recovery import Recovery
 from backend.runtime.retrieval import Retriever
 from backend.runtime.run_queue import NewMessage, RunQueue, new_id
+from backend.runtime.shutdown import DEFAULT_SHUTDOWN_GRACE_S, stop_chats
 from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
@@ -278,14 +281,21 @@ class ChatRuntime:
         runs (see :mod:`backend.runtime.recovery`): a reply a stopped process was writing
         would otherwise show as streaming forever to everyone watching, and a reply another
         live process is writing is followed, so its end reaches this watcher.
+
+        When the tab stops watching, close the iterator (``aclose()``, or leave the
+        ``async for``): the last watcher of an idle chat releases its event log (see
+        :mod:`backend.runtime.open_chats`), so memory does not grow with every chat opened.
         """
         if self._closed:
             raise ChatsError("the runtime is closed")
         chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        event_log = self._open_chats.event_log(chat_id)
-        await self._recover_watched(chat_id, chat)
-        async for event in event_log.subscribe(after_seq):
-            yield event
+        event_log = self._open_chats.watch(chat_id)
+        try:
+            await self._recover_watched(chat_id, chat)
+            async for event in event_log.subscribe(after_seq):
+                yield event
+        finally:
+            self._open_chats.unwatch(chat_id)
 
     async def run_status(self, chat_id: str) -> RunStatusView:
         conv = await self._open(chat_id)
@@ -297,6 +307,11 @@ class ChatRuntime:
     async def get_run(self, chat_id: str, run_id: str) -> RunRecord:
         conv = await self._open(chat_id)
         return await asyncio.to_thread(conv.store.load_run, run_id)
+
+    def footprint(self) -> Footprint:
+        """Open chats, busy ones, event logs and watchers held now (bounded: see
+        :mod:`backend.runtime.open_chats`)."""
+        return self._open_chats.footprint()
 
     async def wait_idle(self, chat_id: str) -> None:
         """Return once ``chat_id`` has no queued or running run (tests, the bench, shutdown)."""
@@ -370,25 +385,30 @@ class ChatRuntime:
 
         return await asyncio.to_thread(put)
 
-    async def aclose(self) -> None:
-        """Cancel running replies (kept as cancelled), wait for workers, end subscriptions."""
+    async def shutdown(self, *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S) -> None:
+        """Stop serving: what the app calls on SIGTERM (see :mod:`backend.runtime.shutdown`).
+
+        Every streaming reply is saved with its text so far, marked interrupted (as a
+        recovered run is), and its ``run.failed`` published; queued runs stay queued for the
+        next start; then subscriptions end and the model client and the lock store's
+        connections close. Idempotent.
+        """
+        if self._closed:
+            return
         self._closed = True
         self._queue.closed = True
-        for conv in self._open_chats.values():
-            if conv.active is not None and conv.active.task is not None:
-                conv.active.cancel_requested = True
-                conv.active.task.cancel()
-        for conv in self._open_chats.values():
-            for task in (conv.worker, *conv.background):
-                if task is not None and not task.done():
-                    with contextlib.suppress(BaseException):
-                        await task
-        closer = getattr(self.model, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
+        await stop_chats(self._open_chats.values, grace_s=grace_s)
+        for resource in (self.model, self.locks):  # every lease was released above
+            closer = getattr(resource, "aclose", None)
+            if closer is not None:
+                with contextlib.suppress(Exception):
+                    await closer()
         for event_log in self._open_chats.event_logs():
             event_log.close()
+
+    async def aclose(self) -> None:
+        """:meth:`shutdown` with the default grace."""
+        await self.shutdown()
 
     # ── opening a chat ──────────────────────────────────────────────
 

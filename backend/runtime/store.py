@@ -14,6 +14,10 @@ Tables:
   index makes "at most one running run per conversation" a database invariant, not a hope.
   ``claimed_by`` names the process that claimed a run, so a later process can tell a run whose
   process stopped (recover it) from one another live process is still writing (leave it).
+  ``fence`` is the fencing token of the lease a run was claimed under; the conversation's
+  ``fence`` is the newest token that claimed it. A claim must carry a newer token than the
+  conversation's, and a commit checks that none has claimed since its own (a holder whose
+  lease expired cannot commit over the run that replaced it: see ``backend.runtime.locks``).
 
 This module stores; it does not validate. Validation lives in :mod:`backend.runtime.state`,
 the only writer of session state. Titles and run errors are free text bound to TEXT columns, so
@@ -25,7 +29,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from backend.errors import ConflictError, RunNotFoundError, StaleVersionError
+from backend.errors import ConflictError, LeaseLostError, RunNotFoundError, StaleVersionError
 from backend.runtime.records import (
     Conversation,
     RunKind,
@@ -100,7 +104,12 @@ def _m002_run_claimant(db: Database) -> None:
     db.execute("ALTER TABLE runtime_runs ADD COLUMN claimed_by TEXT")
 
 
-MIGRATIONS = [_m001_runtime_tables, _m002_run_claimant]
+def _m003_fencing(db: Database) -> None:
+    db.execute("ALTER TABLE runtime_runs ADD COLUMN fence INTEGER")
+    db.execute("ALTER TABLE runtime_conversation ADD COLUMN fence INTEGER NOT NULL DEFAULT 0")
+
+
+MIGRATIONS = [_m001_runtime_tables, _m002_run_claimant, _m003_fencing]
 
 _SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE id = ?"
 _INSERT_CONVERSATION = """
@@ -151,8 +160,15 @@ ORDER BY enqueued_at, seq LIMIT 1
 """
 _CLAIM_RUN = """
 UPDATE runtime_runs
-SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?, claimed_by = ?
+SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?, claimed_by = ?,
+    fence = ?
 WHERE id = ? AND status = 'queued'
+"""
+_ADVANCE_FENCE = "UPDATE runtime_conversation SET fence = ? WHERE id = ? AND fence < ?"
+_SELECT_FENCE = """
+SELECT c.fence AS newest, r.status AS status
+FROM runtime_runs r LEFT JOIN runtime_conversation c ON c.id = r.conversation_id
+WHERE r.id = ?
 """
 _COUNT_RUNS = "SELECT COUNT(*) FROM runtime_runs WHERE conversation_id = ? AND status = ?"
 _FINISH_RUN = """
@@ -301,24 +317,51 @@ class RuntimeStore:
         agent_version: int | None,
         now: int,
         claimed_by: str | None = None,
+        fence: int | None = None,
     ) -> RunRecord | None:
         """Move the oldest queued run to ``running``; ``None`` if the queue is empty.
 
-        ``claimed_by`` names the claiming process (see ``locks.process_owner``).
+        ``claimed_by`` names the claiming process (see ``locks.process_owner``); ``fence`` is
+        the claiming lease's token, which must be newer than every earlier claim's.
 
-        Raises :class:`ConflictError` if another run is already running (the unique index).
+        Raises :class:`ConflictError` if another run is already running (the unique index),
+        :class:`LeaseLostError` if ``fence`` is not newer than the conversation's.
         """
         with self.db.transaction():
             row = self.db.query_one(_SELECT_NEXT_QUEUED, (conversation_id,))
             if row is None:
                 return None
+            if fence is not None:
+                advanced = self.db.write(_ADVANCE_FENCE, (fence, conversation_id, fence))
+                if advanced != 1:
+                    raise LeaseLostError(conversation_id, fence)
             try:
-                self.db.execute(_CLAIM_RUN, (now, agent_id, agent_version, claimed_by, row["id"]))
+                self.db.execute(
+                    _CLAIM_RUN, (now, agent_id, agent_version, claimed_by, fence, row["id"])
+                )
             except sqlite3.IntegrityError as exc:
                 raise ConflictError(
                     f"conversation {conversation_id!r} already has a running run"
                 ) from exc
             return self.load_run(row["id"])
+
+    def fence_of(self, conversation_id: str) -> int:
+        """The newest fencing token that claimed the conversation (0: none yet)."""
+        row = self.db.query_one(_SELECT_CONVERSATION, (conversation_id,))
+        return int(row["fence"]) if row else 0
+
+    def check_fence(self, run: RunRecord) -> None:
+        """Raise :class:`LeaseLostError` unless ``run`` still runs under the newest claim.
+
+        Called inside the transaction that writes for the run, so the check and the write are
+        one atomic step: a newer lease's claim (or a recovery that ended the run) refuses it.
+        """
+        row = self.db.query_one(_SELECT_FENCE, (run.id,))
+        if row is None:
+            raise RunNotFoundError(run.id)
+        newer = run.fence is not None and (row["newest"] or 0) > run.fence
+        if newer or row["status"] != RunStatus.RUNNING.value:
+            raise LeaseLostError(run.conversation_id, run.fence)
 
     def count_runs(self, conversation_id: str, status: RunStatus) -> int:
         row = self.db.query_one(_COUNT_RUNS, (conversation_id, status.value))
@@ -368,4 +411,5 @@ def _run(row: sqlite3.Row) -> RunRecord:
         finished_at=row["finished_at"],
         error=row["error"],
         claimed_by=row["claimed_by"],
+        fence=row["fence"],
     )

@@ -8,6 +8,10 @@ Atomicity: the commit writes the final message, the staged session state and the
 in one transaction of the chat's file; a failure finishes the run and keeps the partial
 reply in one transaction, and only if the run was still open (a late writer never
 overwrites an end).
+
+Fencing: a checkpoint and the commit first check, in their own transaction, that the run
+still runs under the newest claim of its conversation (``RuntimeStore.check_fence``); a run
+whose lease was taken over gets :class:`~backend.errors.LeaseLostError` and writes nothing.
 """
 
 from __future__ import annotations
@@ -71,12 +75,13 @@ class TurnWriter:
         """Save the reply so far (status still ``running``) while the run is still running.
 
         The check and the write share a transaction, so a checkpoint that loses the race with
-        the run's end (a cancel, a failure) never overwrites the final state.
+        the run's end (a cancel, a failure, a takeover) never overwrites the final state; a
+        run that lost its lease or was ended elsewhere gets ``LeaseLostError`` and stops.
         """
         message = self.final_message(run, turn, {"status": "running"})
         with conv.database.transaction():
-            if conv.store.load_run(run.id).status == RunStatus.RUNNING:
-                conv.session.update_message(message)
+            conv.store.check_fence(run)
+            conv.session.update_message(message)
 
     def commit(
         self, conv: OpenChat, run: RunRecord, turn: Turn, handle: SessionStateHandle
@@ -85,6 +90,7 @@ class TurnWriter:
         message = self.final_message(run, turn, {"status": "completed"})
         now = self._clock()
         with conv.database.transaction():
+            conv.store.check_fence(run)
             conv.session.update_message(message)
             handle.commit()
             conv.store.finish_run(run.id, RunStatus.COMPLETED, now=now)

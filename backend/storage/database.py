@@ -3,9 +3,11 @@
 Every store (conversation, directory, runtime) talks to its file through a
 :class:`Database`. It owns the invariants every store relies on:
 
-* **Pragmas.** WAL journal, ``synchronous=NORMAL`` (a committed transaction survives a killed
-  process; only an OS crash can lose the newest commits), ``busy_timeout`` so foreign processes
-  on the same file wait instead of failing, foreign keys off (the stores keep their own links).
+* **Pragmas.** WAL journal, ``synchronous`` from :mod:`backend.storage.durability` (``NORMAL``
+  by default: a committed transaction survives a killed process, only an OS crash or power
+  loss can lose the newest commits; ``FULL`` survives those too), ``busy_timeout`` so foreign
+  processes on the same file wait instead of failing, foreign keys off (the stores keep their
+  own links).
 * **One lock per connection.** The connection is shared across threads (async callers offload
   to worker threads); an ``RLock`` serialises statements, and a transaction holds it from
   ``BEGIN`` to ``COMMIT`` so a conversation's writes never interleave.
@@ -52,6 +54,11 @@ from typing import Any
 
 from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
+from backend.storage.durability import (
+    SYNCHRONOUS_PRAGMAS,
+    checked_synchronous,
+    default_synchronous,
+)
 
 BUSY_TIMEOUT_MS = 10_000
 MAX_INTEGER = 2**63 - 1
@@ -99,10 +106,15 @@ class OpStats:
 
 
 class Database:
-    """A thread-safe sqlite3 connection to one file (or ``":memory:"``)."""
+    """A thread-safe sqlite3 connection to one file (or ``":memory:"``).
 
-    def __init__(self, path: str | Path) -> None:
+    ``synchronous`` (``"normal"`` / ``"full"``) defaults to the process's level (see
+    :mod:`backend.storage.durability`).
+    """
+
+    def __init__(self, path: str | Path, *, synchronous: str | None = None) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
+        self.synchronous = checked_synchronous(synchronous or default_synchronous())
         try:
             self._conn = sqlite3.connect(
                 str(path),
@@ -113,7 +125,7 @@ class Database:
             self._conn.row_factory = sqlite3.Row
             _enable_wal(self._conn)
             for pragma in (
-                "synchronous = NORMAL",
+                f"synchronous = {SYNCHRONOUS_PRAGMAS[self.synchronous]}",
                 f"busy_timeout = {BUSY_TIMEOUT_MS}",
                 "foreign_keys = OFF",
             ):

@@ -1,3 +1,36 @@
+import pytest
+
+from backend.chats import Chats
+from backend.runtime.store import RuntimeStore
+from backend.storage import Database
 from tests.support.fixtures import anyio_backend, fake_openai
 
-__all__ = ["anyio_backend", "fake_openai"]
+__all__ = ["anyio_backend", "chats", "fake_openai", "store"]
+
+
+@pytest.fixture
+def chats(tmp_path):
+    """The directory of ``user1`` under ``tmp_path / "data"`` (closed after the test)."""
+    directory = Chats(tmp_path / "data", "user1")
+    yield directory
+    directory.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    """The runtime tables of one chat file, with conversation ``c1`` recorded."""
+    db = Database(tmp_path / "chat.sqlite")
+    store = RuntimeStore(db)
+    store.ensure_conversation(
+        "c1",
+        tenant_id="t",
+        owner_principal_id="u",
+        participant_ids=("u",),
+        agent_id="assistant",
+        agent_version_policy="pinned",
+        agent_version=1,
+        title="",
+        now=1,
+    )
+    yield store
+    db.close()

@@ -7,6 +7,8 @@ from typing import Any
 
 from backend.config import Settings
 from backend.runtime import ChatRuntime, RunEvent
+from backend.runtime.records import RunKind, RunRecord
+from backend.runtime.store import RuntimeStore
 
 TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 
@@ -53,3 +55,17 @@ def texts(session) -> list[tuple[str, str]]:
         (m["role"], "".join(p.get("text", "") for p in m["parts"] if p.get("type") == "text"))
         for m in session.get_history()
     ]
+
+
+def enqueue(store: RuntimeStore, run_id: str, now: int = 1) -> RunRecord:
+    """Queue run ``run_id`` on conversation ``c1`` (the ``store`` fixture's)."""
+    return store.enqueue_run(
+        run_id=run_id,
+        conversation_id="c1",
+        kind=RunKind.SEND,
+        user_message_id=f"u-{run_id}",
+        assistant_message_id=f"a-{run_id}",
+        agent_id="assistant",
+        agent_version=1,
+        now=now,
+    )

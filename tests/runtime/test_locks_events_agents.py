@@ -59,6 +59,36 @@ class TestInProcessLockStore:
         assert peak == {"k1": 1, "k2": 1}
 
 
+class _Unreachable(InProcessLockStore):
+    """Refreshes fail ``refresh_failures`` times, then work; releases always fail."""
+
+    def __init__(self, refresh_failures: int) -> None:
+        super().__init__()
+        self.refresh_failures = refresh_failures
+        self.refreshed = asyncio.Event()
+
+    async def refresh(self, key: str, owner: str, ttl_s: float) -> bool:
+        if self.refresh_failures:
+            self.refresh_failures -= 1
+            raise ConnectionError("store unreachable")
+        self.refreshed.set()
+        return await super().refresh(key, owner, ttl_s)
+
+    async def release(self, key: str, owner: str) -> bool:
+        raise ConnectionError("store unreachable")
+
+
+class TestHoldWhenTheStoreIsUnreachable:
+    async def test_a_failed_renewal_is_retried_and_a_failed_release_does_not_fail_the_body(
+        self,
+    ):
+        locks = _Unreachable(refresh_failures=1)
+        async with hold(locks, "k", "a", ttl_s=1.5) as lease:  # renewed every 0.5 s
+            await asyncio.wait_for(locks.refreshed.wait(), 10)
+            assert not lease.lost
+        assert await locks.holder("k") == "a"  # not released: it will expire on its own
+
+
 class TestEventLog:
     async def test_sequence_numbers_start_at_one_and_have_no_gaps(self):
         log = EventLog("c")

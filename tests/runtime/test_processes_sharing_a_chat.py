@@ -21,7 +21,7 @@ import textwrap
 import pytest
 
 from backend.chats import Chats
-from backend.runtime import RunEvent, RunStatus
+from backend.runtime import RunEvent, RunRecord, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
@@ -41,15 +41,19 @@ SENDER = textwrap.dedent(
     from backend.chats import Chats
     from backend.config import Settings
     from backend.runtime import ChatRuntime
+    from backend.runtime.hosting import lock_store_from_settings
     from tests.support.scripted_model import ScriptedModel
 
     END = ("run.completed", "run.failed", "run.cancelled")
 
-    async def main(data_dir, chat_id, name, sends):
+    async def main(data_dir, chat_id, name, sends, redis_url):
         chats = Chats(data_dir, "user1")
+        settings = Settings.from_env(
+            {"CHATS_DATA_DIR": data_dir, "REFLEX_REDIS_URL": redis_url}
+        )
         runtime = ChatRuntime(
-            Settings.from_env({"CHATS_DATA_DIR": data_dir}), chats,
-            ScriptedModel(default=["one ", 0.01, "two"]),
+            settings, chats, ScriptedModel(default=["one ", 0.01, "two"]),
+            lock_store=lock_store_from_settings(settings),
         )
         ends = {}
         mine = set()
@@ -76,7 +80,7 @@ SENDER = textwrap.dedent(
         watcher.cancel()
         await runtime.aclose()
 
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]))
     """
 )
 
@@ -97,41 +101,49 @@ class TestTwoProcessesSendingToOneChat:
     async def test_every_run_completes_in_order_and_each_process_sees_its_own_runs_end(
         self, tmp_path, chats
     ):
-        chat_id = chats.create_chat().id
-        assert chats.get_chat(chat_id).session  # the file exists, as once a tab has shown it
-        senders = [
-            subprocess.Popen(
-                [sys.executable, "-c", SENDER, str(tmp_path / "data"), chat_id, name, str(SENDS)],
-                cwd=ROOT,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            for name in ("a", "b")
-        ]
-        try:
-            for sender in senders:
-                ready = await asyncio.wait_for(asyncio.to_thread(sender.stdout.readline), 15)
-                assert ready.strip() == "ready"
-            for sender in senders:
-                sender.stdin.write("go\n")
-                sender.stdin.flush()
-            lines = await asyncio.wait_for(
-                asyncio.gather(*(asyncio.to_thread(s.stdout.readline) for s in senders)), 60
-            )
-        finally:
-            for sender in senders:
-                if sender.poll() is None:
-                    sender.kill()
-                sender.wait(10)
-        seen = [json.loads(line) for line in lines]
-        for own in seen:  # each process's watcher saw every one of its own runs end
-            assert len(own) == SENDS
-            assert set(own.values()) == {"run.completed"}
-        runs = _runs(chats, chat_id, [run_id for own in seen for run_id in own])
-        assert [run.status for run in runs] == [RunStatus.COMPLETED] * 2 * SENDS
-        for before, after in itertools.pairwise(runs):  # FIFO, one at a time
-            assert before.finished_at <= after.started_at
+        await two_processes_send(tmp_path, chats, redis_url="")
+
+
+async def two_processes_send(tmp_path, chats: Chats, *, redis_url: str) -> list[RunRecord]:
+    """Two sender processes at once (in-process leases, or Redis ones when ``redis_url``);
+    every run completes, in order, one at a time. Returns the runs in claim order."""
+    chat_id = chats.create_chat().id
+    assert chats.get_chat(chat_id).session  # the file exists, as once a tab has shown it
+    data = str(tmp_path / "data")
+    senders = [
+        subprocess.Popen(
+            [sys.executable, "-c", SENDER, data, chat_id, name, str(SENDS), redis_url],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
+    try:
+        for sender in senders:
+            ready = await asyncio.wait_for(asyncio.to_thread(sender.stdout.readline), 15)
+            assert ready.strip() == "ready"
+        for sender in senders:
+            sender.stdin.write("go\n")
+            sender.stdin.flush()
+        lines = await asyncio.wait_for(
+            asyncio.gather(*(asyncio.to_thread(s.stdout.readline) for s in senders)), 60
+        )
+    finally:
+        for sender in senders:
+            if sender.poll() is None:
+                sender.kill()
+            sender.wait(10)
+    seen = [json.loads(line) for line in lines]
+    for own in seen:  # each process's watcher saw every one of its own runs end
+        assert len(own) == SENDS
+        assert set(own.values()) == {"run.completed"}
+    runs = _runs(chats, chat_id, [run_id for own in seen for run_id in own])
+    assert [run.status for run in runs] == [RunStatus.COMPLETED] * 2 * SENDS
+    for before, after in itertools.pairwise(runs):  # FIFO, one at a time
+        assert before.finished_at <= after.started_at
+    return runs
 
 
 class TestAReplyWhoseProcessIsKilledWhileAnotherProcessWaits:

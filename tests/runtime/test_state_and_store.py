@@ -13,12 +13,12 @@ from backend.errors import (
 )
 from backend.models import ToolCall
 from backend.runtime import SessionStateStore
-from backend.runtime.records import RunKind, RunStatus
+from backend.runtime.records import RunStatus
 from backend.runtime.state_schema import MAX_DEPTH, check_state
 from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, ToolContext, run_tool
 from backend.storage import Database
-from tests.runtime.helpers import events_until_done, make_runtime
+from tests.runtime.helpers import enqueue, events_until_done, make_runtime
 from tests.support.fake_directory import FakeDirectory
 from tests.support.scripted_model import ScriptedModel
 
@@ -32,25 +32,6 @@ SCHEMA = {
     "required": ["step"],
     "additionalProperties": False,
 }
-
-
-@pytest.fixture
-def store(tmp_path):
-    db = Database(tmp_path / "chat.sqlite")
-    store = RuntimeStore(db)
-    store.ensure_conversation(
-        "c1",
-        tenant_id="t",
-        owner_principal_id="u",
-        participant_ids=("u",),
-        agent_id="assistant",
-        agent_version_policy="pinned",
-        agent_version=1,
-        title="",
-        now=1,
-    )
-    yield store
-    db.close()
 
 
 @pytest.fixture
@@ -226,16 +207,7 @@ class TestHandle:
 
 class TestRuns:
     def enqueue(self, store, run_id, now):
-        return store.enqueue_run(
-            run_id=run_id,
-            conversation_id="c1",
-            kind=RunKind.SEND,
-            user_message_id=f"u-{run_id}",
-            assistant_message_id=f"a-{run_id}",
-            agent_id="assistant",
-            agent_version=1,
-            now=now,
-        )
+        return enqueue(store, run_id, now)
 
     def test_runs_are_claimed_in_enqueue_order(self, store):
         for index, run_id in enumerate(["r1", "r2", "r3"]):
@@ -296,7 +268,7 @@ class TestRuns:
             r["name"]
             for r in store.db.query("SELECT name FROM _migrations WHERE component = 'runtime'")
         ]
-        assert names == ["_m001_runtime_tables", "_m002_run_claimant"]
+        assert names == ["_m001_runtime_tables", "_m002_run_claimant", "_m003_fencing"]
         assert json.loads(
             store.db.query_one("SELECT participant_ids FROM runtime_conversation")[0]
         ) == ["u"]

@@ -1,0 +1,49 @@
+"""How hard a commit is pushed to the disk: SQLite's ``synchronous`` level, one per process.
+
+Both levels keep the WAL journal, so readers never block the writer and a killed *process*
+loses nothing it committed. They differ on **power loss or an OS crash**:
+
+* ``normal`` (default): the WAL is synced at checkpoints only. The newest commits (those since
+  the last checkpoint, at most about a second of writes) can be lost; the file is never
+  corrupted and never holds half a transaction.
+* ``full``: the WAL is synced at every commit. A commit that returned survives power loss too,
+  at the price of one ``fsync`` per transaction (see ``bench/sessions_bench.py``).
+
+The level is a process-wide default (``CHATS_SQLITE_SYNCHRONOUS``, applied once at start by
+:func:`backend.runtime.hosting.apply_storage_settings`), because every store opens its own
+files and one process should not mix promises. A :class:`~backend.storage.Database` may still
+be given a level explicitly (the benchmark measures both side by side).
+"""
+
+from __future__ import annotations
+
+import threading
+
+# Setting value → the PRAGMA value it issues.
+SYNCHRONOUS_PRAGMAS = {"normal": "NORMAL", "full": "FULL"}
+DEFAULT_SYNCHRONOUS = "normal"
+
+_lock = threading.Lock()
+_default = DEFAULT_SYNCHRONOUS
+
+
+def checked_synchronous(level: str) -> str:
+    """``level`` if it is a known level; a clear ``ValueError`` otherwise."""
+    if level not in SYNCHRONOUS_PRAGMAS:
+        known = ", ".join(SYNCHRONOUS_PRAGMAS)
+        raise ValueError(f"synchronous must be one of {known}; got {level!r}")
+    return level
+
+
+def set_default_synchronous(level: str) -> str:
+    """Make ``level`` the default of databases opened from now on; returns the previous one."""
+    global _default
+    checked = checked_synchronous(level)
+    with _lock:
+        previous, _default = _default, checked
+    return previous
+
+
+def default_synchronous() -> str:
+    with _lock:
+        return _default
