@@ -35,8 +35,9 @@ WARM_UP = 500  # by then every cache is full: the plateau is measured from here
 # fill up to their own caps (the directory file grows with every chat).
 MAX_TRACED_GROWTH_BYTES = 512 * 1024
 # Descriptors wobble by a few between checkpoints (a chat file swapped in the directory's LRU
-# of open files holds three: the database, its WAL and its shared memory), never trend.
-FD_WOBBLE = 6
+# of open files holds three: the database, its WAL and its shared memory; up to three such
+# swaps can be in flight between two checkpoints), never trend.
+FD_WOBBLE = 9
 MAX_RSS_GROWTH_RATIO = 1.15
 
 
