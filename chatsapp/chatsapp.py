@@ -6,12 +6,16 @@ the bridge import each other. Every event passes :class:`chatsapp.auth_guard.Aut
 own app, and every HTTP response carries the Content-Security-Policy.
 """
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import reflex as rx
 
 from chatsapp import bridge, pages, signout_watch
 from chatsapp.auth_guard import AuthGuard
 from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
+from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
@@ -24,6 +28,16 @@ app = rx.App(
 # First, so no other middleware (hydration included) runs for an event the guard refuses.
 app.add_middleware(AuthGuard(public_states=(AuthPageTabState,)), index=0)
 pages.register(app)
+
+
+@app.register_lifespan_task
+@contextlib.asynccontextmanager
+async def _save_streaming_replies_on_stop() -> AsyncIterator[None]:
+    """Uvicorn runs this on SIGTERM: partial replies are saved and marked interrupted."""
+    yield
+    await services().shutdown()
+
+
 signout_watch.install(app, AccountTabState)
 bridge.install(
     app,

@@ -80,6 +80,12 @@ class Services:
                 self._runtimes[user_id] = runtime
             return runtime
 
+    async def shutdown(self) -> None:
+        """Server stopping (SIGTERM): every streaming reply is saved and marked interrupted."""
+        with self._lock:
+            runtimes = list(self._runtimes.values())
+        await asyncio.gather(*(runtime.shutdown() for runtime in runtimes), return_exceptions=True)
+
     def on_directory_opened(self, callback: Callable[[str, Chats], Any]) -> None:
         self._on_directory_opened.append(callback)
 

@@ -53,7 +53,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # Accounts read the former local user's directory (adoption) and keep their own file.
     "backend.accounts": {"backend.chats", "backend.config", "backend.errors", "backend.storage"},
     # The CLI is a thin layer over the library: any backend package, never chatsapp.
-    "backend.cli": {"backend.accounts", "backend.config", "backend.errors"},
+    "backend.cli": {"backend.accounts", "backend.config", "backend.errors", "backend.storage"},
     # chatsapp: app module → pages → components → states → identity → services → backend.
     # The bridge is installed by the app module and imports no state module.
     "chatsapp": set(),
@@ -93,6 +93,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.bridge",
         "chatsapp.csp",
         "chatsapp.pages",
+        "chatsapp.services",
         "chatsapp.signout_watch",
         "chatsapp.states",
     },

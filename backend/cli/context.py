@@ -22,6 +22,7 @@ import click
 from backend.accounts import Accounts
 from backend.config import Settings
 from backend.errors import ChatsError, InvalidInputError
+from backend.storage.durability import set_default_synchronous
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -33,6 +34,7 @@ class CliContext:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        set_default_synchronous(settings.sqlite_synchronous)  # as durable as the app's writes
         self._accounts: Accounts | None = None
 
     @classmethod
