@@ -65,6 +65,7 @@ class Settings:
     # "cheapest" is for tests only: argon2 at its minimum cost keeps the suite fast.
     password_hash_profile: str = "default"
     sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
+    listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
 
     @property
     def offline_model(self) -> bool:
@@ -125,6 +126,7 @@ class Settings:
                 env, "CHATS_PASSWORD_HASH_PROFILE", PASSWORD_HASH_PROFILES
             ),
             sqlite_synchronous=_choice(env, "CHATS_SQLITE_SYNCHRONOUS", SQLITE_SYNCHRONOUS_LEVELS),
+            listen_host=env.get("CHATS_LISTEN_HOST", "").strip() or "0.0.0.0",
         )
 
 
