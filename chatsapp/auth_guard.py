@@ -41,7 +41,13 @@ if TYPE_CHECKING:
 
 # Reflex's own events that a page load sends before any of ours (hydration, on_load fan-out,
 # client storage sync): they only read the tab's own state back, which the owner check covers.
-_PLUMBING = ("hydrate", "hydrate_and_load", "on_load_internal", "update_vars_internal")
+_PLUMBING = (
+    "hydrate",
+    "hydrate_and_load",
+    "on_load_internal",
+    "set_is_hydrated",
+    "update_vars_internal",
+)
 _FORBIDDEN = ("setvar",)
 _BROWSER_TOKEN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # A new client token on reload: the old tab state (someone else's) is never loaded again.

@@ -13,8 +13,21 @@ import reflex as rx
 from reflex_base.constants import Dirs
 from reflex_base.utils.imports import ImportVar
 from reflex_base.vars import VarData
+from reflex_components_core.el.elements.base import BaseHTML
 
 from chatsapp.states.account import AccountTabState, AuthPageTabState
+
+
+class NativeForm(BaseHTML):
+    """A plain ``<form>`` the browser submits itself.
+
+    ``rx.el.form`` always handles submit in script (``preventDefault``, then an event); a
+    password must instead go straight to the sign-in route, so no event and no state hold it.
+    """
+
+    tag = "form"
+    action: rx.Var[str]
+    method: rx.Var[str]
 
 
 def backend_url(path: str) -> rx.Var[str]:
@@ -72,7 +85,7 @@ def _card(title: str, *children: rx.Component) -> rx.Component:
 
 
 def _form(action: str, *children: rx.Component, form_id: str) -> rx.Component:
-    return rx.el.form(
+    return NativeForm.create(
         rx.vstack(*children, spacing="3", width="100%"),
         action=backend_url(action),
         method="post",
@@ -153,7 +166,7 @@ def setup_page() -> rx.Component:
 
 def sign_out_button(**props: object) -> rx.Component:
     """A one-button form: sign-out is a POST, so no other site can sign you out by a link."""
-    return rx.el.form(
+    return NativeForm.create(
         rx.button("Sign out", type="submit", variant="soft", id="sign-out", **props),
         action=backend_url("/auth/sign-out"),
         method="post",
@@ -183,7 +196,7 @@ def account_page_body() -> rx.Component:
                         rx.button("Change password", type="submit", id="password-submit"),
                         form_id="password-form",
                     ),
-                    rx.el.form(
+                    NativeForm.create(
                         rx.button(
                             "Sign out everywhere else",
                             type="submit",
