@@ -11,6 +11,10 @@ Modules, one concern each:
 * ``directory`` SQL of the chat index and title search
 * ``shared``    SQL of shared memory blocks and searchable entries
 * ``index``     the cross-chat message index: hints, leases, repair, fan-out
+* ``sources``   SQL of where imported chats came from (de-duplication of imports)
+* ``imports``   the directory side of an import: one chat per source conversation
+* ``fork``      a new chat from the path to one message of another
+* ``watch``     other processes' commits turned into directory events
 """
 
 from backend.chats.chats import Chat, Chats, TitleGenerator
@@ -20,10 +24,12 @@ from backend.chats.events import (
     ChatRenamed,
     ChatRestored,
     ChatTurnRecorded,
+    DirectoryChanged,
     DirectoryEvent,
     DirectoryListener,
     SharedContextChanged,
 )
+from backend.chats.imports import ChatImports, ImportTarget, SourceKey
 from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
 from backend.chats.text import (
     MAX_PREVIEW_CHARS,
@@ -45,15 +51,19 @@ __all__ = [
     "ChatCursor",
     "ChatDeleted",
     "ChatHit",
+    "ChatImports",
     "ChatRenamed",
     "ChatRestored",
     "ChatSummary",
     "ChatTurnRecorded",
     "Chats",
+    "DirectoryChanged",
     "DirectoryEvent",
     "DirectoryListener",
+    "ImportTarget",
     "IndexRepair",
     "SharedContextChanged",
+    "SourceKey",
     "TitleGenerator",
     "split_snippet",
 ]

@@ -44,6 +44,7 @@ from backend.sessions.records import (
     RowStat,
     SearchResult,
     StoredCompaction,
+    TreeEntry,
 )
 from backend.sessions.sessions import Sessions
 from backend.sessions.store import MAX_PATH_DEPTH, SCHEMA_VERSION
@@ -74,6 +75,7 @@ __all__ = [
     "SessionChangeListener",
     "Sessions",
     "StoredCompaction",
+    "TreeEntry",
     "UpdateEvent",
     "create_compact_function",
     "estimate_message_tokens",

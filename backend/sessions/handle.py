@@ -47,6 +47,7 @@ from backend.sessions.records import (
     RowStat,
     SearchResult,
     StoredCompaction,
+    TreeEntry,
     _Omitted,
 )
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("backend.sessions")
 
 HISTORY_WINDOW_ROWS = 50
+TREE_WINDOW_ROWS = 200
 HISTORY_WINDOW_BYTES = 4 * 1024 * 1024
 NEWEST_FIRST_WINDOW_ROWS = 8
 DEFAULT_BATCH_SIZE = 50
@@ -474,6 +476,27 @@ class Session:
                 branches.append(message)
         return branches
 
+    def tree(self) -> Iterator[TreeEntry]:
+        """Every stored row, every branch, in insertion order (what an export needs).
+
+        Unlike ``history()`` nothing is hidden or overlaid: overlay echo rows are rows too.
+        Ids are read first (small), contents in windows of ``TREE_WINDOW_ROWS``; a row
+        deleted meanwhile is skipped. Importing the entries in this order (``import_message``)
+        rebuilds the same tree, sibling order and active leaf.
+        """
+        with self._db.lock:
+            self._store.refresh(self._id)
+            rows = self._store.tree_rows(self._id)
+        for start in range(0, len(rows), TREE_WINDOW_ROWS):
+            window = rows[start : start + TREE_WINDOW_ROWS]
+            with self._db.lock:
+                contents = self._store.load_contents(self._id, [row[0] for row in window])
+                for message_id, parent_id, created_at in window:
+                    content = contents.pop(message_id, None)
+                    message = None if content is None else self._store.decode(content)
+                    if message is not None:
+                        yield TreeEntry(message, parent_id, created_at)
+
     def search(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[SearchResult]:
         """Messages whose text contains ``query`` as a phrase, best rank first.
 
@@ -515,6 +538,33 @@ class Session:
 
         self._write(add)
         return compaction
+
+    def import_compaction(self, compaction: StoredCompaction) -> bool:
+        """Store a historical overlay verbatim (its id and time); False if the id exists.
+
+        The import twin of ``add_compaction`` (ids are not checked, as there): emits
+        ``compaction``.
+        """
+        if not isinstance(compaction, StoredCompaction):
+            raise TypeError("import_compaction takes a StoredCompaction")
+        if isinstance(compaction.created_at, bool) or not isinstance(compaction.created_at, int):
+            raise TypeError("created_at is integer milliseconds")
+        stored = StoredCompaction(
+            compaction.id,
+            well_formed_text(compaction.summary),
+            compaction.from_message_id,
+            compaction.to_message_id,
+            compaction.created_at,
+        )
+
+        def add() -> bool:
+            if any(c.id == stored.id for c in self._store.compactions(self._id)):
+                return False
+            self._store.add_compaction(self._id, stored)
+            self._feed.publish(CompactionEvent(self._id, stored))
+            return True
+
+        return self._write(add)
 
     def get_compactions(self) -> list[StoredCompaction]:
         """Every overlay of this session, oldest first."""

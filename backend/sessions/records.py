@@ -88,3 +88,13 @@ class CompactResult:
     from_message_id: str
     to_message_id: str
     summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One stored row of a conversation's tree, as ``Session.tree()`` walks it (insertion
+    order): the message as written (attachments inline), its parent and its timestamp."""
+
+    message: dict[str, Any]
+    parent_id: str | None
+    created_at: int

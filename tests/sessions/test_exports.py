@@ -29,6 +29,7 @@ def test_the_exported_names_are_exactly_these():
         "SessionChangeListener",
         "Sessions",
         "StoredCompaction",
+        "TreeEntry",
         "UpdateEvent",
         "create_compact_function",
         "estimate_message_tokens",
