@@ -19,7 +19,13 @@ Module map (one concern each; only ``store`` runs SQL):
     tokens       heuristic token estimates
 """
 
-from backend.sessions.attachments import POINTER_PREFIX
+from backend.sessions.attachments import (
+    POINTER_PREFIX,
+    Payload,
+    extract_attachments,
+    find_pointers,
+    resolve_attachments,
+)
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES, split_content
 from backend.sessions.compaction import CompactionFunction, create_compact_function
 from backend.sessions.documents import SearchableDocuments
@@ -66,6 +72,7 @@ __all__ = [
     "CompactionFunction",
     "DeleteEvent",
     "ImportEvent",
+    "Payload",
     "RecentHistory",
     "RowStat",
     "SearchResult",
@@ -80,6 +87,9 @@ __all__ = [
     "create_compact_function",
     "estimate_message_tokens",
     "estimate_string_tokens",
+    "extract_attachments",
+    "find_pointers",
     "is_compaction_message",
+    "resolve_attachments",
     "split_content",
 ]

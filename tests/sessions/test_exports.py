@@ -20,6 +20,7 @@ def test_the_exported_names_are_exactly_these():
         "CompactionFunction",
         "DeleteEvent",
         "ImportEvent",
+        "Payload",
         "RecentHistory",
         "RowStat",
         "SearchResult",
@@ -34,7 +35,10 @@ def test_the_exported_names_are_exactly_these():
         "create_compact_function",
         "estimate_message_tokens",
         "estimate_string_tokens",
+        "extract_attachments",
+        "find_pointers",
         "is_compaction_message",
+        "resolve_attachments",
         "split_content",
     ]
 
