@@ -63,7 +63,7 @@ class ImportedConversation:
     record: Conversation | None = None
     state: StateDocument | None = None
     preview_text: str | None = None
-    """The sidebar preview as the source had it (an export); else derived from messages."""
+    """The sidebar preview as the source had it (an export; "" for none); None: derive it."""
 
     def digest(self) -> str:
         """Fingerprint of everything written: equal digests mean a re-import has nothing new."""
@@ -81,7 +81,7 @@ class ImportedConversation:
     def preview(self) -> str | None:
         """The sidebar preview: the source's, else the text of the newest message with text."""
         if self.preview_text is not None:
-            return self.preview_text
+            return self.preview_text or None
         for entry in reversed(self.messages):
             text = indexed_text(entry.message)
             if text:

@@ -137,11 +137,12 @@ def write_archive(
     entries: list[dict[str, Any]] = []
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         stored: set[str] = set()
+        pending: list[Payload] = []  # a zip takes no new member while a chat's is open
 
         def add_attachment(payload: Payload) -> None:
             if payload.hash not in stored:
                 stored.add(payload.hash)
-                archive.writestr(ATTACHMENTS_FOLDER + payload.hash, payload.data)
+                pending.append(payload)
 
         for chat_id in chat_ids:
             name = f"{CHATS_FOLDER}{chat_id}.json"
@@ -154,6 +155,10 @@ def write_archive(
                     raise
                 on_refused(chat_id, exc)
                 continue
+            finally:
+                for payload in pending:
+                    archive.writestr(ATTACHMENTS_FOLDER + payload.hash, payload.data)
+                pending.clear()
             written.append(chat_id)
             entries.append({"id": chat_id, "path": name, "title": summary.title})
         manifest = {

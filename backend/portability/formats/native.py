@@ -139,7 +139,7 @@ def convert(document: dict[str, Any], source: ImportSource | None = None) -> Imp
         state=None
         if state is None
         else StateDocument(dict(state["data"]), int(state["updated_at"])),
-        preview_text=chat.get("last_message_preview"),
+        preview_text=chat.get("last_message_preview") or "",  # "": none, as exported
     )
 
 
