@@ -50,6 +50,7 @@ from backend.sessions.records import (
     RowStat,
     SearchResult,
     StoredCompaction,
+    StoredEntry,
     TreeEntry,
 )
 from backend.sessions.sessions import Sessions
@@ -82,6 +83,7 @@ __all__ = [
     "SessionChangeListener",
     "Sessions",
     "StoredCompaction",
+    "StoredEntry",
     "TreeEntry",
     "UpdateEvent",
     "create_compact_function",

@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from backend.clock import now_ms
+from backend.sessions.attachments import find_pointers
 from backend.sessions.chunking import utf8_length
 from backend.sessions.compaction import CompactionFunction
-from backend.sessions.encoding import EncodedMessage, encode_message
+from backend.sessions.encoding import EncodedMessage, decode_content, encode_message
 from backend.sessions.events import (
     AppendEvent,
     ClearEvent,
@@ -47,6 +48,7 @@ from backend.sessions.records import (
     RowStat,
     SearchResult,
     StoredCompaction,
+    StoredEntry,
     TreeEntry,
     _Omitted,
 )
@@ -496,6 +498,33 @@ class Session:
                     message = None if content is None else self._store.decode(content)
                     if message is not None:
                         yield TreeEntry(message, parent_id, created_at)
+
+    def stored_tree(self) -> Iterator[StoredEntry]:
+        """``tree()`` in stored form: each row's JSON text as written, attachments as pointers.
+
+        What a lossless export writes (no decode, no re-encode); fetch the bytes behind the
+        pointers with :meth:`load_attachments`.
+        """
+        with self._db.lock:
+            self._store.refresh(self._id)
+            rows = self._store.tree_rows(self._id)
+        for start in range(0, len(rows), TREE_WINDOW_ROWS):
+            window = rows[start : start + TREE_WINDOW_ROWS]
+            with self._db.lock:
+                contents = self._store.load_contents(self._id, [row[0] for row in window])
+            for message_id, parent_id, created_at in window:
+                content = contents.pop(message_id, None)
+                if content is not None and decode_content(content) is not None:
+                    hashes = frozenset(find_pointers(content))
+                    yield StoredEntry(message_id, content, parent_id, created_at, hashes)
+
+    def load_attachments(self, hashes: Iterable[str]) -> dict[str, tuple[bytes, str]]:
+        """``{hash: (bytes, media_type)}`` of the attachments this file holds among ``hashes``."""
+        wanted = set(hashes)
+        if not wanted:
+            return {}
+        with self._db.lock:
+            return self._store.load_payloads(wanted)
 
     def search(self, query: str, *, limit: int = DEFAULT_SEARCH_LIMIT) -> list[SearchResult]:
         """Messages whose text contains ``query`` as a phrase, best rank first.

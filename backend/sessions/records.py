@@ -98,3 +98,15 @@ class TreeEntry:
     message: dict[str, Any]
     parent_id: str | None
     created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """One row as ``Session.stored_tree()`` reads it: the stored JSON text (attachments as
+    ``attachment:sha256:<hex>`` pointers, the hashes in ``attachments``), parent and time."""
+
+    id: str
+    content: str
+    parent_id: str | None
+    created_at: int
+    attachments: frozenset[str]

@@ -30,6 +30,7 @@ def test_the_exported_names_are_exactly_these():
         "SessionChangeListener",
         "Sessions",
         "StoredCompaction",
+        "StoredEntry",
         "TreeEntry",
         "UpdateEvent",
         "create_compact_function",
