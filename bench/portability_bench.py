@@ -252,6 +252,5 @@ def main() -> None:
     import_peak_rss(50 * 1024 * 1024 if quick else BIG_FILE_BYTES)
 
 
-
 if __name__ == "__main__":
     main()
