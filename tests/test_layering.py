@@ -30,6 +30,14 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.sessions": {"backend.errors", "backend.storage"},
     "backend.models": {"backend.config", "backend.errors"},
     "backend.chats": {"backend.config", "backend.errors", "backend.sessions", "backend.storage"},
+    "backend.portability": {
+        "backend.chats",
+        "backend.clock",
+        "backend.errors",
+        "backend.runtime",  # the conversation record and session state it exports
+        "backend.sessions",
+        "backend.storage",
+    },
     "backend.runtime": {
         "backend.chats",
         "backend.config",

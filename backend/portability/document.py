@@ -138,3 +138,8 @@ def seconds_to_ms(value: object, default: int) -> int:
             return default
         return round(parsed.timestamp() * 1000)
     return default
+
+
+def as_object(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (sources leave fields out)."""
+    return value if isinstance(value, dict) else {}

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from backend.chats import Chats
+from backend.portability.document import as_object
 
 ImageSink = Callable[[str, bytes], None]
 """``sink(relative_name, data)``: store one image the Markdown links to."""
@@ -37,7 +38,7 @@ def write_markdown(
     if not chat.has_file:
         return
     for message in chat.session.history():
-        metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+        metadata = as_object(message.get("metadata"))
         if metadata.get("hidden"):
             continue
         body = _body(message.get("parts") or [], images, folder)

@@ -33,6 +33,7 @@ from backend.portability.document import (
     ImportedConversation,
     ImportedMessage,
     Refused,
+    as_object,
     fit_title,
     seconds_to_ms,
 )
@@ -140,12 +141,12 @@ def convert_message(
     node_id: str, message: dict[str, Any], source: ImportSource | None
 ) -> Message | None:
     """Our record of one ChatGPT message, or None for a node with nothing to show."""
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    author = as_object(message.get("author"))
     role = author.get("role") if isinstance(author.get("role"), str) else "assistant"
     role = role if role in _ROLES else "assistant"
-    content = message.get("content") if isinstance(message.get("content"), dict) else {}
+    content = as_object(message.get("content"))
     content_type = str(content.get("content_type") or "text")
-    source_meta = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    source_meta = as_object(message.get("metadata"))
     metadata: dict[str, Any] = {}
     parts: list[dict[str, Any]]
     if content_type in ("thoughts", "reasoning_recap"):
