@@ -41,6 +41,25 @@ class TestFork:
         assert [c.id for c in fork.get_compactions()] == [inside.id]
         assert [m["id"] for m in fork.get_history()] == ["compaction_" + inside.id, "c", "d"]
 
+    def test_forking_at_an_overlay_forks_at_the_last_message_it_summarises(self, chats):
+        source = chats.create_chat("Source")
+        session = chats.get_chat(source.id).session
+        for message_id in ("a", "b", "c"):
+            session.append_message(say(message_id))
+        compaction = session.add_compaction("a to b", "a", "b")
+        fork = chats.get_chat(chats.fork_chat(source.id, "compaction_" + compaction.id).id)
+        assert [m["id"] for m in fork.session.get_history()] == ["compaction_" + compaction.id]
+        assert fork.session.get_message("b") is not None
+
+    def test_forking_at_an_unknown_message_is_a_key_error_and_creates_nothing(self, chats):
+        import pytest
+
+        source = chats.create_chat("Source")
+        chats.get_chat(source.id).session.append_message(say("a"))
+        with pytest.raises(KeyError):
+            chats.fork_chat(source.id, "nope")
+        assert [s.id for s in chats.list_chats()] == [source.id]
+
     def test_an_image_is_shared_by_hash_not_copied_per_message(self, chats):
         import base64
 
