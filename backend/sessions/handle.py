@@ -482,28 +482,30 @@ class Session:
         """Every stored row, every branch, in insertion order (what an export needs).
 
         Unlike ``history()`` nothing is hidden or overlaid: overlay echo rows are rows too.
-        Ids are read first (small), contents in windows of ``TREE_WINDOW_ROWS``; a row
-        deleted meanwhile is skipped. Importing the entries in this order (``import_message``)
-        rebuilds the same tree, sibling order and active leaf.
+        Importing the entries in this order (``import_message``) rebuilds the same tree,
+        sibling order and active leaf.
         """
-        with self._db.lock:
-            self._store.refresh(self._id)
-            rows = self._store.tree_rows(self._id)
-        for start in range(0, len(rows), TREE_WINDOW_ROWS):
-            window = rows[start : start + TREE_WINDOW_ROWS]
-            with self._db.lock:
-                contents = self._store.load_contents(self._id, [row[0] for row in window])
-                for message_id, parent_id, created_at in window:
-                    content = contents.pop(message_id, None)
-                    message = None if content is None else self._store.decode(content)
-                    if message is not None:
-                        yield TreeEntry(message, parent_id, created_at)
+        for _, content, parent_id, created_at in self._stored_rows():
+            message = self._store.decode(content)
+            if message is not None:
+                yield TreeEntry(message, parent_id, created_at)
 
     def stored_tree(self) -> Iterator[StoredEntry]:
         """``tree()`` in stored form: each row's JSON text as written, attachments as pointers.
 
         What a lossless export writes (no decode, no re-encode); fetch the bytes behind the
         pointers with :meth:`load_attachments`.
+        """
+        for message_id, content, parent_id, created_at in self._stored_rows():
+            if decode_content(content) is not None:  # the rule of tree(): unreadable rows skip
+                hashes = frozenset(find_pointers(content))
+                yield StoredEntry(message_id, content, parent_id, created_at, hashes)
+
+    def _stored_rows(self) -> Iterator[tuple[str, str, str | None, int]]:
+        """``(id, stored JSON, parent_id, created_at)`` of every row in ``seq`` order.
+
+        Ids are read first (small), contents in windows of ``TREE_WINDOW_ROWS``; a row
+        deleted meanwhile is skipped.
         """
         with self._db.lock:
             self._store.refresh(self._id)
@@ -514,9 +516,8 @@ class Session:
                 contents = self._store.load_contents(self._id, [row[0] for row in window])
             for message_id, parent_id, created_at in window:
                 content = contents.pop(message_id, None)
-                if content is not None and decode_content(content) is not None:
-                    hashes = frozenset(find_pointers(content))
-                    yield StoredEntry(message_id, content, parent_id, created_at, hashes)
+                if content is not None:
+                    yield message_id, content, parent_id, created_at
 
     def load_attachments(self, hashes: Iterable[str]) -> dict[str, tuple[bytes, str]]:
         """``{hash: (bytes, media_type)}`` of the attachments this file holds among ``hashes``."""

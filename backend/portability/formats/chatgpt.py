@@ -37,7 +37,7 @@ from backend.portability.document import (
     fit_title,
     seconds_to_ms,
 )
-from backend.portability.formats.reading import records
+from backend.portability.formats.reading import converted_records
 from backend.portability.formats.tree import import_order
 
 NAME = "chatgpt"
@@ -63,26 +63,10 @@ def looks_like(record: dict[str, Any] | None) -> bool:
 
 
 def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:
-    members: list[str | None] = list(member_names(source)) if source.zip else [None]
-    for member in members:
-        with source.open(member) as stream:
-            for index, record in enumerate(records(stream, member or source.path.name)):
-                if isinstance(record, Refused):
-                    yield record
-                    continue
-                try:
-                    yield convert(record, source)
-                except Exception as exc:  # one bad conversation never stops the rest
-                    yield Refused(_describe(record, index, member), f"unreadable: {exc!r}")
+    def convert_one(record: dict[str, Any]) -> ImportedConversation:
+        return convert(record, source)
 
-
-def _describe(record: Any, index: int, member: str | None) -> str:
-    where = f"{member or 'conversations.json'}[{index}]"
-    if isinstance(record, dict):
-        name = record.get("title") or record.get("id") or record.get("conversation_id")
-        if isinstance(name, str) and name:
-            return f"{where} {name!r}"
-    return where
+    return converted_records(source, member_names(source), convert_one, title_key="title")
 
 
 def convert(record: dict[str, Any], source: ImportSource | None = None) -> ImportedConversation:

@@ -26,7 +26,7 @@ from backend.portability.document import (
     fit_title,
     seconds_to_ms,
 )
-from backend.portability.formats.reading import records
+from backend.portability.formats.reading import converted_records
 from backend.portability.formats.tree import import_order
 
 NAME = "claude"
@@ -42,18 +42,7 @@ def member_names(source: ImportSource) -> list[str]:
 
 
 def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:
-    members: list[str | None] = list(member_names(source)) if source.zip else [None]
-    for member in members:
-        with source.open(member) as stream:
-            for index, record in enumerate(records(stream, member or source.path.name)):
-                if isinstance(record, Refused):
-                    yield record
-                    continue
-                try:
-                    yield convert(record)
-                except Exception as exc:
-                    name = record.get("name") if isinstance(record, dict) else None
-                    yield Refused(f"conversation [{index}] {name!r}", f"unreadable: {exc!r}")
+    return converted_records(source, member_names(source), convert, title_key="name")
 
 
 def convert(record: dict[str, Any]) -> ImportedConversation:

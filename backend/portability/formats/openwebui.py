@@ -22,7 +22,7 @@ from backend.portability.document import (
     fit_title,
     seconds_to_ms,
 )
-from backend.portability.formats.reading import records
+from backend.portability.formats.reading import converted_records
 from backend.portability.formats.tree import import_order
 
 NAME = "openwebui"
@@ -35,16 +35,7 @@ def looks_like(record: dict[str, Any] | None) -> bool:
 
 
 def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:
-    with source.open(None) as stream:
-        for index, record in enumerate(records(stream, source.path.name)):
-            if isinstance(record, Refused):
-                yield record
-                continue
-            try:
-                yield convert(record)
-            except Exception as exc:
-                title = record.get("title") if isinstance(record, dict) else None
-                yield Refused(f"chat [{index}] {title!r}", f"unreadable: {exc!r}")
+    return converted_records(source, (), convert, title_key="title")
 
 
 def convert(record: dict[str, Any]) -> ImportedConversation:

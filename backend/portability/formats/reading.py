@@ -7,12 +7,13 @@ as ``float`` (``use_float``), not ``Decimal``, like ``json.loads`` gives them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 import ijson
 
-from backend.portability.document import Refused
+from backend.portability.archive import ImportSource
+from backend.portability.document import ImportedConversation, Refused
 
 _WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
 
@@ -50,3 +51,33 @@ def peek(stream: IO[bytes]) -> dict[str, Any] | None:
     except Exception:  # a detector peeks; it never fails on what it cannot read
         return None
     return None
+
+
+def converted_records(
+    source: ImportSource,
+    members: Sequence[str],
+    convert: Callable[[dict[str, Any]], ImportedConversation],
+    *,
+    title_key: str,
+) -> Iterator[ImportedConversation | Refused]:
+    """``convert`` applied to each record of each member (of the plain file when not a zip).
+
+    A record ``convert`` cannot handle is reported as ``Refused`` (its position and
+    ``title_key`` value) and the next one is read: one bad conversation never stops the rest.
+    """
+    targets: list[str | None] = list(members) if source.zip is not None else [None]
+    for member in targets:
+        name = member or source.path.name
+        with source.open(member) as stream:
+            for index, record in enumerate(records(stream, name)):
+                if isinstance(record, Refused):
+                    yield record
+                    continue
+                try:
+                    if not isinstance(record, dict):
+                        raise ValueError("not a JSON object")
+                    yield convert(record)
+                except Exception as exc:
+                    title = record.get(title_key) if isinstance(record, dict) else None
+                    label = f"{name}[{index}]" + (f" {title!r}" if title else "")
+                    yield Refused(label, f"unreadable: {exc!r}")
