@@ -167,6 +167,13 @@ class TestOpenWebUIExport:
         with Sessions(chat.sessions.database) as raw:  # the image is stored once, by hash
             assert raw.session().get_message("o-u1")["parts"][0]["url"].startswith("data:image/png")
 
+    def test_an_edited_first_message_is_a_sibling_root_and_tool_calls_stay_readable(self, chats):
+        import_file(chats, FIXTURES / "openwebui_export.json")
+        chat = chat_titled(chats, "Regex help")
+        assert [m["id"] for m in chat.session.get_branches(None)] == ["o-u1", "o-u1b"]
+        text = chat.session.get_message("o-a2")["parts"][0]["text"]
+        assert 'name="regex_test"' in text and "matched 3 of 4" in text
+
 
 class TestDetection:
     def test_the_format_is_detected_from_content_not_the_file_name(self, chats, tmp_path):
