@@ -84,7 +84,9 @@ class ForeignChangeWatcher:
             thread, self._thread = self._thread, None
             self._stop.set()
         if thread is not None and thread is not threading.current_thread():
-            thread.join()
+            # Bounded: a caller holding the database lock (unsubscribing inside a transaction)
+            # must not wait for a poll that waits for that lock; the thread ends on its own.
+            thread.join(timeout=self._interval_s)
 
     def _baseline(self) -> None:
         with self._db.lock:  # version and marks describe the same moment
