@@ -39,6 +39,14 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.sessions",
         "backend.storage",
     },
+    "backend.portability": {
+        "backend.chats",
+        "backend.clock",
+        "backend.errors",
+        "backend.runtime",  # the conversation record and session state it exports
+        "backend.sessions",
+        "backend.storage",
+    },
     "backend.runtime": {
         "backend.chats",
         "backend.clock",
@@ -53,7 +61,14 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # Accounts read the former local user's directory (adoption) and keep their own file.
     "backend.accounts": {"backend.chats", "backend.config", "backend.errors", "backend.storage"},
     # The CLI is a thin layer over the library: any backend package, never chatsapp.
-    "backend.cli": {"backend.accounts", "backend.config", "backend.errors", "backend.storage"},
+    "backend.cli": {
+        "backend.accounts",
+        "backend.chats",
+        "backend.config",
+        "backend.errors",
+        "backend.portability",
+        "backend.storage",
+    },
     # chatsapp: app module → pages → components → states → identity → services → backend.
     # The bridge is installed by the app module and imports no state module.
     "chatsapp": set(),

@@ -15,6 +15,10 @@ Modules, one concern each:
 * ``lease_holders`` who may be writing a chat: holder names, and whether they are gone
 * ``fanout``        the fan-out search: each chat's own index asked, hits merged by rank
 * ``snippets``      bounded-time search snippets
+* ``sources``       SQL of where imported chats came from (de-duplication of imports)
+* ``imports``       the directory side of an import: one chat per source conversation
+* ``fork``          a new chat from the path to one message of another
+* ``watch``         other processes' commits turned into directory events
 """
 
 from backend.chats.chats import Chat, Chats, TitleGenerator
@@ -24,10 +28,12 @@ from backend.chats.events import (
     ChatRenamed,
     ChatRestored,
     ChatTurnRecorded,
+    DirectoryChanged,
     DirectoryEvent,
     DirectoryListener,
     SharedContextChanged,
 )
+from backend.chats.imports import ChatImports, ImportTarget, SourceKey
 from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
 from backend.chats.text import (
     MAX_PREVIEW_CHARS,
@@ -49,15 +55,19 @@ __all__ = [
     "ChatCursor",
     "ChatDeleted",
     "ChatHit",
+    "ChatImports",
     "ChatRenamed",
     "ChatRestored",
     "ChatSummary",
     "ChatTurnRecorded",
     "Chats",
+    "DirectoryChanged",
     "DirectoryEvent",
     "DirectoryListener",
+    "ImportTarget",
     "IndexRepair",
     "SharedContextChanged",
+    "SourceKey",
     "TitleGenerator",
     "split_snippet",
 ]

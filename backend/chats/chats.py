@@ -46,7 +46,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from types import TracebackType
 
@@ -62,7 +62,9 @@ from backend.chats.events import (
     EventBus,
     SharedContextChanged,
 )
+from backend.chats.fork import fork_chat
 from backend.chats.ids import ChatIds
+from backend.chats.imports import ChatImports
 from backend.chats.index import CONVERSATION, MessageIndex, fanout_search
 from backend.chats.layout import DirectoryLayout
 from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
@@ -74,6 +76,7 @@ from backend.chats.text import (
     phrase_query,
     prefix_query,
 )
+from backend.chats.watch import ForeignChangeWatcher
 from backend.clock import now_ms
 from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S, Settings
 from backend.errors import ChatNotFoundError, ConflictError, InvalidInputError, StorageError
@@ -201,6 +204,10 @@ class Chats:
                 foreign_commits=self._foreign_commits,
                 clock=self._clock,
             )
+            self._watcher = ForeignChangeWatcher(
+                self.database, self._directory, self.directory_id, self._events.emit
+            )
+            self._events.on_first, self._events.on_last = self._watcher.start, self._watcher.stop
             self.sweep()
             self._remove_stale_files()
             self._index.repair()
@@ -589,6 +596,27 @@ class Chats:
         """Call ``listener(event)`` after every committed directory change; returns unsubscribe."""
         return self._events.subscribe(listener)
 
+    # ── import and fork (backend.chats.imports, backend.chats.fork) ──
+
+    @cached_property
+    def imports(self) -> ChatImports:
+        """The directory side of imports: one chat per source conversation."""
+        self._check_open()
+        return ChatImports(
+            self.database,
+            self._directory,
+            self.directory_id,
+            insert_new=self._insert_new,
+            load_live=self._load_live,
+            emit_after_commit=self._emit_after_commit,
+            clock=self._clock,
+        )
+
+    def fork_chat(self, chat_id: str, at_message_id: str, title: str | None = None) -> ChatSummary:
+        """A new chat holding the path from the root to ``at_message_id`` (see ``fork``)."""
+        self._check_open()
+        return fork_chat(self, chat_id, at_message_id, title)
+
     def _emit_after_commit(self, event: DirectoryEvent) -> None:
         self.database.after_commit(lambda: self._events.emit(event))
 
@@ -689,6 +717,7 @@ class Chats:
         if self._closed:
             return
         self._closed = True
+        self._watcher.stop()
         with self._lock:
             entries = list(self._open.values())
             self._open.clear()

@@ -229,6 +229,39 @@ class DirectoryStore:
     def due_for_purge(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
         return [_record(r) for r in self.db.query(self._SELECT_DUE, (cutoff_ms, limit))]
 
+    _WATERMARKS = (
+        "SELECT (SELECT coalesce(max(num), 0) FROM chats), "
+        "(SELECT coalesce(max(updated_at), 0) FROM chats WHERE deleted_at IS NULL), "
+        "(SELECT coalesce(max(deleted_at), 0) FROM chats "
+        "WHERE deleted_at IS NOT NULL AND purged_at IS NULL)"
+    )
+    _CREATED_AFTER = f"SELECT {_COLUMNS} FROM chats c WHERE c.num > ? ORDER BY c.num LIMIT ?"
+    _UPDATED_AFTER = (
+        f"SELECT {_COLUMNS} FROM chats c WHERE c.deleted_at IS NULL AND c.updated_at > ? "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+    )
+    _DELETED_AFTER = (
+        f"SELECT {_COLUMNS} FROM chats c WHERE c.deleted_at IS NOT NULL "
+        "AND c.purged_at IS NULL AND c.deleted_at > ? ORDER BY c.deleted_at LIMIT ?"
+    )
+
+    def watermarks(self) -> tuple[int, int, int]:
+        """``(max num, newest live updated_at, newest deleted_at)``: where a watcher stands."""
+        row = self.db.query_one(self._WATERMARKS)
+        assert row is not None
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def changed_after(
+        self, marks: tuple[int, int, int], limit: int
+    ) -> tuple[list[ChatRecord], list[ChatRecord], list[ChatRecord]]:
+        """Rows created, updated and deleted past ``marks`` (each list at most ``limit``)."""
+        num, updated_at, deleted_at = marks
+        return (
+            [_record(r) for r in self.db.query(self._CREATED_AFTER, (num, limit))],
+            [_record(r) for r in self.db.query(self._UPDATED_AFTER, (updated_at, limit))],
+            [_record(r) for r in self.db.query(self._DELETED_AFTER, (deleted_at, limit))],
+        )
+
     # ── writes (inside the caller's transaction) ────────────────────
 
     _INSERT = (
@@ -268,6 +301,19 @@ class DirectoryStore:
         self.db.execute(self._RENAME, (title, record.num))
         self._set_title_index(record.num, title)
         return replace(record, title=title)
+
+    _BACKDATE = (
+        "UPDATE chats SET created_at = ?, updated_at = ?, last_message_preview = ? WHERE num = ?"
+    )
+
+    def backdate(
+        self, record: ChatRecord, created_at: int, updated_at: int, preview: str | None
+    ) -> ChatRecord:
+        """Give an imported chat its source's times and preview (lists sort by them)."""
+        self.db.execute(self._BACKDATE, (created_at, updated_at, preview, record.num))
+        return replace(
+            record, created_at=created_at, updated_at=updated_at, last_message_preview=preview
+        )
 
     _SOFT_DELETE = "UPDATE chats SET deleted_at = ? WHERE num = ? AND deleted_at IS NULL"
 

@@ -17,7 +17,14 @@ type                     meaning
 ``shared_context``       shared memory ``label`` changed: ``kind`` is ``set``, ``append``
                          (``content`` = the whole block now) or ``index`` (``key``,
                          ``content`` = the entry)
+``changed``              another process changed the directory in a way not told by
+                         the events above (a rename, shared memory, an import's update):
+                         reload lists and memory
 =======================  ===========================================================
+
+Changes made by **another process** (the ``chats`` CLI, another app worker) reach this
+process's listeners too while anyone is subscribed (``backend.chats.watch``): as ``created``,
+``deleted`` and ``turn_recorded`` where the rows say so, else as one ``changed``.
 """
 
 from __future__ import annotations
@@ -94,8 +101,20 @@ class SharedContextChanged:
     key: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class DirectoryChanged:
+    type: ClassVar[str] = "changed"
+    directory_id: str
+
+
 DirectoryEvent = (
-    ChatCreated | ChatRenamed | ChatDeleted | ChatRestored | ChatTurnRecorded | SharedContextChanged
+    ChatCreated
+    | ChatRenamed
+    | ChatDeleted
+    | ChatRestored
+    | ChatTurnRecorded
+    | SharedContextChanged
+    | DirectoryChanged
 )
 DirectoryListener = Callable[[DirectoryEvent], object]
 
@@ -106,17 +125,32 @@ class EventBus:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._listeners: list[DirectoryListener] = []
+        # Called outside the lock when the first listener arrives / the last one leaves (the
+        # directory starts and stops its cross-process watcher there).
+        self.on_first: Callable[[], None] | None = None
+        self.on_last: Callable[[], None] | None = None
+
+    @property
+    def has_listeners(self) -> bool:
+        return bool(self._listeners)
 
     def subscribe(self, listener: DirectoryListener) -> Callable[[], None]:
         if not callable(listener):
             raise TypeError("listener must be callable")
         with self._lock:
             self._listeners.append(listener)
+            first = len(self._listeners) == 1
+        if first and self.on_first is not None:
+            self.on_first()
 
         def unsubscribe() -> None:
             with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
+                if listener not in self._listeners:
+                    return
+                self._listeners.remove(listener)
+                last = not self._listeners
+            if last and self.on_last is not None:
+                self.on_last()
 
         return unsubscribe
 

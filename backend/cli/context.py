@@ -7,6 +7,9 @@ named on stderr (a command with one item that is refused counts too: nothing was
 what this CLI answers for input that can never be valid (a malformed username, a password
 the policy refuses, a bad setting in the environment).
 
+``--user U`` (the chat commands) names a username or user id; when the folder has no
+accounts database (``CHATS_AUTH=none`` installs), ``U`` is the directory id itself.
+
 Subcommands open the stores they need through :class:`CliContext`, which closes them when the
 command ends. Each subcommand lives in its own module and registers itself in
 :mod:`backend.cli.main`.
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
-from backend.accounts import Accounts
+from backend.accounts import ACCOUNTS_FILE, Accounts
+from backend.chats import Chats
 from backend.config import Settings
 from backend.errors import ChatsError, InvalidInputError
 from backend.storage.durability import set_default_synchronous
@@ -36,6 +41,7 @@ class CliContext:
         self.settings = settings
         set_default_synchronous(settings.sqlite_synchronous)  # as durable as the app's writes
         self._accounts: Accounts | None = None
+        self._directories: dict[str, Chats] = {}
 
     @classmethod
     def from_options(cls, data_dir: Path | None) -> CliContext:
@@ -52,7 +58,41 @@ class CliContext:
             self._accounts = Accounts(self.settings)
         return self._accounts
 
+    def directory_id(self, user: str) -> str:
+        """``--user U``: a username or a user id; with no accounts database, a directory id.
+
+        A user's directory id is their user id. An unknown user is bad usage (exit 2).
+        """
+        if (self.settings.data_dir / ACCOUNTS_FILE).is_file():
+            accounts = self.accounts()
+            try:
+                found = accounts.user_by_username(user)
+            except InvalidInputError:  # not shaped like a username: maybe an id
+                found = None
+            found = found or accounts.user(user)
+            if found is None:
+                raise click.UsageError(f"--user {user}: no such user")
+            return found.id
+        return user
+
+    def directory(self, user: str) -> Chats:
+        """The directory of ``--user U``, opened once per invocation (closed at the end)."""
+        return self.directory_by_id(self.directory_id(user), f"--user {user}")
+
+    def directory_by_id(self, directory_id: str, what: str = "directory") -> Chats:
+        chats = self._directories.get(directory_id)
+        if chats is None:
+            try:
+                chats = Chats.from_settings(self.settings, directory_id)
+            except InvalidInputError as exc:
+                raise click.UsageError(f"{what}: {exc}") from exc
+            self._directories[directory_id] = chats
+        return chats
+
     def close(self) -> None:
+        for chats in self._directories.values():
+            chats.close()
+        self._directories.clear()
         if self._accounts is not None:
             self._accounts.close()
             self._accounts = None
@@ -63,6 +103,10 @@ pass_cli = click.make_pass_decorator(CliContext)
 
 def exit_status_for(error: ChatsError) -> int:
     return EXIT_USAGE if isinstance(error, InvalidInputError) else EXIT_PARTIAL
+
+
+def fail(status: int) -> NoReturn:
+    raise click.exceptions.Exit(status)
 
 
 def refuse(item: str, error: ChatsError) -> int:

@@ -16,10 +16,26 @@ from pathlib import Path
 
 import click
 
+from backend.cli.backup import backup
 from backend.cli.context import CliContext
+from backend.cli.export import export
+from backend.cli.import_chats import import_chats
+from backend.cli.list_chats import list_chats
+from backend.cli.repair import repair
+from backend.cli.restore import restore
+from backend.cli.search import search
 from backend.cli.users import users
 
-SUBCOMMANDS: tuple[click.Command, ...] = (users,)
+SUBCOMMANDS: tuple[click.Command, ...] = (
+    users,
+    list_chats,
+    search,
+    export,
+    import_chats,
+    backup,
+    restore,
+    repair,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

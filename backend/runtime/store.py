@@ -148,6 +148,12 @@ INSERT INTO runtime_runs (
     agent_id, agent_version, enqueued_at
 ) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)
 """
+_IMPORT_CONVERSATION = """
+INSERT OR REPLACE INTO runtime_conversation (
+    id, tenant_id, owner_principal_id, participant_ids, agent_id, agent_version_policy,
+    agent_version, session_state_version, title, last_run_id, archived_at, created_at, updated_at
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
 _SELECT_RUN = "SELECT * FROM runtime_runs WHERE id = ?"
 _SELECT_OPEN_RUNS = """
 SELECT * FROM runtime_runs
@@ -269,6 +275,40 @@ class RuntimeStore:
             size = len(encoded.encode())
             self.db.execute(_UPSERT_STATE, (conversation_id, encoded, size, now))
         return SessionState(expected_version + 1, json.loads(encoded), size, now)
+
+    def import_record(
+        self, conversation: Conversation, encoded_state: str | None, state_updated_at: int
+    ) -> None:
+        """Write an exported record and state document verbatim (``backend.portability``).
+
+        For restoring an export into a fresh chat file: the record's version counter and
+        timestamps are kept as exported, so a round trip gives the same document. The caller
+        validates the state first (``state_schema.check_state`` gives ``encoded_state``).
+        """
+        with self.db.transaction():
+            self.db.execute(
+                _IMPORT_CONVERSATION,
+                (
+                    conversation.id,
+                    conversation.tenant_id,
+                    conversation.owner_principal_id,
+                    json.dumps(list(conversation.participant_ids)),
+                    conversation.agent_id,
+                    conversation.agent_version_policy,
+                    conversation.agent_version,
+                    conversation.session_state_version,
+                    well_formed_text(conversation.title),
+                    conversation.last_run_id,
+                    conversation.archived_at,
+                    conversation.created_at,
+                    conversation.updated_at,
+                ),
+            )
+            if encoded_state is not None:
+                size = len(encoded_state.encode())
+                self.db.execute(
+                    _UPSERT_STATE, (conversation.id, encoded_state, size, state_updated_at)
+                )
 
     # ── runs ────────────────────────────────────────────────────────
 

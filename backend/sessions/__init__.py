@@ -28,7 +28,13 @@ compaction_store, attachment_store, search_index):
     tokens            heuristic token estimates
 """
 
-from backend.sessions.attachments import POINTER_PREFIX
+from backend.sessions.attachments import (
+    POINTER_PREFIX,
+    Payload,
+    extract_attachments,
+    find_pointers,
+    resolve_attachments,
+)
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES, split_content
 from backend.sessions.compaction import CompactionFunction, create_compact_function
 from backend.sessions.documents import SearchableDocuments
@@ -54,6 +60,8 @@ from backend.sessions.records import (
     RowStat,
     SearchResult,
     StoredCompaction,
+    StoredEntry,
+    TreeEntry,
 )
 from backend.sessions.schema import SCHEMA_VERSION
 from backend.sessions.sessions import Sessions
@@ -75,6 +83,7 @@ __all__ = [
     "CompactionFunction",
     "DeleteEvent",
     "ImportEvent",
+    "Payload",
     "RecentHistory",
     "RowStat",
     "SearchResult",
@@ -84,10 +93,15 @@ __all__ = [
     "SessionChangeListener",
     "Sessions",
     "StoredCompaction",
+    "StoredEntry",
+    "TreeEntry",
     "UpdateEvent",
     "create_compact_function",
     "estimate_message_tokens",
     "estimate_string_tokens",
+    "extract_attachments",
+    "find_pointers",
     "is_compaction_message",
+    "resolve_attachments",
     "split_content",
 ]

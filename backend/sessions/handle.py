@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from backend.clock import now_ms
+from backend.sessions.attachments import find_pointers
 from backend.sessions.chunking import utf8_length
 from backend.sessions.compaction import CompactionFunction
-from backend.sessions.encoding import EncodedMessage, encode_message
+from backend.sessions.encoding import EncodedMessage, decode_content, encode_message
 from backend.sessions.events import (
     AppendEvent,
     ClearEvent,
@@ -48,6 +49,8 @@ from backend.sessions.records import (
     RowStat,
     SearchResult,
     StoredCompaction,
+    StoredEntry,
+    TreeEntry,
     _Omitted,
 )
 from backend.sessions.sanitize import sanitize_message, strip_reserved_metadata, validate_message
@@ -62,6 +65,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("backend.sessions")
 
 HISTORY_WINDOW_ROWS = 50
+TREE_WINDOW_ROWS = 200
 HISTORY_WINDOW_BYTES = 4 * 1024 * 1024
 NEWEST_FIRST_WINDOW_ROWS = 8
 DEFAULT_BATCH_SIZE = 50
@@ -476,6 +480,55 @@ class Session:
                 branches.append(message)
         return branches
 
+    def tree(self) -> Iterator[TreeEntry]:
+        """Every stored row, every branch, in insertion order (what an export needs).
+
+        Unlike ``history()`` nothing is hidden or overlaid: overlay echo rows are rows too.
+        Importing the entries in this order (``import_message``) rebuilds the same tree,
+        sibling order and active leaf.
+        """
+        for _, content, parent_id, created_at in self._stored_rows():
+            message = self._store.rows.decode(content)
+            if message is not None:
+                yield TreeEntry(message, parent_id, created_at)
+
+    def stored_tree(self) -> Iterator[StoredEntry]:
+        """``tree()`` in stored form: each row's JSON text as written, attachments as pointers.
+
+        What a lossless export writes (no decode, no re-encode); fetch the bytes behind the
+        pointers with :meth:`load_attachments`.
+        """
+        for message_id, content, parent_id, created_at in self._stored_rows():
+            if decode_content(content) is not None:  # the rule of tree(): unreadable rows skip
+                hashes = frozenset(find_pointers(content))
+                yield StoredEntry(message_id, content, parent_id, created_at, hashes)
+
+    def _stored_rows(self) -> Iterator[tuple[str, str, str | None, int]]:
+        """``(id, stored JSON, parent_id, created_at)`` of every row in ``seq`` order.
+
+        Ids are read first (small), contents in windows of ``TREE_WINDOW_ROWS``; a row
+        deleted meanwhile is skipped.
+        """
+        with self._db.lock:
+            self._store.refresh(self._id)
+            rows = self._store.paths.tree_rows(self._id)
+        for start in range(0, len(rows), TREE_WINDOW_ROWS):
+            window = rows[start : start + TREE_WINDOW_ROWS]
+            with self._db.lock:
+                contents = self._store.rows.load_contents(self._id, [row[0] for row in window])
+            for message_id, parent_id, created_at in window:
+                content = contents.pop(message_id, None)
+                if content is not None:
+                    yield message_id, content, parent_id, created_at
+
+    def load_attachments(self, hashes: Iterable[str]) -> dict[str, tuple[bytes, str]]:
+        """``{hash: (bytes, media_type)}`` of the attachments this file holds among ``hashes``."""
+        wanted = set(hashes)
+        if not wanted:
+            return {}
+        with self._db.lock:
+            return self._store.attachments.load_payloads(wanted)
+
     def search(self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT) -> list[SearchResult]:
         """Messages whose text contains ``query`` as a phrase, best rank first.
 
@@ -518,6 +571,33 @@ class Session:
 
         self._write(add)
         return compaction
+
+    def import_compaction(self, compaction: StoredCompaction) -> bool:
+        """Store a historical overlay verbatim (its id and time); False if the id exists.
+
+        The import twin of ``add_compaction`` (ids are not checked, as there): emits
+        ``compaction``.
+        """
+        if not isinstance(compaction, StoredCompaction):
+            raise TypeError("import_compaction takes a StoredCompaction")
+        if isinstance(compaction.created_at, bool) or not isinstance(compaction.created_at, int):
+            raise TypeError("created_at is integer milliseconds")
+        stored = StoredCompaction(
+            compaction.id,
+            well_formed_text(compaction.summary),
+            compaction.from_message_id,
+            compaction.to_message_id,
+            compaction.created_at,
+        )
+
+        def add() -> bool:
+            if any(c.id == stored.id for c in self._store.compactions.load(self._id)):
+                return False
+            self._store.add_compaction(self._id, stored)
+            self._feed.publish(CompactionEvent(self._id, stored))
+            return True
+
+        return self._write(add)
 
     def get_compactions(self) -> list[StoredCompaction]:
         """Every overlay of this session, oldest first."""

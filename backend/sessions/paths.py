@@ -157,3 +157,11 @@ class PathReader:
             (row["id"], row["seq"])
             for row in self.db.query(self._SELECT_CHILDREN, (session_id, parent_id))
         ]
+
+    _SELECT_TREE = (
+        "SELECT id, parent_id, created_at FROM session_messages WHERE session_id = ? ORDER BY seq"
+    )
+
+    def tree_rows(self, session_id: str) -> list[tuple[str, str | None, int]]:
+        """``(id, parent_id, created_at)`` of every row, in insertion (``seq``) order."""
+        return [(r[0], r[1], r[2]) for r in self.db.query(self._SELECT_TREE, (session_id,))]

@@ -88,3 +88,25 @@ class CompactResult:
     from_message_id: str
     to_message_id: str
     summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEntry:
+    """One stored row of a conversation's tree, as ``Session.tree()`` walks it (insertion
+    order): the message as written (attachments inline), its parent and its timestamp."""
+
+    message: dict[str, Any]
+    parent_id: str | None
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """One row as ``Session.stored_tree()`` reads it: the stored JSON text (attachments as
+    ``attachment:sha256:<hex>`` pointers, the hashes in ``attachments``), parent and time."""
+
+    id: str
+    content: str
+    parent_id: str | None
+    created_at: int
+    attachments: frozenset[str]

@@ -367,6 +367,23 @@ class Database:
                 ran.append(name)
             return ran
 
+    def backup_to(self, target: str | Path) -> None:
+        """Copy this database into the file ``target`` with SQLite's online backup API.
+
+        One step (all pages under one read lock), so the copy is one committed state of the
+        file while other connections keep writing (WAL); ``target`` may be a live database
+        other connections hold open: they see its new content, never a torn file.
+        """
+        with self.lock:
+            try:
+                destination = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000)
+                try:
+                    self._conn.backup(destination, pages=-1)
+                finally:
+                    destination.close()
+            except sqlite3.Error as exc:
+                raise StorageError(f"backup of {self.path} to {target}: {exc}") from exc
+
     def table_exists(self, name: str) -> bool:
         return self.query_one(_SELECT_TABLE, (name,)) is not None
 

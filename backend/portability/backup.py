@@ -1,0 +1,165 @@
+"""Consistent snapshots of a data folder while the app serves, and restoring one.
+
+``backup_data_dir(data_dir, out)`` copies every SQLite database of the folder (the
+accounts, every directory, every chat file) with **SQLite's online backup API**, never a
+file copy: each database is read inside one read transaction, so each copy is one committed
+state of its file even while writers carry on (WAL lets them), and a half-written page or a
+``-wal`` not yet checkpointed is never copied. Order: the accounts, then each directory
+database, then that directory's chat files (only those the copied directory lists: a chat
+created after its directory was copied is not in the backup). A chat file copied later than
+its directory may hold messages newer than the directory's message index: ``restore`` runs
+the index repair, which reconciles exactly that.
+
+The backup is one ``.zip`` (``backup.json`` + the databases under their relative paths).
+``restore_data_dir(backup, data_dir)`` writes each database back through the online backup
+API into the live file (so an app holding it open sees the restored content, never a torn
+file), then repairs every restored directory's index.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from backend.chats import Chats
+from backend.chats.directory import DirectoryStore
+from backend.chats.layout import CHATS_FOLDER, DIRECTORY_FILE, DirectoryLayout
+from backend.clock import now_ms
+from backend.errors import InvalidInputError
+from backend.storage import Database
+
+BACKUP_FORMAT = "chats.backup"
+BACKUP_VERSION = 1
+MANIFEST = "backup.json"
+ACCOUNTS_FILE = "accounts.sqlite"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(slots=True)
+class BackupReport:
+    databases: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _databases(data_dir: Path) -> list[Path]:
+    """Relative paths in backup order: accounts, then each directory and its chats."""
+    found: list[Path] = []
+    if (data_dir / ACCOUNTS_FILE).is_file():
+        found.append(Path(ACCOUNTS_FILE))
+    for directory in sorted(p for p in data_dir.iterdir() if p.is_dir()):
+        if (directory / DIRECTORY_FILE).is_file():
+            found.append(directory.relative_to(data_dir) / DIRECTORY_FILE)
+    return found
+
+
+def _chat_files(data_dir: Path, directory_copy: Path, folder: Path) -> list[Path]:
+    """The chat files the copied directory database knows (by id and generation)."""
+    layout = DirectoryLayout(data_dir, folder.name)
+    listed = Database(directory_copy)
+    try:
+        wanted = {
+            layout.chat_path(chat_id, generation).name
+            for _, chat_id, generation in DirectoryStore(listed).unpurged_chats()
+        }
+    finally:
+        listed.close()
+    chats = data_dir / folder / CHATS_FOLDER
+    if not chats.is_dir():
+        return []
+    return [
+        folder / CHATS_FOLDER / p.name for p in sorted(chats.glob("*.sqlite")) if p.name in wanted
+    ]
+
+
+def backup_data_dir(data_dir: Path, out: Path, *, progress: Progress | None = None) -> BackupReport:
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise InvalidInputError(f"{data_dir}: no such data folder")
+    report = BackupReport()
+    with (
+        tempfile.TemporaryDirectory(prefix="chats-backup-") as scratch,
+        zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+    ):
+        work = Path(scratch)
+        queue = _databases(data_dir)
+        done = 0
+        while queue:
+            relative = queue.pop(0)
+            copy = work / "copy.sqlite"
+            try:
+                _online_copy(data_dir / relative, copy)
+            except Exception as exc:
+                report.failures.append((str(relative), str(exc)))
+                continue
+            if relative.name == DIRECTORY_FILE:
+                queue[0:0] = _chat_files(data_dir, copy, relative.parent)
+            archive.write(copy, relative.as_posix())
+            copy.unlink()
+            report.databases.append(relative.as_posix())
+            done += 1
+            if progress is not None:
+                progress(done, done + len(queue))
+        manifest = {
+            "format": BACKUP_FORMAT,
+            "version": BACKUP_VERSION,
+            "created_at": now_ms(),
+            "databases": report.databases,
+        }
+        archive.writestr(MANIFEST, json.dumps(manifest, indent=1))
+    return report
+
+
+def _online_copy(source: Path, target: Path) -> None:
+    database = Database(source)
+    try:
+        database.backup_to(target)
+    finally:
+        database.close()
+
+
+def restore_data_dir(
+    backup: Path, data_dir: Path, *, progress: Progress | None = None
+) -> BackupReport:
+    report = BackupReport()
+    try:
+        archive = zipfile.ZipFile(backup)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise InvalidInputError(f"{backup}: not a backup ({exc})") from exc
+    with archive, tempfile.TemporaryDirectory(prefix="chats-restore-") as scratch:
+        try:
+            manifest = json.loads(archive.read(MANIFEST))
+        except (KeyError, ValueError) as exc:
+            raise InvalidInputError(f"{backup}: no {MANIFEST}; not a chats backup") from exc
+        if manifest.get("format") != BACKUP_FORMAT:
+            raise InvalidInputError(f"{backup}: not a chats backup")
+        names = [n for n in manifest.get("databases", []) if isinstance(n, str)]
+        directories: list[str] = []
+        for index, name in enumerate(names):
+            relative = Path(name)
+            if relative.is_absolute() or ".." in relative.parts:
+                report.failures.append((name, "unsafe path in backup"))
+                continue
+            extracted = Path(archive.extract(name, scratch))
+            target = Path(data_dir) / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                _online_copy(extracted, target)
+            except Exception as exc:
+                report.failures.append((name, str(exc)))
+                continue
+            finally:
+                extracted.unlink()
+            report.databases.append(name)
+            if relative.name == DIRECTORY_FILE and len(relative.parts) == 2:
+                directories.append(relative.parts[0])
+            if progress is not None:
+                progress(index + 1, len(names))
+        for directory_id in directories:
+            with Chats(data_dir, directory_id) as chats:
+                chats.repair_index(full=True)
+    return report

@@ -1,0 +1,162 @@
+"""This project's own export (``docs/export-format.md``): one chat document, or the ``.zip``.
+
+Read back losslessly: every row with its parent and time in the exported order, compactions
+with their ids, the conversation record and session state, title and times. Attachment
+pointers are resolved from the document's ``attachments`` (inline base64) or the archive's
+``attachments/<hash>`` files, and the store lifts them out again under the same hash. A chat
+imported from an export is keyed by the chat's ``source`` if it has one (so an imported
+ChatGPT conversation stays one chat however it travels), else by ``chats`` + its exported id.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from backend.chats import SourceKey
+from backend.portability.archive import ImportSource
+from backend.portability.document import (
+    ARCHIVE_FORMAT,
+    CHAT_FORMAT,
+    EXPORT_VERSION,
+    MANIFEST_NAME,
+    NATIVE_SOURCE,
+    ImportedConversation,
+    ImportedMessage,
+    Refused,
+    StateDocument,
+    fit_title,
+)
+from backend.runtime import Conversation
+from backend.sessions import StoredCompaction, find_pointers, resolve_attachments
+
+NAME = NATIVE_SOURCE
+
+Loader = Callable[[set[str]], dict[str, tuple[bytes, str]]]
+
+
+def looks_like(record: dict[str, Any] | None) -> bool:
+    return isinstance(record, dict) and record.get("format") in (CHAT_FORMAT, ARCHIVE_FORMAT)
+
+
+def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:
+    if source.zip is None:
+        with source.open(None) as stream:
+            document = _load(stream.read(), source.path.name)
+        if isinstance(document, Refused):
+            yield document
+            return
+        yield _convert_or_refuse(document, source.path.name, None)
+        return
+    manifest = _load(source.read_member(MANIFEST_NAME) or b"", MANIFEST_NAME)
+    if isinstance(manifest, Refused):
+        yield manifest
+        return
+    _check_version(manifest)
+    for entry in manifest.get("chats") or []:
+        member = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(member, str):
+            yield Refused(f"{MANIFEST_NAME} entry {entry!r}", "names no chat file")
+            continue
+        data = source.read_member(member)
+        if data is None:
+            yield Refused(member, "listed in the manifest but missing from the archive")
+            continue
+        document = _load(data, member)
+        if isinstance(document, Refused):
+            yield document
+            continue
+        yield _convert_or_refuse(document, member, source)
+
+
+def _load(data: bytes, name: str) -> dict[str, Any] | Refused:
+    try:
+        document = json.loads(data)
+    except ValueError as exc:
+        return Refused(name, f"not valid JSON: {exc}")
+    if not isinstance(document, dict):
+        return Refused(name, "not a JSON object")
+    return document
+
+
+def _check_version(document: dict[str, Any]) -> None:
+    version = document.get("version")
+    if not isinstance(version, int) or version > EXPORT_VERSION:
+        raise ValueError(f"export format version {version!r}; this version reads up to 1")
+
+
+def _convert_or_refuse(
+    document: dict[str, Any], name: str, source: ImportSource | None
+) -> ImportedConversation | Refused:
+    try:
+        return convert(document, source)
+    except Exception as exc:
+        return Refused(name, f"unreadable: {exc!r}")
+
+
+def convert(document: dict[str, Any], source: ImportSource | None = None) -> ImportedConversation:
+    if document.get("format") != CHAT_FORMAT:
+        raise ValueError(f"not a chat document (format {document.get('format')!r})")
+    _check_version(document)
+    chat = document["chat"]
+    origin = document.get("source")
+    if isinstance(origin, dict):
+        key = SourceKey(str(origin["format"]), str(origin["id"]))
+    else:
+        key = SourceKey(NATIVE_SOURCE, str(chat["id"]))
+    load = _loader(document.get("attachments") or {}, source)
+    messages = []
+    for row in document.get("messages") or []:
+        message = row["message"]
+        hashes = find_pointers(json.dumps(message))
+        if hashes:
+            message = resolve_attachments(message, hashes, load)
+        messages.append(ImportedMessage(message, row.get("parent_id"), int(row["created_at"])))
+    compactions = [
+        StoredCompaction(
+            str(c["id"]),
+            str(c["summary"]),
+            str(c["from_message_id"]),
+            str(c["to_message_id"]),
+            int(c["created_at"]),
+        )
+        for c in document.get("compactions") or []
+    ]
+    record = document.get("conversation")
+    state = document.get("session_state")
+    return ImportedConversation(
+        source=key,
+        title=fit_title(chat.get("title")),
+        created_at=int(chat["created_at"]),
+        updated_at=int(chat["updated_at"]),
+        messages=messages,
+        compactions=compactions,
+        record=None
+        if record is None
+        else Conversation(**(record | {"participant_ids": tuple(record["participant_ids"])})),
+        state=None
+        if state is None
+        else StateDocument(dict(state["data"]), int(state["updated_at"])),
+        preview_text=chat.get("last_message_preview") or "",  # "": none, as exported
+    )
+
+
+def _loader(listing: dict[str, Any], source: ImportSource | None) -> Loader:
+    def load(hashes: set[str]) -> dict[str, tuple[bytes, str]]:
+        found: dict[str, tuple[bytes, str]] = {}
+        for digest in hashes:
+            entry = listing.get(digest)
+            if not isinstance(entry, dict):
+                continue
+            media_type = str(entry.get("media_type") or "application/octet-stream")
+            if isinstance(entry.get("data"), str):
+                found[digest] = (base64.b64decode(entry["data"]), media_type)
+            elif source is not None and isinstance(entry.get("path"), str):
+                data = source.read_member(entry["path"])
+                if data is not None:
+                    found[digest] = (data, media_type)
+        return found
+
+    return load

@@ -1,0 +1,119 @@
+"""Writing imported conversations into a directory: atomic per chat, de-duplicated, streamed.
+
+``import_file(chats, path)`` detects the format, then for each conversation the format
+yields (one at a time: memory is one conversation, whatever the file's size):
+
+1. ``chats.imports.begin`` finds or creates its chat, keyed by the source (format + source
+   conversation id). Unchanged since the last import (same digest): nothing is written.
+2. One transaction on the chat's file writes every message with ``import_message`` (explicit
+   parent and time, existing ids skipped), the compactions and, for this project's exports,
+   the conversation record and session state. A failure rolls the chat's file back; a chat
+   made for it is deleted again, and the conversation is reported failed.
+3. ``chats.imports.finish`` marks the source complete.
+
+**Re-import is an update**: a conversation with new messages since the last import gets
+them added to the same chat (ids are the source's, so existing ones are skipped); the chat's
+time and preview move to the source's. Nothing is ever removed by a re-import.
+
+A conversation that cannot be read or written is reported (``ImportReport.failures``) and
+skipped; the others import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from backend.chats import Chats
+from backend.portability.archive import ImportSource
+from backend.portability.detect import ImportFormat, detect
+from backend.portability.document import ImportedConversation, Refused
+from backend.portability.report import Failure, ImportReport
+from backend.runtime.state_schema import check_state
+from backend.runtime.store import RuntimeStore
+
+ProgressCallback = Callable[[int, int], None]
+"""``progress(bytes_read, total_bytes)`` after each conversation."""
+
+
+def import_file(
+    chats: Chats, path: str | Path, *, progress: ProgressCallback | None = None
+) -> ImportReport:
+    with ImportSource(path) as source:
+        found = detect(source)
+        return import_from(chats, source, found, progress=progress)
+
+
+def import_from(
+    chats: Chats,
+    source: ImportSource,
+    found: ImportFormat,
+    *,
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    report = ImportReport(format=found.NAME)
+    for item in found.conversations(source):
+        if isinstance(item, Refused):
+            report.failures.append(Failure(item.item, item.reason))
+        else:
+            try:
+                write_conversation(chats, item, report)
+            except Exception as exc:  # reported, and the next conversation imports
+                name = f"{item.source.format} conversation {item.source.source_id} {item.title!r}"
+                report.failures.append(Failure(name, f"{type(exc).__name__}: {exc}"))
+        if progress is not None:
+            progress(source.position(), source.size)
+    return report
+
+
+def write_conversation(
+    chats: Chats, conversation: ImportedConversation, report: ImportReport
+) -> None:
+    digest = conversation.digest()
+    preview = conversation.preview()
+    target = chats.imports.begin(
+        conversation.source,
+        digest,
+        title=conversation.title,
+        created_at=conversation.created_at,
+        updated_at=conversation.updated_at,
+        preview=preview,
+    )
+    if target.status == "unchanged":
+        report.unchanged += 1
+        return
+    encoded_state = None
+    if conversation.state is not None:
+        encoded_state = check_state(conversation.state.data, None)
+    chat = chats.get_chat(target.chat.id)
+    try:
+        session = chat.session
+        with chat.database.transaction():
+            before = chat.database.stats.rows_written
+            for entry in conversation.messages:
+                session.import_message(
+                    entry.message, parent_id=entry.parent_id, created_at=entry.created_at
+                )
+            for compaction in conversation.compactions:
+                session.import_compaction(compaction)
+            if conversation.record is not None:
+                record = dataclasses.replace(conversation.record, id=target.chat.id)
+                updated_at = conversation.state.updated_at if conversation.state else 0
+                RuntimeStore(chat.database).import_record(record, encoded_state, updated_at)
+            wrote = chat.database.stats.rows_written != before
+    except BaseException:
+        if target.status == "new":
+            chats.delete_chat(target.chat.id)
+        raise
+    chats.imports.finish(
+        conversation.source, target, updated_at=conversation.updated_at, preview=preview
+    )
+    report.chat_ids.append(target.chat.id)
+    report.messages += len(conversation.messages)
+    if target.status == "update" and wrote:
+        report.updated += 1
+    elif target.status == "update":
+        report.unchanged += 1
+    else:
+        report.imported += 1
