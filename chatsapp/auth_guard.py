@@ -91,7 +91,11 @@ class AuthGuard(Middleware):
 
 
 async def _entry_page(current: str) -> str:
-    if await offload(services().accounts().needs_setup):
+    """Where a signed-out tab goes: the first-run form of a fresh local install, else sign-in
+    (in ``header`` mode the sign-in page explains that the proxy signs people in)."""
+    if services().settings.auth_mode == "local" and await offload(
+        services().accounts().needs_setup
+    ):
         return "/setup"
     if current.startswith("/chat/"):
         return "/sign-in?" + urlencode({"next": current})

@@ -95,6 +95,23 @@ def _form(action: str, *children: rx.Component, form_id: str) -> rx.Component:
 
 
 def sign_in_page() -> rx.Component:
+    """The password form; in ``header`` mode a refusal: the proxy signs people in, not us."""
+    return rx.cond(AuthPageTabState.auth_mode == "header", _proxy_refusal(), _password_sign_in())
+
+
+def _proxy_refusal() -> rx.Component:
+    return _card(
+        "Not signed in",
+        rx.text(
+            "This server signs people in through its reverse proxy, and this request was not "
+            "identified by it: either it did not come through a trusted proxy, or the proxy "
+            "sent no identity. Open Chats through your organisation's sign-in address.",
+            id="header-refused",
+        ),
+    )
+
+
+def _password_sign_in() -> rx.Component:
     state = AuthPageTabState
     return _card(
         "Sign in to Chats",

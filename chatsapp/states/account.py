@@ -41,7 +41,8 @@ class AuthPageTabState(rx.State):
         self.next_path = _query(self, "next") or "/"
         self.invite = _query(self, "invite")
         self.auth_mode = services().settings.auth_mode
-        self.needs_setup = await offload(accounts.needs_setup)
+        # Only a local install is set up through the form (a proxy names people otherwise).
+        self.needs_setup = self.auth_mode == "local" and await offload(accounts.needs_setup)
         self.signup_policy = await offload(accounts.signup_policy)
 
     @rx.event

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import reflex as rx
 
-from backend.errors import ChatsError
+from backend.errors import ChatNotFoundError, ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
 from backend.uploads import attachment_limits, check_message_files, read_image
 from chatsapp.identity import conversation_token, current_user_id
@@ -158,6 +158,11 @@ class ChatTabState(rx.State):
             await runtime.send_message(
                 self.active_chat_id, text, images=images, parent_id=parent_id
             )
+        except ChatNotFoundError:
+            # Deleted (or purged by another process) since this tab opened it: every tab
+            # showing it leaves with the "deleted in another tab" notice.
+            conversation.deleted, conversation.loaded = True, False
+            return ChatTabState.leave_deleted_chat
         except (ChatsError, ValueError, KeyError) as exc:
             self.input_error = str(exc)
             return None
