@@ -59,7 +59,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.uploads",  # a message's attachments are checked where it is stored
     },
     # Accounts read the former local user's directory (adoption) and keep their own file.
-    "backend.accounts": {"backend.chats", "backend.config", "backend.errors", "backend.storage"},
+    "backend.accounts": {
+        "backend.chats",
+        "backend.clock",
+        "backend.config",
+        "backend.errors",
+        "backend.storage",
+    },
     # The CLI is a thin layer over the library: any backend package, never chatsapp.
     "backend.cli": {
         "backend.accounts",

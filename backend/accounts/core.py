@@ -9,7 +9,6 @@ each group reads on its own and no module grows into a hub.
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -21,6 +20,7 @@ from backend.accounts.names import mint_user_id
 from backend.accounts.passwords import Passwords, check_password_policy
 from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
+from backend.clock import now_ms
 from backend.config import Settings
 from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
 from backend.storage import Database
@@ -30,16 +30,12 @@ Clock = Callable[[], int]  # integer milliseconds, as every store of the project
 _ID_ATTEMPTS = 5  # minting retries on an id collision (30 random bits per slug)
 
 
-def _wall_clock_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class AccountsCore:
     """The shared state of one ``accounts.sqlite`` (see the module docstring)."""
 
     def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
         self.settings = settings
-        self._clock = clock or _wall_clock_ms
+        self._clock = clock or now_ms
         self._passwords = Passwords(settings.password_hash_profile)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.path: Path = settings.data_dir / ACCOUNTS_FILE
