@@ -60,6 +60,15 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # Accounts read the former local user's directory (adoption) and keep their own file.
     "backend.accounts": {"backend.chats", "backend.config", "backend.errors", "backend.storage"},
+    # Model endpoints: admins (accounts) may configure them; their own settings.sqlite.
+    "backend.endpoints": {
+        "backend.accounts",
+        "backend.clock",
+        "backend.config",
+        "backend.errors",
+        "backend.models",
+        "backend.storage",
+    },
     # The CLI is a thin layer over the library: any backend package, never chatsapp.
     "backend.cli": {
         "backend.accounts",
