@@ -52,6 +52,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.clock",
         "backend.config",
         "backend.errors",
+        "backend.agents",  # bound agents come from the user's library
         "backend.models",
         "backend.providers",
         "backend.sessions",
@@ -60,6 +61,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # Accounts read the former local user's directory (adoption) and keep their own file.
     "backend.accounts": {"backend.chats", "backend.config", "backend.errors", "backend.storage"},
+    # The agent library: its own tables in the directory database it is handed.
+    "backend.agents": {"backend.clock", "backend.errors", "backend.models", "backend.storage"},
     # Model endpoints: admins (accounts) may configure them; their own settings.sqlite.
     "backend.endpoints": {
         "backend.accounts",
