@@ -25,7 +25,7 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from backend.accounts import CONSOLE_ACTOR, User
@@ -51,8 +51,8 @@ from backend.models import (
     OFFLINE_REF,
     ModelProvider,
     ModelRef,
-    OfflineAssistant,
-    OpenAICompatibleProvider,
+    provider_for_endpoint,
+    provider_from_settings,
 )
 from backend.storage import Database
 
@@ -108,11 +108,7 @@ class ModelEndpoints:
             raise
         self._providers_lock = threading.Lock()
         self._providers: OrderedDict[tuple[str, str, str, str], ModelProvider] = OrderedDict()
-        self._offline: ModelProvider = (
-            OfflineAssistant(chunk_delay_s=settings.offline_chunk_delay_s)
-            if settings.offline_chunk_delay_s is not None
-            else OfflineAssistant()
-        )
+        self._offline = provider_from_settings(replace(settings, model_base_url=""))
 
     def close(self) -> None:
         self._db.close()
@@ -200,20 +196,20 @@ class ModelEndpoints:
             ) from None
         key = (endpoint.name, endpoint.base_url, endpoint.api_key, ref.model)
         with self._providers_lock:
-            provider = self._providers.get(key)
-            if provider is None:
-                provider = OpenAICompatibleProvider.for_endpoint(
+            found = self._providers.get(key)
+            if found is None:
+                found = provider_for_endpoint(
                     self.settings,
                     base_url=endpoint.base_url,
                     model=ref.model,
                     api_key=endpoint.api_key,
                 )
-                self._providers[key] = provider
+                self._providers[key] = found
                 while len(self._providers) > MAX_CACHED_PROVIDERS:
                     self._providers.popitem(last=False)
             else:
                 self._providers.move_to_end(key)
-            return provider
+        return found
 
     async def aclose(self) -> None:
         """Close this event loop's connection pools (the runtime calls it on shutdown)."""

@@ -30,6 +30,7 @@ def test_the_public_surface_is_pinned_and_sorted():
             "extractive_summary",
             "heuristic_title",
             "keywords",
+            "provider_for_endpoint",
             "provider_from_settings",
             "reply_cut_marker",
             "request_body",
