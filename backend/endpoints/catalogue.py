@@ -84,7 +84,8 @@ class ModelCatalogue:
                 del self._cache[key]
 
     def _fetch(self, endpoint: Endpoint, now: float) -> EndpointListing:
-        self.requests += 1
+        with self._lock:
+            self.requests += 1
         headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"

@@ -25,6 +25,7 @@ import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -57,6 +58,7 @@ from backend.models import (
 from backend.storage import Database
 
 MAX_CACHED_PROVIDERS = 64
+MAX_PARALLEL_LISTINGS = 8
 
 
 class AdminDirectory(Protocol):
@@ -133,7 +135,13 @@ class ModelEndpoints:
         return found
 
     def listings(self, *, refresh: bool = False) -> list[EndpointListing]:
-        return [self.catalogue.listing(e, refresh=refresh) for e in self.all_endpoints()]
+        """Each endpoint's listing, asked side by side: one slow endpoint costs its own
+        timeout once, not one timeout per endpoint in a row."""
+        endpoints = self.all_endpoints()
+        if len(endpoints) <= 1:
+            return [self.catalogue.listing(e, refresh=refresh) for e in endpoints]
+        with ThreadPoolExecutor(max_workers=min(len(endpoints), MAX_PARALLEL_LISTINGS)) as pool:
+            return list(pool.map(lambda e: self.catalogue.listing(e, refresh=refresh), endpoints))
 
     def choices(self, *, refresh: bool = False) -> list[ModelChoice]:
         """Every model on offer, endpoint by endpoint, then the offline assistant (always)."""

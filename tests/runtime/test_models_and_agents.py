@@ -14,7 +14,7 @@ from backend.chats import Chats
 from backend.config import Settings
 from backend.endpoints import ModelEndpoints
 from backend.errors import UnknownModelError
-from backend.models import ModelRef
+from backend.models import ModelRef, ToolCall
 from backend.runtime import ChatRuntime, LibraryAgents, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import process_owner
@@ -22,6 +22,7 @@ from backend.runtime.records import RunKind
 from backend.runtime.store import RuntimeStore
 from tests.runtime.helpers import events_until_done
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -280,3 +281,41 @@ class TestARecoveredReplyNamesItsOwnModel:
         assert reply["metadata"]["model"] == "model-of-the-stopped-process"
         assert reply["metadata"]["endpoint"] == "elsewhere"
         assert reply["metadata"]["status"] == "failed"
+
+
+class TestSearchMyChatsTool:
+    async def test_an_agent_with_search_on_finds_what_the_user_said_in_another_chat(
+        self, settings: Settings, chats: Chats, library: AgentLibrary
+    ):
+        model = ScriptedModel(default="OK.")
+        runtime = ChatRuntime(settings, chats, model, agents=LibraryAgents(library))
+        try:
+            earlier = new_chat(chats)
+            await runtime.send_message(earlier, "Our trip to Lisbon is in May")
+            await runtime.wait_idle(earlier)
+            agent = library.create(pirate(tools=("search_chats",)))
+            chat_id = new_chat(chats)
+            await runtime.bind_agent(chat_id, agent.agent_id)
+            model.script([ToolCall("call_1", "search_chats", {"query": "lisbon"})], "Found it.")
+            reply = await turn(runtime, chat_id, "when is the trip?")
+        finally:
+            await runtime.aclose()
+        (part,) = [p for p in reply["parts"] if p["type"] == "tool-search_chats"]
+        assert part["state"] == "output-available"
+        assert part["output"]["results"][0]["text"] == "Our trip to Lisbon is in May"
+        assert [t.name for t in model.requests[-2].tools] == ["search_chats"]
+        assert "Our trip to Lisbon is in May" in model.requests[-1].messages[-1].content
+
+
+class TestEachChatKeepsItsOwnModel:
+    async def test_choosing_a_model_in_one_chat_leaves_the_others_alone(
+        self, runtime: ChatRuntime, chats: Chats, library: AgentLibrary, server: FakeOpenAI
+    ):
+        agent = library.create(pirate())
+        one, two = new_chat(chats), new_chat(chats)
+        for chat_id in (one, two):
+            await runtime.bind_agent(chat_id, agent.agent_id)
+        await runtime.set_model(one, ModelRef("default", "other-model"))
+        assert (await runtime.agent_binding(two)).model == ModelRef("default", "fake-model")
+        await turn(runtime, two, "hello")
+        assert turn_bodies(server)[-1]["model"] == "fake-model"
