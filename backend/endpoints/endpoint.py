@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -44,7 +44,7 @@ class Endpoint:
 
     name: str
     base_url: str
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)  # never in a log line or a traceback
     models: tuple[str, ...] = ()
     source: EndpointSource = "admin"
     default_model: str = ""  # the env default endpoint's CHATS_MODEL

@@ -211,6 +211,9 @@ class TestKeysStayOnTheServer:
         endpoints.save_endpoint(admin.id, "hosted", server.base_url, models=["fake-model"])
         assert endpoints.endpoint("hosted").api_key == "sk-secret-1"
 
+    def test_an_endpoints_repr_leaves_its_key_out(self, endpoints: ModelEndpoints):
+        assert "test-key" not in repr(endpoints.endpoint("default"))
+
 
 class TestAdminOnlyWrites:
     def test_a_user_who_is_not_an_admin_cannot_add_an_endpoint(
