@@ -57,6 +57,8 @@ class Settings:
     model_total_timeout_s: float = DEFAULT_MODEL_TOTAL_TIMEOUT_S
     model_max_reply_bytes: int = DEFAULT_MODEL_MAX_REPLY_BYTES
     model_max_line_bytes: int = DEFAULT_MODEL_MAX_LINE_BYTES
+    # More endpoints besides the default one, as JSON (parsed and checked by backend.endpoints).
+    model_endpoints: str = ""
     expose_worker_id: bool = False  # tests only: shows which worker process serves a tab
     auth_mode: str = "local"  # one of AUTH_MODES
     auth_header: str = ""  # header mode: the header that names the person
@@ -113,6 +115,7 @@ class Settings:
             model_max_line_bytes=_int(
                 env, "CHATS_MODEL_MAX_LINE_BYTES", DEFAULT_MODEL_MAX_LINE_BYTES, positive=True
             ),
+            model_endpoints=env.get("CHATS_MODEL_ENDPOINTS", "").strip(),
             expose_worker_id=env.get("CHATS_EXPOSE_WORKER_ID", "") == "1",
             auth_mode=_choice(env, "CHATS_AUTH", AUTH_MODES),
             auth_header=env.get("CHATS_AUTH_HEADER", "").strip(),

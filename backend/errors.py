@@ -8,6 +8,7 @@ Reflex UI, a script) can turn it into a sentence without parsing messages.
     │   ├── ChatNotFoundError                  chat_id
     │   ├── RunNotFoundError                   run_id
     │   ├── AgentNotFoundError                 agent_id, version
+    │   ├── EndpointNotFoundError              endpoint
     │   └── UserNotFoundError                  user_id
     ├── InvalidInputError (also ValueError)
     │   ├── InvalidIdError                     value
@@ -16,6 +17,9 @@ Reflex UI, a script) can turn it into a sentence without parsing messages.
     │   ├── InvalidSessionStateError           errors
     │   ├── InvalidUsernameError               username, reason
     │   ├── InvalidPasswordError               reason (never the password)
+    │   ├── InvalidAgentError                  field, reason
+    │   ├── InvalidEndpointError               field, reason
+    │   ├── UnknownModelError                  endpoint, model
     │   └── ConfigurationError                 setting
     │       └── LoopbackRequiredError          host
     ├── ConflictError
@@ -80,8 +84,42 @@ class AgentNotFoundError(NotFoundError):
         self.version = version
 
 
+class EndpointNotFoundError(NotFoundError):
+    def __init__(self, endpoint: str) -> None:
+        super().__init__("model endpoint", endpoint)
+        self.endpoint = endpoint
+
+
 class InvalidInputError(ChatsError, ValueError):
     """Input that can never be valid. Subclasses ``ValueError``."""
+
+
+class InvalidAgentError(InvalidInputError):
+    """An agent definition refused before anything is saved; ``field`` names the form field."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"agent {field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class InvalidEndpointError(InvalidInputError):
+    """A model endpoint refused before anything is saved; ``field`` names the form field."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"model endpoint {field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class UnknownModelError(InvalidInputError):
+    """A model its endpoint does not offer (not in its allow-list, or not in its ``/models``)."""
+
+    def __init__(self, endpoint: str, model: str, reason: str = "") -> None:
+        detail = reason or f"endpoint {endpoint!r} does not list model {model!r}"
+        super().__init__(detail)
+        self.endpoint = endpoint
+        self.model = model
 
 
 class InvalidIdError(InvalidInputError):

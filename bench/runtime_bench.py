@@ -18,6 +18,12 @@ Run: ``.venv/bin/python bench/runtime_bench.py`` (about 15 s). Prints one line p
    placeholder, claim the run, read session state, check the compaction threshold, read the
    recent window, assemble the prompt. Median of several turns after one untimed warm-up
    turn (which is where a long thread's one-off compaction happens).
+3. ``agent_overhead``: the same ``send_message`` → first delta time, for a chat bound to an
+   agent of the user's library (``latest`` policy: its head is read at every claim; every
+   tool an agent can turn on, i.e. all 3 of ``backend.agents.KNOWN_TOOLS``; shared memory
+   read each turn) vs the bare path (a built-in agent with no tools and no context blocks).
+   Both chats hold 10 messages; same in-process instant model; medians of interleaved turns.
+   Goal ≤ 1.2.
 """
 
 from __future__ import annotations
@@ -35,9 +41,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from backend.agents import KNOWN_TOOLS, AgentLibrary, AgentSpec  # noqa: E402
 from backend.chats import Chats  # noqa: E402
 from backend.config import Settings  # noqa: E402
-from backend.runtime import ChatRuntime  # noqa: E402
+from backend.runtime import (  # noqa: E402
+    AgentDefinition,
+    AgentRegistry,
+    ChatRuntime,
+    LibraryAgents,
+)
 from tests.support.scripted_model import ScriptedModel  # noqa: E402
 
 CONVERSATIONS = 20
@@ -203,11 +215,49 @@ async def first_delta_overhead(root: Path) -> str:
     )
 
 
+async def agent_overhead(root: Path) -> str:
+    settings = Settings.from_env({"CHATS_DATA_DIR": str(root / "agents")})
+    chats = Chats(settings.data_dir, "bench")
+    library = AgentLibrary(chats.database)
+    bare = AgentDefinition(id="bare", version=1, system_prompt="")
+    agents = LibraryAgents(library, AgentRegistry(bare))
+    agent = library.create(
+        AgentSpec("Bench agent", "You are a careful assistant. " * 20, tools=KNOWN_TOOLS)
+    )
+    for _ in range(30):  # a history of saves: only the newest is ever read
+        library.save(agent.agent_id, AgentSpec("Bench agent", "Be brief. " * 40, tools=KNOWN_TOOLS))
+    model = ScriptedModel(default="Sure.", offline=True)
+    runtime = ChatRuntime(settings, chats, model, agents=agents)
+    plain, bound = chats.create_chat().id, chats.create_chat().id
+    await runtime.bind_agent(plain, "bare")
+    await runtime.bind_agent(bound, agent.agent_id, policy="latest")
+    for chat_id in (plain, bound):
+        _fill(chats, chat_id, SMALL_HISTORY)
+        await _first_delta_s(runtime, chat_id)  # warm-up: opens files
+    timings: dict[str, list[float]] = {plain: [], bound: []}
+    for _ in range(TIMED_TURNS * 2):
+        for chat_id in (plain, bound):
+            timings[chat_id].append(await _first_delta_s(runtime, chat_id))
+    medians = {chat_id: statistics.median(times) for chat_id, times in timings.items()}
+    last = chats.get_chat(bound).session.get_history()[-1]
+    assert last["metadata"]["agent"] == f"{agent.agent_id}@31", last["metadata"]  # it ran
+    await runtime.aclose()
+    chats.close()
+    ratio = medians[bound] / medians[plain]
+    return (
+        f"agent_overhead: ratio={ratio:.2f} goal=<=1.2 "
+        f"(send_message -> first delta, median of {TIMED_TURNS * 2}: "
+        f"{medians[bound] * 1000:.2f} ms with a library agent bound (latest, "
+        f"{len(KNOWN_TOOLS)} tools, memory block) vs {medians[plain] * 1000:.2f} ms bare)"
+    )
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         print(await parallel_conversations(root), flush=True)
         print(await first_delta_overhead(root), flush=True)
+        print(await agent_overhead(root), flush=True)
 
 
 if __name__ == "__main__":

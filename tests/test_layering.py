@@ -52,6 +52,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.clock",
         "backend.config",
         "backend.errors",
+        "backend.agents",  # bound agents come from the user's library
         "backend.models",
         "backend.providers",
         "backend.sessions",
@@ -64,6 +65,17 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.clock",
         "backend.config",
         "backend.errors",
+        "backend.storage",
+    },
+    # The agent library: its own tables in the directory database it is handed.
+    "backend.agents": {"backend.clock", "backend.errors", "backend.models", "backend.storage"},
+    # Model endpoints: admins (accounts) may configure them; their own settings.sqlite.
+    "backend.endpoints": {
+        "backend.accounts",
+        "backend.clock",
+        "backend.config",
+        "backend.errors",
+        "backend.models",
         "backend.storage",
     },
     # The CLI is a thin layer over the library: any backend package, never chatsapp.

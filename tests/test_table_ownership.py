@@ -112,3 +112,22 @@ class TestTableOwnership:
         tables = directory_tables(tmp_path)
         assert {"chats", "chat_titles", "message_fts", "index_leases"} <= tables
         assert sql_mentions(tables, ROOT / "backend" / "chats") == []
+
+    def test_only_the_agents_package_runs_sql_on_the_agent_library_tables(self, tmp_path):
+        from backend.agents import AgentLibrary
+
+        with Chats(tmp_path, "owner") as chats:
+            AgentLibrary(chats.database)
+            path = chats.layout.database_path
+        tables = tables_of(path) - directory_tables(tmp_path / "bare")
+        assert tables == {"agents", "agent_versions", "agent_settings"}
+        assert sql_mentions(tables, ROOT / "backend" / "agents") == []
+
+    def test_only_the_endpoints_package_runs_sql_on_the_settings_tables(self, tmp_path):
+        from backend.config import Settings
+        from backend.endpoints import SETTINGS_FILE, ModelEndpoints
+
+        ModelEndpoints(Settings.from_env({"CHATS_DATA_DIR": str(tmp_path)})).close()
+        tables = tables_of(tmp_path / SETTINGS_FILE)
+        assert tables == {"model_endpoints"}
+        assert sql_mentions(tables, ROOT / "backend" / "endpoints") == []

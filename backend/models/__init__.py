@@ -15,7 +15,8 @@ from backend.models.offline import (
 )
 from backend.models.openai_compatible import OpenAICompatibleProvider
 from backend.models.openai_wire import StreamDecoder, request_body
-from backend.models.provider import ModelProvider, provider_from_settings
+from backend.models.provider import ModelProvider, provider_for_endpoint, provider_from_settings
+from backend.models.refs import DEFAULT_ENDPOINT, OFFLINE_ENDPOINT, OFFLINE_REF, ModelRef
 from backend.models.types import (
     REPLY_CUT_REASON,
     ContextItem,
@@ -32,7 +33,10 @@ from backend.models.types import (
 )
 
 __all__ = [
+    "DEFAULT_ENDPOINT",
+    "OFFLINE_ENDPOINT",
     "OFFLINE_LABEL",
+    "OFFLINE_REF",
     "REMEMBER_TOOL",
     "REPLY_CUT_REASON",
     "ContextItem",
@@ -41,6 +45,7 @@ __all__ = [
     "ModelEvent",
     "ModelMessage",
     "ModelProvider",
+    "ModelRef",
     "ModelRequest",
     "OfflineAssistant",
     "OpenAICompatibleProvider",
@@ -52,6 +57,7 @@ __all__ = [
     "extractive_summary",
     "heuristic_title",
     "keywords",
+    "provider_for_endpoint",
     "provider_from_settings",
     "reply_cut_marker",
     "request_body",

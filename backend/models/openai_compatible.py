@@ -72,10 +72,22 @@ class OpenAICompatibleProvider:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAICompatibleProvider:
-        return cls(
-            base_url=settings.model_base_url.rstrip("/"),
+        return cls.for_endpoint(
+            settings,
+            base_url=settings.model_base_url,
             model=settings.model_name or "default",
             api_key=settings.model_api_key,
+        )
+
+    @classmethod
+    def for_endpoint(
+        cls, settings: Settings, *, base_url: str, model: str, api_key: str
+    ) -> OpenAICompatibleProvider:
+        """A client of any endpoint, with the configured limits (``backend.endpoints``)."""
+        return cls(
+            base_url=base_url.rstrip("/"),
+            model=model,
+            api_key=api_key,
             connect_timeout_s=min(DEFAULT_CONNECT_TIMEOUT_S, settings.model_timeout_s),
             idle_timeout_s=settings.model_timeout_s,
             total_timeout_s=settings.model_total_timeout_s,

@@ -59,3 +59,14 @@ def provider_from_settings(settings: Settings) -> ModelProvider:
     from backend.models.openai_compatible import OpenAICompatibleProvider
 
     return OpenAICompatibleProvider.from_settings(settings)
+
+
+def provider_for_endpoint(
+    settings: Settings, *, base_url: str, model: str, api_key: str
+) -> ModelProvider:
+    """A client of one endpoint's model with the configured limits (``backend.endpoints``)."""
+    from backend.models.openai_compatible import OpenAICompatibleProvider
+
+    return OpenAICompatibleProvider.for_endpoint(
+        settings, base_url=base_url, model=model, api_key=api_key
+    )

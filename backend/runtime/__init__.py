@@ -15,7 +15,9 @@ Modules, one concern each (a sent message walks them top to bottom):
 * ``recovery``     runs of stopped processes failed as interrupted; other processes' runs followed
 * ``failures``     the sentences a failed run shows
 * ``records``      value types: ``Conversation``, ``RunRecord``, ``RunEvent``, ``SessionState``
-* ``agents``       versioned agent definitions and their registry (with a default agent)
+* ``agents``       agent definitions, their registry (with a default agent), ``AgentSource``
+* ``library_agents`` ``LibraryAgents``: a user's library (``backend.agents``) as a source
+* ``model_choice`` which model a turn uses (chat's choice, agent's, default); ``ModelSource``
 * ``state_schema`` pure validation of session-state documents (size, depth, schema, no secrets)
 * ``store``        SQL of the runtime tables, inside each chat's own SQLite file
 * ``state``        ``SessionStateStore`` (versioned get/put) and the run's typed handle
@@ -35,12 +37,16 @@ from backend.runtime.agents import (
     MEMORY_LABEL,
     AgentDefinition,
     AgentRegistry,
+    AgentSource,
     ContextBlock,
     ModelSettings,
 )
 from backend.runtime.events import EventLog
+from backend.runtime.library_agents import LibraryAgents
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
+from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.records import (
+    AgentBinding,
     Conversation,
     ModelInfo,
     RunEvent,
@@ -62,16 +68,20 @@ __all__ = [
     "DEFAULT_AGENT_ID",
     "DEFAULT_MAX_STATE_BYTES",
     "MEMORY_LABEL",
+    "AgentBinding",
     "AgentDefinition",
     "AgentRegistry",
+    "AgentSource",
     "ChatRuntime",
     "ContextBlock",
     "Conversation",
     "DistributedLockStore",
     "EventLog",
     "InProcessLockStore",
+    "LibraryAgents",
     "ModelInfo",
     "ModelSettings",
+    "ModelSource",
     "RunEvent",
     "RunKind",
     "RunRecord",
@@ -81,6 +91,7 @@ __all__ = [
     "SessionState",
     "SessionStateHandle",
     "SessionStateStore",
+    "SingleModel",
     "ThreadSummary",
     "Tool",
     "ToolContext",

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from backend.errors import AgentNotFoundError
+from backend.models import ModelRef
 
 DEFAULT_AGENT_ID = "assistant"
 DEFAULT_CONTEXT_TOKENS = 8_000
@@ -55,6 +56,8 @@ class AgentDefinition:
     context_blocks: tuple[ContextBlock, ...] = ()
     # JSON-schema subset the session state must satisfy (see backend.runtime.state_schema).
     state_schema: dict[str, Any] | None = None
+    # The model this agent answers with unless the chat chose one (None: the default).
+    model_ref: ModelRef | None = None
 
 
 DEFAULT_STATE_SCHEMA: dict[str, Any] = {
@@ -134,3 +137,22 @@ class AgentRegistry:
     def ids(self) -> list[str]:
         with self._lock:
             return sorted(self._versions)
+
+    def default_id(self) -> str:
+        """The agent a new chat is bound to."""
+        return DEFAULT_AGENT_ID
+
+    def __contains__(self, agent_id: object) -> bool:
+        with self._lock:
+            return agent_id in self._versions
+
+
+class AgentSource(Protocol):
+    """Where the runtime reads agent versions: this registry, or a user's library
+    (:class:`backend.runtime.library_agents.LibraryAgents`)."""
+
+    def get(self, agent_id: str, version: int | None = None) -> AgentDefinition:
+        """That version (the newest when ``None``), or :class:`AgentNotFoundError`."""
+        ...
+
+    def default_id(self) -> str: ...

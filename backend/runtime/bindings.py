@@ -2,17 +2,21 @@
 
 Seed 004: a conversation is bound to an agent; ``pinned`` runs exactly the recorded version
 on every resume, ``latest`` the newest at claim time. The record is created on first use with
-the runtime's default binding; an existing record keeps its binding.
+the runtime's default binding (the user's default agent when the agents come from a library);
+an existing record keeps its binding. The record also keeps the chat's chosen model, if any
+(see :mod:`backend.runtime.model_choice` for which model a turn uses).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from backend.runtime.agents import AgentDefinition, AgentRegistry
+from backend.models import ModelRef
+from backend.runtime.agents import AgentDefinition, AgentSource
+from backend.runtime.model_choice import ModelSource, model_for_turn
 from backend.runtime.open_chats import OpenChat
 from backend.runtime.ports import DirectoryPort
-from backend.runtime.records import Conversation, VersionPolicy
+from backend.runtime.records import AgentBinding, Conversation, VersionPolicy
 from backend.runtime.titles import chat_title
 
 
@@ -22,9 +26,10 @@ class Bindings:
     def __init__(
         self,
         directory: DirectoryPort,
-        agents: AgentRegistry,
+        agents: AgentSource,
+        models: ModelSource,
         *,
-        default_agent_id: str,
+        default_agent_id: str | None,
         default_version_policy: VersionPolicy,
         tenant_id: str,
         owner_principal_id: str,
@@ -32,6 +37,7 @@ class Bindings:
     ) -> None:
         self._directory = directory
         self.agents = agents
+        self.models = models
         self.default_agent_id = default_agent_id
         self.default_version_policy: VersionPolicy = default_version_policy
         self.tenant_id = tenant_id
@@ -42,7 +48,7 @@ class Bindings:
         record = conv.store.load_conversation(conv.chat_id)
         if record is not None:
             return record
-        agent = self.agents.get(self.default_agent_id)
+        agent = self.agents.get(self.default_agent_id or self.agents.default_id())
         pinned = self.default_version_policy == "pinned"
         return conv.store.ensure_conversation(
             conv.chat_id,
@@ -66,6 +72,29 @@ class Bindings:
         version = agent.version if policy == "pinned" else None
         conv.store.update_binding(conv.chat_id, agent.id, policy, version, self._clock())
         return self._reload(conv)
+
+    def model_for(self, record: Conversation, agent: AgentDefinition) -> ModelRef:
+        return model_for_turn(record, agent, self.models)
+
+    def set_model(self, conv: OpenChat, model: ModelRef | None) -> Conversation:
+        """Record the chat's model (checked first); the next claimed turn uses it."""
+        if model is not None:
+            self.models.check_model(model)
+        self.ensure_record(conv)
+        conv.store.set_model(conv.chat_id, model, self._clock())
+        return self._reload(conv)
+
+    def binding(self, conv: OpenChat) -> AgentBinding:
+        record = self.ensure_record(conv)
+        agent = self.agent_for(record)
+        return AgentBinding(
+            agent_id=record.agent_id,
+            policy=record.agent_version_policy,
+            version=agent.version,
+            latest_version=self.agents.get(record.agent_id).version,
+            model=self.model_for(record, agent),
+            chosen_model=record.model,
+        )
 
     def set_archived(self, conv: OpenChat, archived: bool) -> Conversation:
         self.ensure_record(conv)

@@ -36,6 +36,7 @@ from backend.models import (
 from backend.providers import RemoteContextProvider
 from backend.runtime.agents import MEMORY_LABEL, AgentDefinition
 from backend.runtime.failures import INTERRUPTED_ERROR, describe_failure
+from backend.runtime.model_choice import ModelSource
 from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, text_of, to_json
@@ -65,6 +66,7 @@ class _Material:
     retrieved: list[ContextItem]
     tools: dict[str, Tool]
     context: ToolContext
+    model: ModelProvider  # the run's (see backend.runtime.model_choice)
 
 
 @dataclass(kw_only=True)
@@ -72,7 +74,7 @@ class TurnExecutor:
     """Runs one claimed run to its end (always published, always recorded)."""
 
     directory: DirectoryPort
-    model: ModelProvider
+    models: ModelSource
     tools: Mapping[str, Tool]
     writer: TurnWriter
     window: HistoryWindow
@@ -93,7 +95,8 @@ class TurnExecutor:
                 "assistant_message_id": run.assistant_message_id,
                 "agent_id": agent.id,
                 "agent_version": agent.version,
-                "model": self.model.name,
+                "model": run.model_name or "",
+                "endpoint": run.model_endpoint or "",
             },
         )
         try:
@@ -124,7 +127,7 @@ class TurnExecutor:
             {"assistant_message_id": run.assistant_message_id, "text": well_formed_text(reply)},
         )
         task = asyncio.ensure_future(
-            self.follow_up.after_completed(conv, reply, material.user_text)
+            self.follow_up.after_completed(conv, reply, material.user_text, material.model)
         )
         conv.background.add(task)
         task.add_done_callback(conv.background.discard)
@@ -132,13 +135,14 @@ class TurnExecutor:
     async def _gather(
         self, conv: OpenChat, run: RunRecord, agent: AgentDefinition, handle: SessionStateHandle
     ) -> _Material:
-        scan = await self.window.read(conv, run, agent)
+        model = self.models.provider_for(run.model or self.models.default_ref())
+        scan = await self.window.read(conv, run, agent, model)
         user_text = text_of(scan.window[-1]) if scan.window else ""
         memory = await self._frozen_memory(agent)
-        retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text)
+        retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text, model)
         tools = {name: self.tools[name] for name in agent.tools if name in self.tools}
-        context = ToolContext(conv.chat_id, handle, self._remember_fn(agent))
-        return _Material(scan, user_text, memory, retrieved, tools, context)
+        context = ToolContext(conv.chat_id, handle, self._remember_fn(agent), self._search_fn(run))
+        return _Material(scan, user_text, memory, retrieved, tools, context, model)
 
     async def _rounds(
         self,
@@ -166,7 +170,7 @@ class TurnExecutor:
             )
             if extra:
                 request = replace(request, messages=(*request.messages, *extra))
-            calls = await self._stream_once(conv, run, request, turn)
+            calls = await self._stream_once(conv, run, material.model, request, turn)
             if not calls:
                 return
             turn.flush_text()
@@ -197,12 +201,17 @@ class TurnExecutor:
         return ModelMessage("tool", to_json(result), tool_call_id=call.id)
 
     async def _stream_once(
-        self, conv: OpenChat, run: RunRecord, request: ModelRequest, turn: Turn
+        self,
+        conv: OpenChat,
+        run: RunRecord,
+        model: ModelProvider,
+        request: ModelRequest,
+        turn: Turn,
     ) -> list[ToolCall]:
         calls: list[ToolCall] = []
         # aclosing: leaving early (Finish, cancel, error) closes the HTTP response at once
         # instead of whenever the abandoned generator is collected.
-        async with contextlib.aclosing(self.model.stream(request)) as events:
+        async with contextlib.aclosing(model.stream(request)) as events:
             async for event in events:
                 if isinstance(event, Finish):
                     break
@@ -271,6 +280,13 @@ class TurnExecutor:
             await asyncio.to_thread(provider.append, f"- {fact}\n")
 
         return remember
+
+    def _search_fn(self, run: RunRecord) -> Callable[[str], Awaitable[list[dict[str, str]]]]:
+        async def search(query: str) -> list[dict[str, str]]:
+            items = await asyncio.to_thread(self.retriever.search, run, query)
+            return [{"chat": i.source, "text": i.text, "ref": i.ref} for i in items]
+
+        return search
 
     def _context_provider(self, label: str) -> RemoteContextProvider:
         """A fail-soft view of one shared-context block of the directory (RFC edge cases 7-10)."""

@@ -68,7 +68,7 @@ class OpenChat:
     # Post-turn work (preview, title) runs beside the queue, not inside the run's lease.
     background: set[asyncio.Task[None]] = field(default_factory=set)
     # The agent version whose budget the installed compaction function was built for.
-    compaction_for: tuple[str, int] | None = None
+    compaction_for: tuple[str, int, str] | None = None
     # Compaction id -> children of its last covered message (see window.scan_recent).
     boundaries: dict[str, list[str]] = field(default_factory=dict)
     # Open runs this runtime is not executing (another process's, or still queued), by id:

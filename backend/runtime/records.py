@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from backend.models import ModelRef
+
 VersionPolicy = Literal["pinned", "latest"]
 
 
@@ -52,6 +54,18 @@ class Conversation:
     archived_at: int | None
     created_at: int
     updated_at: int
+    # The model chosen for this chat (the picker); None: the bound agent's, else the default.
+    # Two plain columns rather than a ModelRef so the record exports as flat JSON.
+    model_endpoint: str | None = None
+    model_name: str | None = None
+
+    @property
+    def model(self) -> ModelRef | None:
+        return _ref(self.model_endpoint, self.model_name)
+
+
+def _ref(endpoint: str | None, model: str | None) -> ModelRef | None:
+    return ModelRef(endpoint, model) if endpoint and model else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +110,14 @@ class RunRecord:
     # The fencing token of the lease it was claimed under (``locks.FencedLockStore``); None
     # under a per-process lease store.
     fence: int | None = None
+    # The model that answers it, fixed at claim: what its reply says wrote it, even when
+    # another process ends it (a recovery). None while queued, and for older runs.
+    model_endpoint: str | None = None
+    model_name: str | None = None
+
+    @property
+    def model(self) -> ModelRef | None:
+        return _ref(self.model_endpoint, self.model_name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +139,26 @@ class RunStatusView:
     @property
     def busy(self) -> bool:
         return self.running is not None or bool(self.queued)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentBinding:
+    """What a chat header shows about its agent and model (plain values for the UI).
+
+    ``update_available``: the chat is pinned and the agent has a newer version
+    (``latest_version``); ``ChatRuntime.use_latest_agent`` moves it there in one call.
+    """
+
+    agent_id: str
+    policy: VersionPolicy
+    version: int  # the version the next turn runs
+    latest_version: int
+    model: ModelRef  # the model the next turn uses
+    chosen_model: ModelRef | None  # the chat's own choice (None: the agent's or the default)
+
+    @property
+    def update_available(self) -> bool:
+        return self.policy == "pinned" and self.latest_version > self.version
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,12 +27,14 @@ RETRIEVAL_TERMS = 4
 class Retriever:
     """Ranks the directory's message hits for a turn's query."""
 
-    def __init__(self, directory: DirectoryPort, model: ModelProvider) -> None:
+    def __init__(self, directory: DirectoryPort) -> None:
         self._directory = directory
-        self._model = model
 
-    async def retrieve(self, chat_id: str, run: RunRecord, user_text: str) -> list[ContextItem]:
-        query = self._model.retrieval_query(user_text) if user_text else None
+    async def retrieve(
+        self, chat_id: str, run: RunRecord, user_text: str, model: ModelProvider
+    ) -> list[ContextItem]:
+        """What ``model`` (the run's) asks to have quoted; text models usually ask nothing."""
+        query = model.retrieval_query(user_text) if user_text else None
         if not query:
             return []
         try:
@@ -40,6 +42,10 @@ class Retriever:
         except Exception:  # retrieval is an aid: a failing search must not fail the turn
             logger.warning("retrieval failed for chat %s", chat_id, exc_info=True)
             return []
+
+    def search(self, run: RunRecord, query: str) -> list[ContextItem]:
+        """The ``search_chats`` tool's results (synchronous: call it from a thread)."""
+        return self._search(run, query)
 
     def _search(self, run: RunRecord, query: str) -> list[ContextItem]:
         """Past *user* messages matching the query's words, most words matched first.

@@ -232,7 +232,9 @@ class RunQueue:
         Also returns the runs taken over from an expired lease (``token``: see the module
         docstring), ended in the same transaction.
         """
-        agent = self.bindings.agent_for(self.bindings.ensure_record(conv))
+        record = self.bindings.ensure_record(conv)
+        agent = self.bindings.agent_for(record)
+        model = self.bindings.model_for(record, agent)  # fixed here: the reply names it
         with conv.database.transaction():
             taken_over = self.recovery.take_over(conv, token) if token is not None else []
             run = conv.store.claim_next_run(
@@ -242,6 +244,7 @@ class RunQueue:
                 now=self.clock(),
                 claimed_by=self.claimant,
                 fence=token,
+                model=model,
             )
             if run is None:
                 return None, taken_over

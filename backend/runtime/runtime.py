@@ -33,7 +33,8 @@ Invariants (seed 004 and the spec), and where each is kept:
 Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``run_id``, ``at``)::
 
     run.queued         kind ("send"|"regenerate"|"edit"), user_message_id, assistant_message_id
-    run.started        user_message_id, assistant_message_id, agent_id, agent_version, model
+    run.started        user_message_id, assistant_message_id, agent_id, agent_version, model,
+                       endpoint
     context.compacted  from_message_id, to_message_id, summary_version, tokens_before,
                        tokens_after
     message.delta      message_id (the assistant message), text
@@ -47,7 +48,8 @@ Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``r
 A run another process answers shows here as its end event only (``error_type`` is then
 ``""``): deltas stay in the process that streams them.
 
-Assistant messages carry ``metadata = {"status", "runId", "model", "agent", "error"?}`` with
+Assistant messages carry ``metadata = {"status", "runId", "model", "endpoint", "agent",
+"error"?}`` (the model the run was claimed with, see ``model_choice``) with
 status ``queued`` / ``running`` (placeholder, parts so far) / ``completed`` / ``failed`` /
 ``cancelled``.
 """
@@ -69,14 +71,16 @@ from backend.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from backend.models import ModelProvider, provider_from_settings
-from backend.runtime.agents import DEFAULT_AGENT_ID, AgentRegistry
+from backend.models import ModelProvider, ModelRef, provider_from_settings
+from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
+from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.open_chats import ActiveRun, Footprint, OpenChat, OpenChats
 from backend.runtime.ports import ChatPort, DirectoryPort
 from backend.runtime.records import (
+    AgentBinding,
     Conversation,
     ModelInfo,
     RunEvent,
@@ -107,8 +111,10 @@ class ChatRuntime:
     """Runs conversations of one directory. Create one per directory and share it.
 
     ``chats`` is the directory (a :class:`backend.chats.Chats`, or anything that implements
-    :class:`~backend.runtime.ports.DirectoryPort`). ``model`` defaults to
-    :func:`backend.models.provider_from_settings`.
+    :class:`~backend.runtime.ports.DirectoryPort`). ``models`` says which models chats may
+    use (``backend.endpoints.ModelEndpoints``); without it every chat is answered by
+    ``model``, which defaults to :func:`backend.models.provider_from_settings`. ``agents`` is
+    an :class:`AgentSource`: a registry, or the user's library (``LibraryAgents``).
     """
 
     def __init__(
@@ -117,7 +123,8 @@ class ChatRuntime:
         chats: DirectoryPort,
         model: ModelProvider | None = None,
         *,
-        agents: AgentRegistry | None = None,
+        models: ModelSource | None = None,
+        agents: AgentSource | None = None,
         default_agent_id: str | None = None,
         default_version_policy: VersionPolicy = "pinned",
         lock_store: DistributedLockStore | None = None,
@@ -131,15 +138,18 @@ class ChatRuntime:
     ) -> None:
         self.settings = settings
         self.chats = chats
-        self.model: ModelProvider = model or provider_from_settings(settings)
-        self.agents = agents or AgentRegistry()
-        default_agent_id = default_agent_id or DEFAULT_AGENT_ID
-        self.agents.get(default_agent_id)  # fail now, not at the first message
+        if models is None:
+            models = SingleModel(model or provider_from_settings(settings))
+        self.models = models
+        self.model: ModelProvider = model or models.provider_for(models.default_ref())
+        self.agents: AgentSource = agents or AgentRegistry()
+        self.agents.get(default_agent_id or self.agents.default_id())  # fail now, not later
         self.locks: DistributedLockStore = lock_store or InProcessLockStore()
         self.tools: dict[str, Tool] = dict(BUILTIN_TOOLS if tools is None else tools)
         self._bindings = Bindings(
             chats,
             self.agents,
+            models,
             default_agent_id=default_agent_id,
             default_version_policy=default_version_policy,
             tenant_id=tenant_id or chats.directory_id or settings.user_id,
@@ -149,12 +159,12 @@ class ChatRuntime:
         writer = TurnWriter(self.model.name, clock_ms)
         executor = TurnExecutor(
             directory=chats,
-            model=self.model,
+            models=models,
             tools=self.tools,
             writer=writer,
-            window=HistoryWindow(self.model),
-            retriever=Retriever(chats, self.model),
-            follow_up=TurnFollowUp(chats, self.model, clock_ms),
+            window=HistoryWindow(),
+            retriever=Retriever(chats),
+            follow_up=TurnFollowUp(chats, clock_ms),
             checkpoint_interval_s=checkpoint_interval_s,
         )
         self._recovery = Recovery(self.locks, writer)
@@ -342,6 +352,24 @@ class ChatRuntime:
         conv = await self._open(chat_id)
         return await asyncio.to_thread(self._bindings.bind, conv, agent, policy)
 
+    async def use_latest_agent(self, chat_id: str) -> Conversation:
+        """The one click of "Agent updated to v4 — use it": pin the newest version."""
+        record = await self.get_conversation(chat_id)
+        return await self.bind_agent(chat_id, record.agent_id, policy="pinned")
+
+    async def agent_binding(self, chat_id: str) -> AgentBinding:
+        """The chat header's agent and model: bound version, newest version, next model."""
+        conv = await self._open(chat_id)
+        return await asyncio.to_thread(self._bindings.binding, conv)
+
+    async def set_model(self, chat_id: str, model: ModelRef | None) -> Conversation:
+        """The chat's model from its next turn on (``None``: its agent's, else the default).
+
+        Checked first (``UnknownModelError``); a reply already streaming keeps its model.
+        """
+        conv = await self._open(chat_id)
+        return await asyncio.to_thread(self._bindings.set_model, conv, model)
+
     async def set_archived(self, chat_id: str, archived: bool = True) -> Conversation:
         """Mark the conversation record archived (or not); it keeps running if messaged."""
         conv = await self._open(chat_id)
@@ -398,7 +426,7 @@ class ChatRuntime:
         self._closed = True
         self._queue.closed = True
         await stop_chats(self._open_chats.values, grace_s=grace_s)
-        for resource in (self.model, self.locks):  # every lease was released above
+        for resource in (self.models, self.model, self.locks):  # every lease was released above
             closer = getattr(resource, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(Exception):

@@ -30,6 +30,7 @@ import json
 import sqlite3
 
 from backend.errors import ConflictError, LeaseLostError, RunNotFoundError, StaleVersionError
+from backend.models import ModelRef
 from backend.runtime.records import (
     Conversation,
     RunKind,
@@ -109,7 +110,13 @@ def _m003_fencing(db: Database) -> None:
     db.execute("ALTER TABLE runtime_conversation ADD COLUMN fence INTEGER NOT NULL DEFAULT 0")
 
 
-MIGRATIONS = [_m001_runtime_tables, _m002_run_claimant, _m003_fencing]
+def _m004_models(db: Database) -> None:
+    for table in ("runtime_conversation", "runtime_runs"):
+        db.execute(f"ALTER TABLE {table} ADD COLUMN model_endpoint TEXT")
+        db.execute(f"ALTER TABLE {table} ADD COLUMN model_name TEXT")
+
+
+MIGRATIONS = [_m001_runtime_tables, _m002_run_claimant, _m003_fencing, _m004_models]
 
 _SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE id = ?"
 _INSERT_CONVERSATION = """
@@ -122,6 +129,9 @@ _UPDATE_BINDING = """
 UPDATE runtime_conversation
 SET agent_id = ?, agent_version_policy = ?, agent_version = ?, updated_at = ?
 WHERE id = ?
+"""
+_UPDATE_MODEL = """
+UPDATE runtime_conversation SET model_endpoint = ?, model_name = ?, updated_at = ? WHERE id = ?
 """
 _UPDATE_TITLE = "UPDATE runtime_conversation SET title = ?, updated_at = ? WHERE id = ?"
 _UPDATE_ARCHIVED = "UPDATE runtime_conversation SET archived_at = ?, updated_at = ? WHERE id = ?"
@@ -151,8 +161,9 @@ INSERT INTO runtime_runs (
 _IMPORT_CONVERSATION = """
 INSERT OR REPLACE INTO runtime_conversation (
     id, tenant_id, owner_principal_id, participant_ids, agent_id, agent_version_policy,
-    agent_version, session_state_version, title, last_run_id, archived_at, created_at, updated_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    agent_version, session_state_version, title, last_run_id, archived_at, created_at, updated_at,
+    model_endpoint, model_name
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 _SELECT_RUN = "SELECT * FROM runtime_runs WHERE id = ?"
 _SELECT_OPEN_RUNS = """
@@ -167,7 +178,7 @@ ORDER BY enqueued_at, seq LIMIT 1
 _CLAIM_RUN = """
 UPDATE runtime_runs
 SET status = 'running', started_at = ?, agent_id = ?, agent_version = ?, claimed_by = ?,
-    fence = ?
+    fence = ?, model_endpoint = ?, model_name = ?
 WHERE id = ? AND status = 'queued'
 """
 _ADVANCE_FENCE = "UPDATE runtime_conversation SET fence = ? WHERE id = ? AND fence < ?"
@@ -240,6 +251,11 @@ class RuntimeStore:
     ) -> None:
         self.db.execute(_UPDATE_BINDING, (agent_id, policy, version, now, conversation_id))
 
+    def set_model(self, conversation_id: str, model: ModelRef | None, now: int) -> None:
+        """The chat's model from the next claim on (``None``: the agent's or the default)."""
+        endpoint, name = (model.endpoint, model.model) if model else (None, None)
+        self.db.execute(_UPDATE_MODEL, (endpoint, name, now, conversation_id))
+
     def set_title(self, conversation_id: str, title: str, now: int) -> None:
         self.db.execute(_UPDATE_TITLE, (well_formed_text(title), now, conversation_id))
 
@@ -302,6 +318,8 @@ class RuntimeStore:
                     conversation.archived_at,
                     conversation.created_at,
                     conversation.updated_at,
+                    conversation.model_endpoint,
+                    conversation.model_name,
                 ),
             )
             if encoded_state is not None:
@@ -358,6 +376,7 @@ class RuntimeStore:
         now: int,
         claimed_by: str | None = None,
         fence: int | None = None,
+        model: ModelRef | None = None,
     ) -> RunRecord | None:
         """Move the oldest queued run to ``running``; ``None`` if the queue is empty.
 
@@ -376,8 +395,10 @@ class RuntimeStore:
                 if advanced != 1:
                     raise LeaseLostError(conversation_id, fence)
             try:
+                endpoint, name = (model.endpoint, model.model) if model else (None, None)
                 self.db.execute(
-                    _CLAIM_RUN, (now, agent_id, agent_version, claimed_by, fence, row["id"])
+                    _CLAIM_RUN,
+                    (now, agent_id, agent_version, claimed_by, fence, endpoint, name, row["id"]),
                 )
             except sqlite3.IntegrityError as exc:
                 raise ConflictError(
@@ -432,6 +453,8 @@ def _conversation(row: sqlite3.Row) -> Conversation:
         archived_at=row["archived_at"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        model_endpoint=row["model_endpoint"],
+        model_name=row["model_name"],
     )
 
 
@@ -452,4 +475,6 @@ def _run(row: sqlite3.Row) -> RunRecord:
         error=row["error"],
         claimed_by=row["claimed_by"],
         fence=row["fence"],
+        model_endpoint=row["model_endpoint"],
+        model_name=row["model_name"],
     )

@@ -33,18 +33,18 @@ TITLE_PROMPT = (
 class TurnFollowUp:
     """Preview and title updates of the directory after a turn."""
 
-    def __init__(
-        self, directory: DirectoryPort, model: ModelProvider, clock: Callable[[], int]
-    ) -> None:
+    def __init__(self, directory: DirectoryPort, clock: Callable[[], int]) -> None:
         self._directory = directory
-        self._model = model
         self._clock = clock
 
-    async def after_completed(self, conv: OpenChat, reply: str, user_text: str) -> None:
+    async def after_completed(
+        self, conv: OpenChat, reply: str, user_text: str, model: ModelProvider
+    ) -> None:
+        """Preview, and a title for an untitled chat (by ``model``, the run's)."""
         try:
             await self.record_turn(conv, reply or user_text)
             if await asyncio.to_thread(self._wants_title, conv):
-                title = await self._title(user_text, reply)
+                title = await self._title(user_text, reply, model)
                 await asyncio.to_thread(self._set_title, conv, title)
         except Exception:  # the reply is committed; sidebar niceties must not fail it
             logger.warning("post-turn update failed for chat %s", conv.chat_id, exc_info=True)
@@ -53,15 +53,15 @@ class TurnFollowUp:
         preview = " ".join(text.split())[:PREVIEW_CHARS]
         await asyncio.to_thread(self._directory.record_chat_turn, conv.chat_id, preview)
 
-    async def _title(self, user_text: str, reply: str) -> str:
+    async def _title(self, user_text: str, reply: str, model: ModelProvider) -> str:
         fallback = heuristic_title(user_text or reply)
-        if self._model.offline:
+        if model.offline:
             return fallback
         try:
             prompt = TITLE_PROMPT.format(
                 user=user_text[:TITLE_PROMPT_CHARS], reply=reply[:TITLE_PROMPT_CHARS]
             )
-            raw = await asyncio.wait_for(self._model.complete(prompt), timeout=TITLE_TIMEOUT_S)
+            raw = await asyncio.wait_for(model.complete(prompt), timeout=TITLE_TIMEOUT_S)
         except (ModelError, TimeoutError):
             return fallback
         title = " ".join(raw.split()).strip(" \"'“”.").removeprefix("Title:").strip()

@@ -24,6 +24,8 @@ from backend.runtime.state import SessionStateHandle
 from backend.runtime.state_schema import path_deeper_than
 
 UPDATE_STATE_TOOL = "update_session_state"
+SEARCH_CHATS_TOOL = "search_chats"
+MAX_QUERY_CHARS = 200
 MAX_FACT_CHARS = 1_000
 # A call's input is published and stored with the reply. One nested deeper than this is
 # replaced by a note: far past it, encoding the message would hit the interpreter's
@@ -42,6 +44,8 @@ class ToolContext:
     chat_id: str
     state: SessionStateHandle
     remember: Callable[[str], Awaitable[None]]
+    # The user's past messages matching a query: [{"chat", "text", "ref"}] (search_chats).
+    search: Callable[[str], Awaitable[list[dict[str, str]]]] | None = None
 
 
 class Tool(Protocol):
@@ -105,9 +109,34 @@ class UpdateSessionStateTool:
         return {"state": state, "committed_with_turn": True}
 
 
+class SearchChatsTool:
+    """Find what the user said in their other chats (the directory's message search)."""
+
+    spec = ToolSpec(
+        name=SEARCH_CHATS_TOOL,
+        description="Search the user's past chats for their own messages about a topic.",
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "A few keywords."}},
+            "required": ["query"],
+        },
+    )
+
+    async def run(self, context: ToolContext, arguments: dict[str, Any]) -> dict[str, Any]:
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("'query' must be a non-empty string")
+        if len(query) > MAX_QUERY_CHARS:
+            raise ToolError(f"'query' is longer than {MAX_QUERY_CHARS} characters")
+        if context.search is None:
+            raise ToolError("searching past chats is not available here")
+        return {"results": await context.search(" ".join(query.split()))}
+
+
 BUILTIN_TOOLS: dict[str, Tool] = {
     REMEMBER_TOOL: RememberTool(),
     UPDATE_STATE_TOOL: UpdateSessionStateTool(),
+    SEARCH_CHATS_TOOL: SearchChatsTool(),
 }
 
 

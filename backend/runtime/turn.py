@@ -1,7 +1,8 @@
 """A run's reply: what it accumulates while it streams, and the writes that save it.
 
 Every write of a reply goes through :class:`TurnWriter`, so the assistant message always has
-the same shape (``metadata = {"status", "runId", "model", "agent", "error"?}``) whoever
+the same shape (``metadata = {"status", "runId", "model", "endpoint", "agent", "error"?}``:
+``model`` and ``endpoint`` name the model the run was claimed with) whoever
 writes it: a checkpoint, the final commit, a failure, a cancel or a recovery.
 
 Atomicity: the commit writes the final message, the staged session state and the run record
@@ -119,7 +120,13 @@ class TurnWriter:
         return finished
 
     def final_message(self, run: RunRecord, turn: Turn, extra: dict[str, Any]) -> dict[str, Any]:
-        metadata = {"runId": run.id, "model": self._model_name, **extra}
+        # The model recorded on the run at its claim; the writer's own only for runs claimed
+        # before runs recorded one.
+        model = run.model
+        metadata: dict[str, Any] = {"runId": run.id, "model": self._model_name, **extra}
+        if model is not None:
+            metadata["model"] = model.model
+            metadata["endpoint"] = model.endpoint
         if run.agent_id:
             metadata["agent"] = f"{run.agent_id}@{run.agent_version}"
         return {

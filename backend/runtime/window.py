@@ -39,11 +39,13 @@ class Scan:
 class HistoryWindow:
     """Reads a turn's window and compacts the thread first when it is over the budget."""
 
-    def __init__(self, model: ModelProvider) -> None:
-        self._model = model
+    async def read(
+        self, conv: OpenChat, run: RunRecord, agent: AgentDefinition, model: ModelProvider
+    ) -> Scan:
+        """The turn's recent history; compacts the thread first when it is over the budget.
 
-    async def read(self, conv: OpenChat, run: RunRecord, agent: AgentDefinition) -> Scan:
-        """The turn's recent history; compacts the thread first when it is over the budget."""
+        ``model`` is the run's: a text model summarises, the offline assistant extracts.
+        """
         threshold = agent.model.compact_after_tokens
         budget = history_byte_budget(agent)
         scan = await asyncio.to_thread(
@@ -51,7 +53,7 @@ class HistoryWindow:
         )
         if threshold is None or scan.tokens <= threshold:
             return scan
-        self._install_compaction(conv, agent)
+        self._install_compaction(conv, agent, model)
         result = await asyncio.to_thread(conv.session.compact, run.user_message_id)
         if result is None:  # nothing worth summarising (too few turns): go on uncompacted
             return scan
@@ -72,16 +74,18 @@ class HistoryWindow:
         )
         return after
 
-    def _install_compaction(self, conv: OpenChat, agent: AgentDefinition) -> None:
-        if conv.compaction_for == (agent.id, agent.version):
+    def _install_compaction(
+        self, conv: OpenChat, agent: AgentDefinition, model: ModelProvider
+    ) -> None:
+        if conv.compaction_for == (agent.id, agent.version, model.name):
             return
         fn = compact_function_for(
-            self._model,
+            model,
             loop=asyncio.get_running_loop(),
             keep_recent_tokens=agent.model.keep_recent_tokens,
         )
         conv.session.on_compaction(fn)
-        conv.compaction_for = (agent.id, agent.version)
+        conv.compaction_for = (agent.id, agent.version, model.name)
 
 
 def path_head(session: Session, message_id: str, count: int) -> list[dict[str, Any]]:

@@ -6,7 +6,10 @@ def test_the_public_surface_is_pinned_and_sorted():
     assert_public_surface(
         backend.models,
         {
+            "DEFAULT_ENDPOINT",
+            "OFFLINE_ENDPOINT",
             "OFFLINE_LABEL",
+            "OFFLINE_REF",
             "REMEMBER_TOOL",
             "REPLY_CUT_REASON",
             "ContextItem",
@@ -15,6 +18,7 @@ def test_the_public_surface_is_pinned_and_sorted():
             "ModelEvent",
             "ModelMessage",
             "ModelProvider",
+            "ModelRef",
             "ModelRequest",
             "OfflineAssistant",
             "OpenAICompatibleProvider",
@@ -26,6 +30,7 @@ def test_the_public_surface_is_pinned_and_sorted():
             "extractive_summary",
             "heuristic_title",
             "keywords",
+            "provider_for_endpoint",
             "provider_from_settings",
             "reply_cut_marker",
             "request_body",

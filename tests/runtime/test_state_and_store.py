@@ -268,7 +268,12 @@ class TestRuns:
             r["name"]
             for r in store.db.query("SELECT name FROM _migrations WHERE component = 'runtime'")
         ]
-        assert names == ["_m001_runtime_tables", "_m002_run_claimant", "_m003_fencing"]
+        assert names == [
+            "_m001_runtime_tables",
+            "_m002_run_claimant",
+            "_m003_fencing",
+            "_m004_models",
+        ]
         assert json.loads(
             store.db.query_one("SELECT participant_ids FROM runtime_conversation")[0]
         ) == ["u"]

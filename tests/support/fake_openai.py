@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import Settings
+from tests.support.fake_models import answer_models
 
 # ── scripted replies ────────────────────────────────────────────────
 
@@ -273,6 +274,9 @@ class FakeOpenAI:
         self.default = default or text("Hello from the fake model.")
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         self.requests: list[RecordedRequest] = []
+        # GET /models (tests/support/fake_models.py): what it lists, or the status it answers.
+        self.models: list[str] = ["fake-model"]
+        self.models_status = 200
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -384,6 +388,14 @@ class _Handler(BaseHTTPRequestHandler):
         owner.requests.append(self.recorded)
         try:
             self._answer(body)
+        finally:
+            self.recorded.answered.set()
+
+    def do_GET(self) -> None:
+        self.recorded = RecordedRequest(self.path, dict(self.headers.items()), {})
+        self.server_owner.requests.append(self.recorded)
+        try:
+            answer_models(self)
         finally:
             self.recorded.answered.set()
 
