@@ -2,11 +2,15 @@
 
 Modules, one concern each:
 
-* ``chats``         ``Chats`` (the directory) and ``Chat`` (one conversation): lifecycle, events
+* ``chats``         ``Chats``, the directory: composes the parts below, its public surface
+* ``lifecycle``     a chat's row through its life: create, rename, delete, restore, generations
+* ``purge``         the lazy sweep: deleted chats' and superseded generations' files removed
+* ``open_chats``    ``Chat`` (one conversation's handle) and the LRU of open chat files
+* ``parts``         what those three share: the database, chat and message index, layout
 * ``ids``           chat ids: minted here, bound to this directory, safe as file names
 * ``layout``        where the files live (``root/<directory_id>/...``)
 * ``text``          titles, previews, FTS5 quoting, snippet markers (pure)
-* ``models``        the typed values handed out (``ChatSummary``, ``ChatHit``, ...)
+* ``models``        the typed values handed out (``ChatSummary``, ``ChatHit``, ...), cursors
 * ``events``        directory change events, delivered after commit
 * ``directory``     SQL of the chat index and title search
 * ``shared``        SQL of shared memory blocks and searchable entries
@@ -21,7 +25,7 @@ Modules, one concern each:
 * ``watch``         other processes' commits turned into directory events
 """
 
-from backend.chats.chats import Chat, Chats, TitleGenerator
+from backend.chats.chats import Chats
 from backend.chats.events import (
     ChatCreated,
     ChatDeleted,
@@ -34,7 +38,9 @@ from backend.chats.events import (
     SharedContextChanged,
 )
 from backend.chats.imports import ChatImports, ImportTarget, SourceKey
+from backend.chats.lifecycle import TitleGenerator
 from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
+from backend.chats.open_chats import Chat
 from backend.chats.text import (
     MAX_PREVIEW_CHARS,
     MAX_TITLE_CHARS,

@@ -21,7 +21,7 @@ Invariants:
   after ``limit`` rows: the first page costs the same with 100 or 100,000 chats. The
   ``(updated_at, id)`` order is total, so a cursor is stable when timestamps tie.
 
-Callers (``backend.chats.chats``) own transactions and events; this module never commits on
+Callers (``Chats`` and its parts) own transactions and events; this module never commits on
 its own and never touches files.
 """
 

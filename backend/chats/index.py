@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.chats.directory import ChatRecord
-from backend.chats.fanout import fanout_search
 from backend.chats.index_store import DocumentCounts, MessageIndexStore
 from backend.chats.lease_holders import holder_is_gone, new_holder, retire_holder
 from backend.chats.models import IndexRepair
@@ -60,9 +59,7 @@ from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChan
 from backend.sessions.search import indexed_text
 from backend.storage import Database
 
-# ``fanout_search`` lives in ``backend.chats.fanout``; ``chats.py`` (being edited elsewhere)
-# still imports it from here. Drop it from this list once that import moves.
-__all__ = ["CONVERSATION", "FLUSH_EVERY_EVENTS", "MessageIndex", "fanout_search"]
+__all__ = ["CONVERSATION", "FLUSH_EVERY_EVENTS", "MessageIndex"]
 
 logger = logging.getLogger(__name__)
 

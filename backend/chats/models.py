@@ -46,6 +46,22 @@ class ChatSummary(SQLModel):
         return ChatCursor(self.updated_at, self.id)
 
 
+def as_cursor(before: object) -> int | ChatCursor | None:
+    """A ``list_chats(before=...)`` argument as the store takes it: a bare ``updated_at`` (the
+    RFC's cursor) or a ``ChatCursor``; ``None`` is the first page."""
+    if before is None or isinstance(before, ChatCursor):
+        return before
+    if isinstance(before, ChatSummary):
+        return before.cursor
+    if isinstance(before, tuple) and len(before) == 2:
+        updated_at, chat_id = before
+        if isinstance(updated_at, int) and isinstance(chat_id, str):
+            return ChatCursor(updated_at, chat_id)
+    if isinstance(before, int) and not isinstance(before, bool):
+        return before
+    raise TypeError("before must be an updated_at int, a ChatCursor or (updated_at, id)")
+
+
 class ChatHit(SQLModel):
     """One message found by ``search_messages``.
 

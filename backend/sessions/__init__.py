@@ -4,7 +4,8 @@ Module map (one concern each; SQL only in the stores: schema, store, writes, row
 compaction_store, attachment_store, search_index):
 
     sessions          Sessions: the file, cached handles, the change feed
-    handle            Session: every public read and write of one conversation
+    handle            Session: the write pipeline and compaction of one conversation
+    reads             SessionReads (Session's base): history, branches, tree, search
     store             SessionStore: composes the stores; tail and token caches, their coherence
     schema            the tables, their migrations, the retired-file mark
     writes            MessageWriter: the statements of every write to message rows

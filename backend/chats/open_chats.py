@@ -1,0 +1,237 @@
+"""``Chat``, the handle of one conversation, and ``OpenChats``, the directory's open chat files.
+
+``Chat.session`` opens the chat's ``Sessions`` once and caches it here (LRU,
+``max_open_chats``). An entry is never closed while a ``Chat`` handle that used it is alive,
+so **hold the Chat** (not only ``chat.session``) for as long as you use the session.
+
+Each open file is wired to the message index (:mod:`backend.chats.index`): a lease is taken
+before the file opens, the file's change feed is observed, and closing flushes and releases
+the lease, in that order (see :meth:`OpenChats.close_entry`).
+
+Concurrency: thread-safe. The cache lock is a leaf, never held while touching a file.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from backend.chats.directory import ChatRecord
+from backend.chats.index import CONVERSATION
+from backend.chats.parts import DirectoryParts
+from backend.errors import ChatNotFoundError
+from backend.sessions import Session, SessionChangeEvent, Sessions
+from backend.storage import Database
+
+
+class Chat:
+    """One conversation of a directory: ``id``, ``generation`` and its ``session``.
+
+    Cheap to create; opening the file is deferred to the first use of :attr:`session`.
+    """
+
+    __slots__ = ("__weakref__", "_files", "_num", "generation", "id")
+
+    def __init__(self, files: OpenChats, record: ChatRecord) -> None:
+        self._files = files
+        self._num = record.num
+        self.id = record.id
+        self.generation = record.generation
+
+    @property
+    def session(self) -> Session:
+        """The conversation (``backend.sessions.Session``); creates the file on first use."""
+        return self._files.entry(self).sessions.session(CONVERSATION)
+
+    @property
+    def sessions(self) -> Sessions:
+        """The chat file's ``Sessions`` (for ``subscribe`` or an atomic ``database``)."""
+        return self._files.entry(self).sessions
+
+    @property
+    def database(self) -> Database:
+        """The chat file's database: other stores (the runtime's) commit with its messages."""
+        return self.sessions.database
+
+    @property
+    def has_file(self) -> bool:
+        """Whether the chat's file exists yet (``session`` creates it on first use)."""
+        return self._files.has_file(self)
+
+    @property
+    def live(self) -> bool:
+        """False once the chat is deleted, purged or re-created under a newer generation."""
+        return self._files.is_current(self, allow_deleted=False)
+
+    def __repr__(self) -> str:
+        return f"Chat(id={self.id!r}, generation={self.generation})"
+
+
+@dataclass(eq=False)
+class OpenChat:
+    """One open chat file in the cache."""
+
+    num: int
+    chat_id: str
+    generation: int
+    sessions: Sessions
+    unsubscribe: Callable[[], None]
+    data_version: int = 0  # of ``sessions.database`` at the last index flush
+    pins: weakref.WeakSet[Chat] = field(default_factory=weakref.WeakSet)
+
+
+class OpenChats:
+    """The open chat files of one directory, least recently used first (see the module)."""
+
+    def __init__(
+        self,
+        parts: DirectoryParts,
+        *,
+        max_open: int,
+        reserved_metadata_keys: tuple[str, ...],
+        check_open: Callable[[], None],
+    ) -> None:
+        self._parts = parts
+        self._index = parts.index  # on every change event: one attribute lookup less
+        self._max_open = max_open
+        self._reserved = reserved_metadata_keys
+        self._check_open = check_open
+        self._lock = threading.Lock()  # leaf lock: the cache only
+        self._open: OrderedDict[int, OpenChat] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def entry(self, chat: Chat) -> OpenChat:
+        """The chat's open file, opened (lease first) if it is not; pinned by ``chat``."""
+        self._check_open()
+        with self._lock:
+            entry = self._open.get(chat._num)
+            if entry is not None and entry.generation == chat.generation:
+                self._open.move_to_end(chat._num)
+                entry.pins.add(chat)
+                return entry
+        if not self.is_current(chat, allow_deleted=True):
+            raise ChatNotFoundError(chat.id)
+        # Lease first: from now on a crash of this process leaves a mark that repair finds.
+        self._index.acquire_lease(chat._num)
+        sessions = Sessions(
+            self._parts.layout.chat_path(chat.id, chat.generation),
+            reserved_metadata_keys=self._reserved,
+            retired_error=partial(ChatNotFoundError, chat.id),
+        )
+        entry = OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
+        entry.data_version = sessions.database.data_version()
+        entry.unsubscribe = sessions.subscribe(self._listener_for(entry))
+        with self._lock:
+            existing = self._open.get(chat._num)
+            if existing is not None and existing.generation == chat.generation:
+                winner, loser = existing, entry  # another thread opened it meanwhile
+            else:
+                winner, loser = entry, None
+                self._open[chat._num] = entry
+            self._open.move_to_end(chat._num)
+            winner.pins.add(chat)
+            victims = self._pick_victims()
+        if loser is not None:
+            loser.unsubscribe()
+            loser.sessions.close()
+        for victim in victims:
+            self.close_entry(victim)
+        return winner
+
+    def has_file(self, chat: Chat) -> bool:
+        with self._lock:
+            entry = self._open.get(chat._num)
+            if entry is not None and entry.generation == chat.generation:
+                return True
+        return self._parts.layout.chat_path(chat.id, chat.generation).exists()
+
+    def is_current(self, chat: Chat, *, allow_deleted: bool) -> bool:
+        record = self._parts.directory.load_num(chat._num)
+        return (
+            record is not None
+            and record.generation == chat.generation
+            and record.purged_at is None
+            and (allow_deleted or record.live)
+        )
+
+    def _pick_victims(self) -> list[OpenChat]:
+        """Least recently used unpinned entries beyond capacity (call under ``_lock``)."""
+        victims = []
+        excess = len(self._open) - self._max_open
+        for entry in list(self._open.values()):
+            if excess <= 0:
+                break
+            if len(entry.pins) == 0:
+                del self._open[entry.num]
+                victims.append(entry)
+                excess -= 1
+        return victims
+
+    def _listener_for(self, entry: OpenChat) -> Callable[[SessionChangeEvent], None]:
+        num, generation = entry.num, entry.generation
+
+        def on_change(event: SessionChangeEvent) -> None:
+            if self._index.observe(num, generation, entry, event):
+                self._index.flush()
+
+        return on_change
+
+    def foreign_commits(self, num: int, generation: int, source: object) -> bool:
+        """Did a connection other than ``source`` (an open entry) write the chat since?"""
+        with self._lock:
+            entry = self._open.get(num)
+        if entry is None or entry is not source or entry.generation != generation:
+            return True
+        database = entry.sessions.database
+        # Called under the directory's write lock: never wait for a chat's lock here (its
+        # holder may be waiting for the directory). Busy means "unknown": re-read the file,
+        # which needs no lock of ours.
+        if not database.lock.acquire(blocking=False):
+            return True
+        try:
+            version = database.data_version()
+        except Exception:  # closed under us: assume the worst, re-read the file
+            return True
+        finally:
+            database.lock.release()
+        changed, entry.data_version = version != entry.data_version, version
+        return changed
+
+    def take(self, num: int, generation: int) -> OpenChat | None:
+        """Remove the open entry of that generation from the cache (the caller closes it)."""
+        with self._lock:
+            entry = self._open.get(num)
+            if entry is None or entry.generation != generation:
+                return None
+            del self._open[num]
+            return entry
+
+    def close_entry(self, entry: OpenChat) -> None:
+        """Close the file, flush, stop listening, release the lease (in that order).
+
+        Closing first means no commit can follow the final flush; an event whose commit
+        raced the close is still heard (the listener goes last) and flushed before release.
+        """
+        try:
+            entry.sessions.close()
+            self._index.flush()
+        finally:
+            entry.unsubscribe()
+        if self._index.has_pending(entry.num):
+            self._index.flush()
+        if not self._parts.database.closed:
+            self._index.release_lease(entry.num)
+
+    def close_all(self) -> None:
+        """Close every open entry (the directory is closing)."""
+        with self._lock:
+            entries = list(self._open.values())
+            self._open.clear()
+        for entry in entries:
+            self.close_entry(entry)

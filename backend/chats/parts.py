@@ -1,0 +1,22 @@
+"""What the parts of a ``Chats`` share: the directory's database, its two stores, its layout.
+
+``Chats`` builds them once; ``OpenChats``, ``ChatPurger`` and ``ChatLifecycle`` each take this
+one value rather than the same four arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.chats.directory import DirectoryStore
+from backend.chats.index import MessageIndex
+from backend.chats.layout import DirectoryLayout
+from backend.storage import Database
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryParts:
+    database: Database  # directory.sqlite, the connection that writes
+    directory: DirectoryStore  # the chat rows
+    index: MessageIndex  # the cross-chat message index
+    layout: DirectoryLayout  # where the chat files live

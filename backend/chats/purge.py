@@ -1,0 +1,98 @@
+"""The file side of the soft-delete lifecycle: the lazy sweep, and removing a generation's files.
+
+A soft-deleted chat keeps its file until ``soft_delete_window_s`` has passed; the sweep (on
+open, create and delete) then marks its row purged and removes its files. Re-creating an id
+removes the old generation's files the same way.
+
+Order matters: the row is marked (and its index documents and leases dropped) in one
+directory transaction, and the files go only after that commit, so a restore can no longer
+win. Each file is first marked retired (``Sessions.retire``), so a handle that any instance
+or process still holds refuses writes with ``ChatNotFoundError`` instead of acknowledging
+them into a deleted file; this instance's own open entry is closed too. A crash between the
+commit and the removal leaves a stale file that the next open removes
+(:meth:`ChatPurger.remove_stale_files`).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from backend.chats.directory import ChatRecord
+from backend.chats.open_chats import OpenChat, OpenChats
+from backend.chats.parts import DirectoryParts
+from backend.errors import StorageError
+from backend.sessions import Sessions
+
+logger = logging.getLogger(__name__)
+
+SWEEP_BATCH = 100
+
+
+class ChatPurger:
+    """Purges the files of deleted chats and of superseded generations (see the module)."""
+
+    def __init__(self, parts: DirectoryParts, open_chats: OpenChats, *, window_ms: int) -> None:
+        self._parts = parts
+        self._open = open_chats
+        self._window_ms = window_ms
+
+    def sweep(self, now: int) -> list[str]:
+        """Purge the files of chats deleted longer than the window before ``now``; their ids."""
+        purged = []
+        for record in self._parts.directory.due_for_purge(now - self._window_ms, SWEEP_BATCH):
+            with self._parts.database.transaction():
+                if not self._parts.directory.mark_purged(record, now):
+                    continue  # restored (or purged) meanwhile
+                self._parts.index.store.drop_chat(record.num)
+                self._parts.index.store.release_all(record.num)
+            self.remove_files(record)  # after the commit: a restore can no longer win
+            purged.append(record.id)
+        return purged
+
+    def remove_stale_files(self) -> list[Path]:
+        """Delete files of purged or superseded generations (left by a crash mid-purge).
+
+        Files of ids this directory has no row for are left alone: they may be someone's
+        data under a directory restored from an older backup (RFC edge case 2).
+        """
+        current = {
+            chat_id: generation for _, chat_id, generation in self._parts.directory.unpurged_chats()
+        }
+        removed = []
+        for path in sorted(self._parts.layout.chats_folder.glob("*.g*.sqlite")):
+            chat_id, _, generation_text = path.name[: -len(".sqlite")].rpartition(".g")
+            if not generation_text.isdigit():
+                continue
+            record = self._parts.directory.load(chat_id)
+            if record is None:
+                continue
+            if current.get(chat_id) != int(generation_text):
+                self._retire_and_remove(chat_id, int(generation_text), None)
+                removed.append(path)
+        return removed
+
+    def remove_files(self, record: ChatRecord) -> None:
+        """Close any open entry of the record's generation, then delete its files."""
+        entry = self._open.take(record.num, record.generation)
+        if entry is not None:
+            self._parts.index.forget_hints(record.num)
+            entry.unsubscribe()
+        self._retire_and_remove(record.id, record.generation, entry)
+
+    def _retire_and_remove(self, chat_id: str, generation: int, entry: OpenChat | None) -> None:
+        """Mark the file retired, so a handle any process still holds refuses writes, then
+        delete it. If it cannot be marked (locked for longer than the busy timeout), it stays
+        for the next open's ``remove_stale_files``: deleting it unmarked could lose writes."""
+        try:
+            if entry is not None:
+                entry.sessions.retire()
+            else:
+                Sessions.retire_file(self._parts.layout.chat_path(chat_id, generation))
+        except StorageError:
+            logger.warning("chat %s.g%s: could not retire its file", chat_id, generation)
+            return
+        finally:
+            if entry is not None:
+                entry.sessions.close()
+        self._parts.layout.remove_chat_files(chat_id, generation)
