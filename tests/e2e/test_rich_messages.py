@@ -1,0 +1,84 @@
+"""What a person expects of a modern chat: math, highlighted code, copy buttons, send times.
+
+Runs the app against a fake OpenAI-compatible server whose replies hold math and code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.test_chat_flows import send, wait_for_reply_end
+from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat
+from tests.support.fake_openai import FakeOpenAI, text
+
+CODE = "def greet(name):\n    return f'hello {name}'"
+REPLY = (
+    "Euler: $e^{i\\pi}+1=0$ and on its own line:\n\n$$\n\\int_0^1 x\\,dx\n$$\n\n"
+    f"```python\n{CODE}\n```\n\nThat is all."
+)
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=text(REPLY)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAI) -> Iterator[AppServer]:
+    base = tmp_path_factory.mktemp("rich-app")
+    server = start_app(base / "data", base / "app.log", env=model_env(model.base_url))
+    yield server
+    server.stop()
+
+
+def open_chat(browser: Browser, app: AppServer) -> Page:
+    context = app.signed_in_context(
+        browser,
+        viewport={"width": 1280, "height": 800},
+        permissions=["clipboard-read", "clipboard-write"],
+    )
+    tab = context.new_page()
+    tab.goto(app.url)
+    expect(tab.locator("#sidebar")).to_be_visible(timeout=60_000)
+    create_chat(tab)
+    return tab
+
+
+class TestMathAndCode:
+    def test_a_reply_renders_katex_math_and_highlighted_code_and_a_script_stays_text(
+        self, app: AppServer, browser: Browser
+    ):
+        tab = open_chat(browser, app)
+        send(tab, "Show me math <script>window.__ran = true</script>")
+        wait_for_reply_end(tab)
+        reply = tab.locator(".message-assistant .message-text")
+        expect(reply).to_contain_text("That is all.", timeout=TIMEOUT_MS)
+
+        expect(reply.locator(".katex")).to_have_count(2)  # one inline, one display
+        expect(reply.locator(".katex-display")).to_have_count(1)
+        assert "e^{i\\pi}+1=0" in (reply.locator(".katex annotation").first.text_content() or "")
+        # KaTeX's own stylesheet is loaded (from the npm package): its fonts hide the
+        # MathML copy, which is only for screen readers.
+        mathml = reply.locator(".katex-mathml").first
+        tab.wait_for_function(
+            "el => getComputedStyle(el).position === 'absolute'", arg=mathml.element_handle()
+        )
+
+        # Prism splits the block into coloured tokens: the keyword is not in the text colour.
+        code = reply.locator(".code-block pre")
+        keyword = code.locator("span.token", has_text="def").first
+        expect(keyword).to_have_text("def", timeout=TIMEOUT_MS)
+        colour = "el => getComputedStyle(el).color"
+        assert tab.evaluate(colour, keyword.element_handle()) != tab.evaluate(
+            colour, code.element_handle()
+        )
+
+        user = tab.locator(".message-user .message-text")
+        expect(user).to_contain_text("<script>window.__ran = true</script>")
+        assert tab.locator("#transcript script").count() == 0
+        assert tab.evaluate("window.__ran === undefined")
