@@ -39,6 +39,7 @@ class SessionReader(Protocol):
     ) -> Iterable[dict]: ...
     def get_branches(self, message_id: str | None) -> list[dict]: ...
     def get_latest_leaf(self) -> dict | None: ...
+    def get_history_row_stats(self, leaf_id: str | None = None) -> list[Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,7 @@ class TranscriptEntry:
     sibling_count: int = 1
     prev_sibling_id: str = ""
     next_sibling_id: str = ""
+    sent_at: int = 0  # ms since the epoch the message was stored; 0 when unknown (an overlay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +88,9 @@ def load_window(
     messages: list[dict] = list(recent.messages)
     truncated = bool(recent.truncated) or len(messages) > max_messages
     messages = messages[-max_messages:]
-    entries = _with_siblings(session, messages, starts_at_root=not truncated)
     resolved_leaf = messages[-1]["id"] if messages else None
+    entries = _with_siblings(session, messages, starts_at_root=not truncated)
+    entries = _with_send_times(session, entries, resolved_leaf)
     return TranscriptWindow(
         entries=tuple(entries),
         has_earlier=truncated,
@@ -116,7 +119,7 @@ def load_earlier(
             break
         page.append(message)
     page.reverse()
-    return _with_siblings(session, page), has_more
+    return _with_send_times(session, _with_siblings(session, page), leaf_id), has_more
 
 
 def newest_leaf_below(session: SessionReader, message_id: str) -> str:
@@ -185,6 +188,16 @@ def _with_siblings(
                 entry = _placed_among_siblings(entry, session.get_branches(None))
         entries.append(entry)
     return entries
+
+
+def _with_send_times(
+    session: SessionReader, entries: list[TranscriptEntry], leaf_id: str | None
+) -> list[TranscriptEntry]:
+    """Stamp each entry with its row's stored time, read from the path without its content."""
+    if not entries or leaf_id is None:
+        return entries
+    times = {str(row.id): int(row.created_at) for row in session.get_history_row_stats(leaf_id)}
+    return [replace(entry, sent_at=times.get(entry.id, 0)) for entry in entries]
 
 
 def _placed_among_siblings(entry: TranscriptEntry, siblings: list[dict]) -> TranscriptEntry:

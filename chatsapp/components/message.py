@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.copy_button import CopyButton
 from chatsapp.components.markdown import safe_markdown
+from chatsapp.components.sent_time import SentTime
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.rows import EntryRow, ToolRow
 
@@ -50,22 +52,30 @@ def _branch_nav(entry: EntryRow) -> rx.Component:
     )
 
 
+def _copy_and_time(entry: EntryRow) -> rx.Component:
+    """Copy the message's text (with a "Copied" confirmation) and when it was sent."""
+    return rx.cond(
+        entry.pending,
+        rx.fragment(),
+        rx.hstack(
+            CopyButton.create(text=entry.text, label="Copy message", class_name="copy-message"),
+            SentTime.create(at=entry.sent_at),
+            spacing="2",
+            align="center",
+        ),
+    )
+
+
 def _actions(entry: EntryRow) -> rx.Component:
     return rx.hstack(
         _branch_nav(entry),
+        _copy_and_time(entry),
         rx.cond(
             entry.pending,
             rx.fragment(),
             rx.cond(
                 entry.role == "assistant",
                 rx.hstack(
-                    rx.icon_button(
-                        rx.icon("copy", size=12),
-                        size="1",
-                        variant="ghost",
-                        on_click=rx.set_clipboard(entry.text),
-                        aria_label="Copy",
-                    ),
                     rx.icon_button(
                         rx.icon("refresh-cw", size=12),
                         size="1",

@@ -59,6 +59,7 @@ class EntryRow:
     position: str = ""  # "2/3" when the message has siblings, else ""
     prev_sibling_id: str = ""
     next_sibling_id: str = ""
+    sent_at: int = 0  # ms since the epoch; 0 when unknown
 
 
 @dataclasses.dataclass
@@ -91,4 +92,5 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
         position=f"{entry.sibling_index}/{entry.sibling_count}" if entry.sibling_count > 1 else "",
         prev_sibling_id=entry.prev_sibling_id,
         next_sibling_id=entry.next_sibling_id,
+        sent_at=entry.sent_at,
     )

@@ -82,3 +82,55 @@ class TestMathAndCode:
         expect(user).to_contain_text("<script>window.__ran = true</script>")
         assert tab.locator("#transcript script").count() == 0
         assert tab.evaluate("window.__ran === undefined")
+
+
+def clipboard(tab: Page) -> str:
+    return tab.evaluate("navigator.clipboard.readText()")
+
+
+class TestCopyAndSendTimes:
+    def test_every_message_and_code_block_copies_its_text_and_confirms(
+        self, app: AppServer, browser: Browser
+    ):
+        tab = open_chat(browser, app)
+        send(tab, "Copy **me** please")
+        wait_for_reply_end(tab)
+        expect(tab.locator(".message-assistant .message-text")).to_contain_text("That is all.")
+
+        copy_user = tab.locator(".message-user .copy-message")
+        copy_user.click()
+        expect(copy_user).to_have_text("Copied", timeout=TIMEOUT_MS)
+        assert clipboard(tab) == "Copy **me** please"  # the markdown as written
+        expect(copy_user).to_have_text("Copy", timeout=TIMEOUT_MS)  # the confirmation passes
+
+        copy_reply = tab.locator(".message-assistant .copy-message")
+        copy_reply.click()
+        expect(copy_reply).to_have_text("Copied", timeout=TIMEOUT_MS)
+        assert clipboard(tab) == REPLY
+
+        copy_code = tab.locator(".message-assistant .copy-code")
+        copy_code.click()
+        expect(copy_code).to_have_text("Copied", timeout=TIMEOUT_MS)
+        assert clipboard(tab) == CODE
+
+    def test_hovering_a_message_time_shows_the_exact_time_it_was_sent(
+        self, app: AppServer, browser: Browser
+    ):
+        tab = open_chat(browser, app)
+        before_ms = tab.evaluate("Date.now()")
+        send(tab, "What time is it?")
+        wait_for_reply_end(tab)
+        after_ms = tab.evaluate("Date.now()")
+        for role in ("user", "assistant"):
+            sent = tab.locator(f".message-{role} time.sent-time")
+            expect(sent).to_have_count(1, timeout=TIMEOUT_MS)
+            at_ms = tab.evaluate("el => Date.parse(el.dateTime)", sent.element_handle())
+            assert before_ms - 1000 <= at_ms <= after_ms + 1000
+            # The tooltip is the full date and time to the second, in the reader's locale.
+            expected = tab.evaluate(
+                """ms => new Date(ms).toLocaleString(undefined, {weekday: "short",
+                    year: "numeric", month: "short", day: "numeric", hour: "2-digit",
+                    minute: "2-digit", second: "2-digit", timeZoneName: "short"})""",
+                at_ms,
+            )
+            expect(sent).to_have_attribute("title", expected)

@@ -118,3 +118,18 @@ class TestWindowCount:
         window = load_window(session, max_messages=30)
         assert [e.id for e in window.entries] == [f"m{i}" for i in range(70, 100)]
         assert window.has_earlier
+
+
+class TestSendTimes:
+    def test_each_entry_carries_the_time_its_message_was_stored(self, session):
+        session.import_message(msg("u1"), parent_id=None, created_at=1_700_000_000_000)
+        session.import_message(msg("a1", "assistant"), parent_id="u1", created_at=1_700_000_005_000)
+        window = load_window(session, leaf_id="a1")
+        assert [e.sent_at for e in window.entries] == [1_700_000_000_000, 1_700_000_005_000]
+
+    def test_earlier_pages_carry_their_send_times_too(self, session):
+        for i in range(5):
+            parent = f"m{i - 1}" if i else None
+            session.import_message(msg(f"m{i}"), parent_id=parent, created_at=1_000 * (i + 1))
+        page, _ = load_earlier(session, leaf_id="m4", before_id="m2", count=5)
+        assert [e.sent_at for e in page] == [1_000, 2_000]
