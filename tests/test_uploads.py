@@ -10,11 +10,15 @@ import pytest
 from backend.errors import InputTooLargeError, InvalidInputError
 from backend.uploads import (
     AttachmentLimits,
+    accepted_extensions,
     check_message_files,
     decode_image_url,
+    format_size,
+    read_attachment,
     read_image,
     sniff_media_type,
 )
+from tests.support.tiny_pdf import pdf_with_text
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -107,3 +111,50 @@ class TestImagesSentWithAMessage:
     def test_anything_but_base64_data_is_refused(self, url):
         with pytest.raises(InvalidInputError):
             decode_image_url(url, LIMITS)
+
+
+class TestDocumentsAreAttachable:
+    def test_a_csv_is_accepted_as_utf8_text_with_its_name(self):
+        upload = asyncio.run(
+            read_attachment("sales.csv", chunks_of(b"city,total\nOslo,12\n"), LIMITS)
+        )
+        assert (upload.media_type, upload.is_image) == ("text/csv", False)
+        part = upload.file_part()
+        assert part["filename"] == "sales.csv"
+        assert part["url"].startswith("data:text/csv;base64,")
+
+    def test_a_pdf_is_recognised_by_its_signature_whatever_its_name(self):
+        upload = asyncio.run(read_attachment("report.txt", chunks_of(pdf_with_text("hi")), LIMITS))
+        assert upload.media_type == "application/pdf"
+
+    def test_an_image_is_still_an_image(self):
+        upload = asyncio.run(read_attachment("dot.png", chunks_of(PNG), LIMITS))
+        assert upload.is_image
+
+    def test_an_executable_is_refused_naming_what_can_be_attached(self):
+        with pytest.raises(InvalidInputError, match="cannot be attached: attach images"):
+            asyncio.run(read_attachment("setup.exe", chunks_of(b"MZ\x90\x00" + b"\0" * 60), LIMITS))
+
+    def test_binary_bytes_named_like_text_are_refused(self):
+        with pytest.raises(InvalidInputError, match="not UTF-8 text"):
+            asyncio.run(
+                read_attachment("notes.txt", chunks_of(b"MZ\x90\x00\xff\xfe" + b"\0" * 60), LIMITS)
+            )
+
+    def test_an_oversize_document_is_refused_with_the_limit(self):
+        with pytest.raises(InputTooLargeError):
+            asyncio.run(
+                read_attachment("big.csv", chunks_of(b"a," * (LIMITS.max_file_bytes)), LIMITS)
+            )
+
+    def test_the_picker_accepts_every_attachable_extension_and_not_exe(self):
+        extensions = {e for names in accepted_extensions().values() for e in names}
+        assert {".pdf", ".csv", ".json", ".md", ".py", ".txt", ".png"} <= extensions
+        assert ".exe" not in extensions
+
+    def test_sizes_read_as_a_person_reads_them(self):
+        assert [format_size(n) for n in (812, 14_540, 3 * 1024 * 1024)] == [
+            "812 B",
+            "14.2 KB",
+            "3.0 MB",
+        ]

@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from backend.attachment_text import document_text_for_model
 from backend.models import (
     ContextItem,
     ContextSection,
@@ -78,6 +79,10 @@ def to_model_messages(message: Mapping[str, Any]) -> list[ModelMessage]:
             if part.get("type") == "text":
                 pieces.append(str(part.get("text", "")))
             elif part.get("type") == "file":
+                document = document_text_for_model(part)
+                if document is not None:
+                    pieces.append(document)
+                    continue
                 kind = "image" if str(part.get("mediaType", "")).startswith("image/") else "file"
                 name = part.get("filename")
                 pieces.append(f"[attached {kind}{': ' + str(name) if name else ''}]")
