@@ -27,9 +27,10 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.errors": set(),
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
+    "backend.attachment_text": {"backend.uploads"},
     "backend.storage": {"backend.clock", "backend.errors"},
     "backend.sessions": {"backend.clock", "backend.errors", "backend.storage"},
-    "backend.transcript": {"backend.sessions", "backend.storage"},
+    "backend.transcript": {"backend.sessions", "backend.storage", "backend.uploads"},
     # The model wire sends text by the storage text rule (well_formed_text).
     "backend.models": {"backend.config", "backend.errors", "backend.storage"},
     "backend.chats": {
@@ -58,6 +59,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.sessions",
         "backend.storage",  # its own run-state tables (backend/runtime/store.py)
         "backend.uploads",  # a message's attachments are checked where it is stored
+        "backend.attachment_text",  # documents' text in the prompt
     },
     # Accounts read the former local user's directory (adoption) and keep their own file.
     "backend.accounts": {
