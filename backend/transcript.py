@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from backend.sessions import is_compaction_message
 from backend.storage import well_formed_text
+from backend.uploads import data_url_size
 
 DEFAULT_WINDOW_BYTES = 256 * 1024
 DEFAULT_WINDOW_MESSAGES = 60  # a page of small messages must not ship a thousand rows
@@ -50,6 +51,16 @@ class ToolCallView:
 
 
 @dataclass(frozen=True, slots=True)
+class FileView:
+    """A document attached to a message: a chip with its name and size, downloadable."""
+
+    name: str
+    media_type: str
+    size: int
+    url: str  # the stored bytes as a data: URL ("" when the payload is missing)
+
+
+@dataclass(frozen=True, slots=True)
 class TranscriptEntry:
     id: str
     role: str
@@ -64,6 +75,7 @@ class TranscriptEntry:
     prev_sibling_id: str = ""
     next_sibling_id: str = ""
     sent_at: int = 0  # ms since the epoch the message was stored; 0 when unknown (an overlay)
+    files: tuple[FileView, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +149,7 @@ def entry_from_message(message: dict) -> TranscriptEntry:
     """Project one stored message onto what a chat view renders."""
     texts: list[str] = []
     images: list[str] = []
+    files: list[FileView] = []
     tools: list[ToolCallView] = []
     for part in message.get("parts") or []:
         if not isinstance(part, dict):
@@ -148,6 +161,8 @@ def entry_from_message(message: dict) -> TranscriptEntry:
             url = part.get("url")
             if isinstance(url, str):
                 images.append(url)
+        elif kind == "file":
+            files.append(_file_view(part))
         elif kind.startswith("tool-") or kind == "dynamic-tool":
             name = str(part.get("toolName") or kind.removeprefix("tool-"))
             tools.append(
@@ -165,6 +180,7 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         role=str(message.get("role", "")),
         text=well_formed_text("\n\n".join(texts)),
         images=tuple(images),
+        files=tuple(files),
         tool_calls=tuple(tools),
         status=status if status in _SHOWN_STATUSES else "",
         is_summary=is_compaction_message(message),
@@ -188,6 +204,17 @@ def _with_siblings(
                 entry = _placed_among_siblings(entry, session.get_branches(None))
         entries.append(entry)
     return entries
+
+
+def _file_view(part: dict) -> FileView:
+    url = part.get("url")
+    url = url if isinstance(url, str) and url.startswith("data:") else ""
+    return FileView(
+        name=well_formed_text(str(part.get("filename") or "file")),
+        media_type=str(part.get("mediaType", "")),
+        size=data_url_size(url) if url else 0,
+        url=url,
+    )
 
 
 def _with_send_times(

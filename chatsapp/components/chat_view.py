@@ -5,8 +5,13 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.memory_panel import memory_toggle
-from chatsapp.components.message import message_view
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.components.message import file_chip, message_view
+from chatsapp.states.conversation import (
+    ATTACHMENT_ACCEPT,
+    ATTACHMENT_KINDS,
+    ChatTabState,
+    SharedConversationState,
+)
 from chatsapp.states.status import ModelTabState
 
 UPLOAD_ID = "image-upload"
@@ -95,6 +100,27 @@ def _transcript() -> rx.Component:
     )
 
 
+def _refused_before_upload(rejections: rx.Var) -> rx.event.EventSpec:
+    """Say which files the picker refused (type or size) and why: nothing was uploaded."""
+    limit = ChatTabState.attachment_limit_bytes
+    message = rx.Var(
+        _js_expr=(
+            f"({rejections!s}).map((r) => {{"
+            " const name = r.file?.name ?? r.file?.path ?? 'A file';"
+            " const codes = (r.errors ?? []).map((e) => e.code);"
+            " if (codes.includes('file-too-large')) return `${name} is"
+            " ${(r.file?.size ?? 0).toLocaleString('en')} bytes; the limit is"
+            f" ${{({limit!s}).toLocaleString('en')}} bytes. Not attached.`;"
+            " if (codes.includes('file-invalid-type')) return `${name} cannot be attached:"
+            f" attach {ATTACHMENT_KINDS} files.`;"
+            " return `${name}: ${(r.errors ?? []).map((e) => e.message).join(', ')}`;"
+            " }).join(' ')"
+        ),
+        _var_data=limit._get_all_var_data(),
+    ).to(str)
+    return rx.toast.error(message, id="upload-refused")
+
+
 def _composer() -> rx.Component:
     return rx.vstack(
         rx.cond(
@@ -118,13 +144,32 @@ def _composer() -> rx.Component:
             id="pending-images",
         ),
         rx.hstack(
+            rx.foreach(
+                ChatTabState.pending_files,
+                lambda chip, i: file_chip(
+                    chip,
+                    rx.icon_button(
+                        rx.icon("x", size=10),
+                        size="1",
+                        variant="ghost",
+                        on_click=ChatTabState.remove_file(i),
+                        aria_label="Remove attachment",
+                    ),
+                ),
+            ),
+            id="pending-files",
+            wrap="wrap",
+        ),
+        rx.hstack(
             rx.upload.root(
                 rx.icon_button(
-                    rx.icon("image-plus", size=16), variant="ghost", aria_label="Attach image"
+                    rx.icon("paperclip", size=16), variant="ghost", aria_label="Attach files"
                 ),
                 id=UPLOAD_ID,
-                accept={"image/*": [".png", ".jpg", ".jpeg", ".gif", ".webp"]},
+                accept=ATTACHMENT_ACCEPT,
+                max_size=ChatTabState.attachment_limit_bytes,
                 on_drop=ChatTabState.handle_upload(rx.upload_files(upload_id=UPLOAD_ID)),
+                on_drop_rejected=_refused_before_upload,
                 border="none",
                 padding="0",
             ),

@@ -8,7 +8,7 @@ from chatsapp.components.copy_button import CopyButton
 from chatsapp.components.markdown import safe_markdown
 from chatsapp.components.sent_time import SentTime
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
-from chatsapp.states.rows import EntryRow, ToolRow
+from chatsapp.states.rows import EntryRow, FileRow, ToolRow
 
 
 def _tool(tool: ToolRow) -> rx.Component:
@@ -20,6 +20,39 @@ def _tool(tool: ToolRow) -> rx.Component:
         border="1px dashed var(--gray-a6)",
         border_radius="var(--radius-2)",
         class_name="tool-call",
+    )
+
+
+def file_chip(file: FileRow, *extra: rx.Component) -> rx.Component:
+    """An attached document: its name and size; a link that downloads its bytes when stored."""
+    label = rx.hstack(
+        rx.icon("file-text", size=14),
+        rx.text(file.name, size="1", weight="medium", class_name="file-name"),
+        rx.text(file.size, size="1", color_scheme="gray", class_name="file-size"),
+        spacing="1",
+        align="center",
+    )
+    return rx.hstack(
+        rx.cond(
+            file.url != "",
+            rx.el.a(
+                label,
+                href=file.url,
+                download=file.name,
+                title="Download " + file.name,
+                class_name="file-download",
+                style={"color": "inherit", "text_decoration": "none"},
+            ),
+            label,
+        ),
+        *extra,
+        padding="0.25rem 0.5rem",
+        border="1px solid var(--gray-a6)",
+        border_radius="var(--radius-3)",
+        background="var(--gray-a2)",
+        align="center",
+        spacing="1",
+        class_name="file-chip",
     )
 
 
@@ -181,6 +214,14 @@ def message_view(entry: EntryRow) -> rx.Component:
         rx.foreach(
             entry.images,
             lambda url: rx.image(src=url, max_width="18rem", border_radius="var(--radius-3)"),
+        ),
+        rx.cond(
+            entry.files.length() > 0,
+            rx.hstack(
+                rx.foreach(entry.files, lambda f: file_chip(f)),
+                wrap="wrap",
+                class_name="message-files",
+            ),
         ),
         rx.foreach(entry.tools, _tool),
         rx.cond(

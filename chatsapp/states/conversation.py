@@ -9,13 +9,25 @@ import reflex as rx
 
 from backend.errors import ChatNotFoundError, ChatsError
 from backend.transcript import load_earlier, load_window, newest_leaf_below
-from backend.uploads import attachment_limits, check_message_files, read_image
+from backend.uploads import (
+    ATTACHABLE_NAMES,
+    accepted_extensions,
+    attachment_limits,
+    check_message_files,
+    data_url_size,
+    format_size,
+    read_attachment,
+)
 from chatsapp.identity import conversation_token, current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
-from chatsapp.states.rows import EntryRow, entry_row
+from chatsapp.states.rows import EntryRow, FileRow, entry_row
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
+# What the composer's file picker offers (a hint; handle_upload checks the bytes), and how
+# its refusal names what can be attached.
+ATTACHMENT_ACCEPT = accepted_extensions()
+ATTACHMENT_KINDS = ATTACHABLE_NAMES
 
 REVEAL_MAX_PAGES = 40  # a search hit up to ~2,000 messages back is scrolled into view
 
@@ -62,6 +74,8 @@ class ChatTabState(rx.State):
     input_error: str = ""
     pending_images: list[str] = []
     _pending_sizes: list[int] = []  # decoded bytes of each pending image (backend only)
+    pending_files: list[FileRow] = []  # documents' chips (no bytes: those stay server-side)
+    _pending_parts: list[dict] = []  # the documents' checked AI SDK file parts (backend only)
     earlier: list[EntryRow] = []
     earlier_has_more: bool = True
     editing_message_id: str = ""
@@ -140,7 +154,7 @@ class ChatTabState(rx.State):
     async def send(self, text: str):  # noqa: ANN201
         text = text.strip()
         self.input_error = ""
-        if not text and not self.pending_images:
+        if not text and not self.pending_images and not self._pending_parts:
             return None
         limit = services().settings.max_message_bytes
         size = len(text.encode())
@@ -151,12 +165,17 @@ class ChatTabState(rx.State):
             return None  # the composer keeps the text: nothing was sent
         runtime = services().runtime(self._user())
         images = list(self.pending_images)
+        documents = list(self._pending_parts)
         conversation = await self.get_state(SharedConversationState)
         # Viewing another branch: the new message continues the branch on screen.
         parent_id = conversation.entries[-1].id if conversation.view_leaf_id else None
         try:
             await runtime.send_message(
-                self.active_chat_id, text, images=images, parent_id=parent_id
+                self.active_chat_id,
+                text,
+                images=images,
+                attachments=documents,
+                parent_id=parent_id,
             )
         except ChatNotFoundError:
             # Deleted (or purged by another process) since this tab opened it: every tab
@@ -167,6 +186,7 @@ class ChatTabState(rx.State):
             self.input_error = str(exc)
             return None
         self.pending_images, self._pending_sizes = [], []
+        self.pending_files, self._pending_parts = [], []
         return [rx.set_value("composer", ""), rx.call_script(_scroll_to_bottom())]
 
     @rx.event
@@ -176,23 +196,44 @@ class ChatTabState(rx.State):
 
     @rx.event
     async def handle_upload(self, files: list[rx.UploadFile]):  # noqa: ANN201
+        """Check each file where its bytes arrive: images show as thumbnails, documents as
+        chips; a refused file is named with the reason and nothing of it is kept."""
         limits = attachment_limits(services().settings)
         for file in files:
             name = file.name or "file"
             try:
                 # Read in chunks and stop at the limit: an oversize file never sits in memory.
-                upload = await read_image(name, _chunks(file), limits)
-                check_message_files([*self._pending_sizes, len(upload.data)], limits)
+                upload = await read_attachment(name, _chunks(file), limits)
+                held = [
+                    *self._pending_sizes,
+                    *(data_url_size(p["url"]) for p in self._pending_parts),
+                ]
+                check_message_files([*held, len(upload.data)], limits)
             except ChatsError as exc:
                 return rx.toast.error(f"{exc} Not attached.")
-            self.pending_images = [*self.pending_images, upload.data_url()]
-            self._pending_sizes = [*self._pending_sizes, len(upload.data)]
+            if upload.is_image:
+                self.pending_images = [*self.pending_images, upload.data_url()]
+                self._pending_sizes = [*self._pending_sizes, len(upload.data)]
+            else:
+                self._pending_parts = [*self._pending_parts, upload.file_part()]
+                chip = FileRow(name=upload.name, size=format_size(len(upload.data)))
+                self.pending_files = [*self.pending_files, chip]
         return None
+
+    @rx.var(cache=True)
+    def attachment_limit_bytes(self) -> int:
+        """The per-file limit, for the picker to refuse larger files before uploading."""
+        return services().settings.max_attachment_bytes
 
     @rx.event
     def remove_image(self, index: int) -> None:
         self.pending_images = [u for i, u in enumerate(self.pending_images) if i != index]
         self._pending_sizes = [s for i, s in enumerate(self._pending_sizes) if i != index]
+
+    @rx.event
+    def remove_file(self, index: int) -> None:
+        self.pending_files = [f for i, f in enumerate(self.pending_files) if i != index]
+        self._pending_parts = [p for i, p in enumerate(self._pending_parts) if i != index]
 
     # ── branches ────────────────────────────────────────────────────
 

@@ -6,6 +6,7 @@ import dataclasses
 from datetime import UTC, datetime
 
 from backend.transcript import TranscriptEntry
+from backend.uploads import format_size
 
 
 @dataclasses.dataclass
@@ -47,6 +48,15 @@ class ToolRow:
 
 
 @dataclasses.dataclass
+class FileRow:
+    """A document chip: name, size as read ("14.2 KB"), and its bytes as a data: URL."""
+
+    name: str = ""
+    size: str = ""
+    url: str = ""
+
+
+@dataclasses.dataclass
 class EntryRow:
     id: str = ""
     role: str = ""
@@ -60,6 +70,7 @@ class EntryRow:
     prev_sibling_id: str = ""
     next_sibling_id: str = ""
     sent_at: int = 0  # ms since the epoch; 0 when unknown
+    files: list[FileRow] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -93,4 +104,5 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
         prev_sibling_id=entry.prev_sibling_id,
         next_sibling_id=entry.next_sibling_id,
         sent_at=entry.sent_at,
+        files=[FileRow(f.name, format_size(f.size), f.url) for f in entry.files],
     )

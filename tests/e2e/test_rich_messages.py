@@ -5,7 +5,9 @@ Runs the app against a fake OpenAI-compatible server whose replies hold math and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -14,6 +16,7 @@ from tests.e2e.app_server import AppServer, model_env, start_app
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat
 from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.tiny_pdf import pdf_with_text
 
 CODE = "def greet(name):\n    return f'hello {name}'"
 REPLY = (
@@ -134,3 +137,68 @@ class TestCopyAndSendTimes:
                 at_ms,
             )
             expect(sent).to_have_attribute("title", expected)
+
+
+CSV = b"city,total\nOslo,12\nBergen,7\n"
+PDF = pdf_with_text("Quarterly revenue grew", "by nine percent")
+
+
+class TestAttachingDocuments:
+    def test_a_csv_and_a_pdf_show_as_chips_download_again_and_reach_the_model_as_text(
+        self, app: AppServer, browser: Browser, model: FakeOpenAI
+    ):
+        tab = open_chat(browser, app)
+        tab.locator("#image-upload input[type=file]").set_input_files(
+            files=[
+                {"name": "sales.csv", "mimeType": "text/csv", "buffer": CSV},
+                {"name": "q3.pdf", "mimeType": "application/pdf", "buffer": PDF},
+            ]
+        )
+        pending = tab.locator("#pending-files .file-chip")
+        expect(pending).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(pending.nth(0)).to_contain_text("sales.csv")
+        expect(pending.nth(0)).to_contain_text(f"{len(CSV)} B")
+        expect(pending.nth(1)).to_contain_text("q3.pdf")
+
+        asked = len(model.requests)
+        send(tab, "Summarise these")
+        wait_for_reply_end(tab)
+        chips = tab.locator(".message-user .file-chip")
+        expect(chips).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(tab.locator("#pending-files .file-chip")).to_have_count(0)
+
+        with tab.expect_download(timeout=TIMEOUT_MS) as download:
+            chips.nth(0).locator("a.file-download").click()
+        assert download.value.suggested_filename == "sales.csv"
+        assert Path(download.value.path()).read_bytes() == CSV
+
+        request = model.requests[asked]
+        user_turn = [m for m in request.body["messages"] if m["role"] == "user"][-1]
+        content = json.dumps(user_turn["content"])
+        assert "Bergen,7" in content
+        assert "Quarterly revenue grew" in content
+        assert "Summarise these" in content
+
+    def test_an_executable_is_refused_before_anything_is_uploaded(
+        self, app: AppServer, browser: Browser
+    ):
+        tab = open_chat(browser, app)
+        # react-dropzone still reports the drop (with no accepted file): whatever reaches the
+        # upload endpoint must not hold the refused file.
+        uploaded: list[bytes] = []
+        tab.on(
+            "request",
+            lambda r: uploaded.append(r.post_data_buffer or b"") if "_upload" in r.url else None,
+        )
+        tab.locator("#image-upload input[type=file]").set_input_files(
+            files=[
+                {
+                    "name": "setup.exe",
+                    "mimeType": "application/x-msdownload",
+                    "buffer": b"MZ" + b"\0" * 64,
+                }
+            ]
+        )
+        expect(tab.get_by_text("setup.exe cannot be attached")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#pending-files .file-chip")).to_have_count(0)
+        assert not any(b"setup.exe" in body or b"MZ" in body for body in uploaded)

@@ -1,5 +1,7 @@
 """Render-ready windows of a conversation: what a chat view receives."""
 
+import base64
+
 import pytest
 
 from backend.sessions import Sessions
@@ -133,3 +135,15 @@ class TestSendTimes:
             session.import_message(msg(f"m{i}"), parent_id=parent, created_at=1_000 * (i + 1))
         page, _ = load_earlier(session, leaf_id="m4", before_id="m2", count=5)
         assert [e.sent_at for e in page] == [1_000, 2_000]
+
+
+class TestAttachedDocuments:
+    def test_a_document_becomes_a_downloadable_file_with_its_name_and_size(self, session):
+        url = "data:text/csv;base64," + base64.b64encode(b"city,total\nOslo,12\n").decode()
+        part = {"type": "file", "mediaType": "text/csv", "filename": "sales.csv", "url": url}
+        session.append_message({"id": "u1", "role": "user", "parts": [part]})
+        [entry] = load_window(session).entries
+        [document] = entry.files
+        assert (document.name, document.media_type, document.size) == ("sales.csv", "text/csv", 19)
+        assert document.url == url  # the stored bytes, served back whole
+        assert entry.images == ()
