@@ -29,6 +29,7 @@ export function CopyButton({ text, label, className }) {
       aria-label={label || "Copy"}
       title={label || "Copy"}
       data-state={state}
+      aria-live="polite"
       className={`copy-button ${className || ""}`}
       style={{
         font: "inherit",
