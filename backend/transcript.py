@@ -62,6 +62,9 @@ class TranscriptEntry:
     sibling_count: int = 1
     prev_sibling_id: str = ""
     next_sibling_id: str = ""
+    # Which model wrote an assistant reply (``metadata.model`` / ``metadata.endpoint``).
+    model: str = ""
+    endpoint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,8 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         tool_calls=tuple(tools),
         status=status if status in _SHOWN_STATUSES else "",
         is_summary=is_compaction_message(message),
+        model=str(metadata.get("model") or "") if metadata else "",
+        endpoint=str(metadata.get("endpoint") or "") if metadata else "",
     )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+from backend.endpoints import choice_label
+from backend.models import ModelRef
 from backend.transcript import TranscriptEntry
 
 
@@ -59,6 +61,7 @@ class EntryRow:
     position: str = ""  # "2/3" when the message has siblings, else ""
     prev_sibling_id: str = ""
     next_sibling_id: str = ""
+    model_label: str = ""  # which model wrote an assistant reply ("" when unknown)
 
 
 @dataclasses.dataclass
@@ -91,4 +94,9 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
         position=f"{entry.sibling_index}/{entry.sibling_count}" if entry.sibling_count > 1 else "",
         prev_sibling_id=entry.prev_sibling_id,
         next_sibling_id=entry.next_sibling_id,
+        model_label=(
+            choice_label(ModelRef(entry.endpoint, entry.model))
+            if entry.role == "assistant" and entry.model
+            else ""
+        ),
     )
