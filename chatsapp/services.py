@@ -19,7 +19,7 @@ from backend.agents import AgentLibrary
 from backend.chats import Chats
 from backend.config import Settings
 from backend.endpoints import ModelEndpoints
-from backend.runtime import ChatRuntime
+from backend.runtime import DEFAULT_MAX_STATE_BYTES, ChatRuntime
 from backend.runtime.hosting import apply_storage_settings, lock_store_from_settings
 from backend.runtime.library_agents import LibraryAgents
 
@@ -43,6 +43,8 @@ class Services:
         self._runtimes: dict[str, ChatRuntime] = {}
         self._libraries: dict[str, AgentLibrary] = {}
         self._endpoints: ModelEndpoints | None = None
+        # The session-state ceiling of every chat: the runtimes enforce it, the panel shows it.
+        self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
         self._on_conversation_opened: list[Callable[[str, str], Any]] = []
         self._accounts: Accounts | None = None
@@ -106,6 +108,7 @@ class Services:
                     models=endpoints,
                     agents=LibraryAgents(library),
                     lock_store=lock_store_from_settings(self.settings),
+                    max_state_bytes=self.max_state_bytes,
                 )
                 self._runtimes[user_id] = runtime
             return runtime
