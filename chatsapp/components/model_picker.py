@@ -31,6 +31,7 @@ def model_picker() -> rx.Component:
             on_change=ChatSettingsTabState.choose_model,
             id="model-picker",
             aria_label="Model",
+            custom_attrs={"data-next-model": SharedChatSettingsState.next_model_label},
             style={
                 "max_width": "16rem",
                 "font_size": "var(--font-size-1)",

@@ -1,0 +1,193 @@
+"""Issue 12 in the browser: the model picker, the agent library, the update banner, the
+session-state drawer. One app, one fake OpenAI server that lists two models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.test_chat_flows import send
+from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.support.fake_openai import FakeOpenAI, text
+
+REPLY = "Answered by the fake."
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=text(REPLY)) as server:
+        server.models = ["fake-model", "other-model"]
+        yield server
+
+
+@pytest.fixture(scope="module")
+def models_app(
+    tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI
+) -> Iterator[AppServer]:
+    base = tmp_path_factory.mktemp("models-app")
+    server = start_app(base / "data", base / "app.log", env=model_env(fake_model.base_url))
+    yield server
+    server.stop()
+
+
+def completions(fake: FakeOpenAI) -> list[dict[str, Any]]:
+    return [r.body for r in list(fake.requests) if "messages" in r.body]
+
+
+def send_and_wait_for_reply(tab: Page, words: str) -> None:
+    replies = tab.locator(".message-assistant .message-text")
+    before = replies.count()
+    send(tab, words)
+    expect(replies).to_have_count(before + 1, timeout=TIMEOUT_MS)
+    expect(replies.last).to_have_text(REPLY, timeout=TIMEOUT_MS)
+
+
+def open_agents_page(browser: Browser, server: AppServer, user: str = "alice") -> Page:
+    tab = server.signed_in_context(
+        browser, user, viewport={"width": 1280, "height": 900}
+    ).new_page()
+    tab.goto(server.url + "/agents")
+    expect(tab.locator("#agent-new")).to_be_visible(timeout=60_000)
+    return tab
+
+
+def fill_agent_form(tab: Page, *, name: str, instructions: str, temperature: str = "") -> None:
+    tab.locator("#agent-name").fill(name)
+    tab.locator("#agent-instructions").fill(instructions)
+    tab.locator("#agent-temperature").fill(temperature)
+
+
+def agent_row(tab: Page, name: str):
+    return tab.locator(".agent-row").filter(has=tab.locator(".agent-name", has_text=name))
+
+
+def create_agent(tab: Page, name: str, instructions: str) -> None:
+    tab.locator("#agent-new").click()
+    fill_agent_form(tab, name=name, instructions=instructions)
+    tab.locator("#agent-save").click()
+    expect(agent_row(tab, name)).to_be_visible(timeout=TIMEOUT_MS)
+
+
+def start_chat_with(tab: Page, name: str) -> str:
+    agent_row(tab, name).locator(".agent-new-chat").click()
+    tab.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
+    expect(tab.locator("#agent-label")).to_contain_text(name, timeout=TIMEOUT_MS)
+    return tab.url.rsplit("/", 1)[-1]
+
+
+class TestModelPicker:
+    def test_the_picked_model_answers_the_next_turn(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        picker = tab.locator("#model-picker")
+        expect(picker.locator("option[value='default:other-model']")).to_have_count(
+            1, timeout=TIMEOUT_MS
+        )
+        expect(picker.locator("option", has_text="Offline assistant")).to_have_count(1)
+        send_and_wait_for_reply(tab, "first, with the default model")
+        assert completions(fake_model)[-1]["model"] == "fake-model"
+
+        picker.select_option("default:other-model")
+        expect(picker).to_have_attribute(
+            "data-next-model", "other-model · default", timeout=TIMEOUT_MS
+        )
+        send_and_wait_for_reply(tab, "second, with the picked model")
+
+        assert completions(fake_model)[-1]["model"] == "other-model"
+
+    def test_a_pick_in_one_tab_shows_in_another_tab_of_the_same_chat(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, models_app)
+        chat_id = create_chat(tab_a)
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        expect(tab_b.locator("#model-picker")).to_have_value("auto", timeout=TIMEOUT_MS)
+
+        tab_a.locator("#model-picker").select_option("default:other-model")
+
+        expect(tab_b.locator("#model-picker")).to_have_value(
+            "default:other-model", timeout=TIMEOUT_MS
+        )
+
+
+class TestAgentLibrary:
+    def test_a_chat_started_with_an_agent_sends_exactly_its_instructions(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        instructions = "You are Pirate Pete.\nAnswer every question in pirate speak, briefly."
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Pirate", instructions)
+
+        start_chat_with(tab, "Pirate")
+        send_and_wait_for_reply(tab, "Where is the treasure?")
+
+        messages = completions(fake_model)[-1]["messages"]
+        assert messages[0] == {"role": "system", "content": instructions}
+
+    def test_an_out_of_range_temperature_is_refused_on_the_form_and_nothing_is_saved(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        tab.locator("#agent-new").click()
+        fill_agent_form(tab, name="Too hot", instructions="hi", temperature="7")
+        tab.locator("#agent-save").click()
+
+        expect(tab.locator("#agent-form-error")).to_contain_text("temperature", timeout=TIMEOUT_MS)
+        tab.reload()
+        expect(tab.locator("#agent-new")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(agent_row(tab, "Too hot")).to_have_count(0)
+
+    def test_a_pinned_chat_offers_the_new_version_and_one_click_moves_it(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Critic", "Version one: be kind.")
+        chat_id = start_chat_with(tab, "Critic")
+        expect(tab.locator("#agent-update")).to_have_count(0)
+
+        editor = open_agents_page(browser, models_app)
+        agent_row(editor, "Critic").locator(".agent-edit").click()
+        editor.locator("#agent-instructions").fill("Version two: be blunt.")
+        editor.locator("#agent-save").click()
+        expect(editor.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
+
+        tab.goto(models_app.url + f"/chat/{chat_id}")
+        banner = tab.locator("#agent-update")
+        expect(banner).to_contain_text("Agent updated to v2", timeout=TIMEOUT_MS)
+        banner.click()
+        expect(banner).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("v2")
+        send_and_wait_for_reply(tab, "Review my essay")
+        assert completions(fake_model)[-1]["messages"][0]["content"] == "Version two: be blunt."
+
+
+class TestSessionStatePanel:
+    def test_a_stale_edit_is_refused_and_the_current_value_is_shown(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, models_app)
+        chat_id = create_chat(tab_a)
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        for tab in (tab_a, tab_b):
+            tab.locator("#state-toggle").click()
+            expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
+
+        tab_b.locator("#state-draft").fill('{"step": "from tab b"}')
+        tab_b.locator("#state-save").click()
+        expect(tab_b.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+
+        tab_a.locator("#state-draft").fill('{"step": "from tab a"}')
+        tab_a.locator("#state-save").click()
+
+        expect(tab_a.locator("#state-error")).to_contain_text(
+            "changed since you opened it", timeout=TIMEOUT_MS
+        )
+        expect(tab_a.locator("#state-current-value")).to_contain_text("from tab b")
+        tab_a.locator("#state-reload").click()
+        expect(tab_a.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
