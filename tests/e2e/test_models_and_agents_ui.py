@@ -34,8 +34,23 @@ def models_app(
     server.stop()
 
 
-def completions(fake: FakeOpenAI) -> list[dict[str, Any]]:
-    return [r.body for r in list(fake.requests) if "messages" in r.body]
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+def turn_request(fake: FakeOpenAI, words: str) -> dict[str, Any]:
+    """The body of the completion that answered the turn ``words`` (not a title request)."""
+    found = [
+        r.body
+        for r in list(fake.requests)
+        if r.body.get("messages")
+        and r.body["messages"][-1]["role"] == "user"
+        and _text(r.body["messages"][-1]["content"]) == words
+    ]
+    assert len(found) == 1, f"{len(found)} requests answered {words!r}"
+    return found[0]
 
 
 def send_and_wait_for_reply(tab: Page, words: str) -> None:
@@ -91,7 +106,7 @@ class TestModelPicker:
         )
         expect(picker.locator("option", has_text="Offline assistant")).to_have_count(1)
         send_and_wait_for_reply(tab, "first, with the default model")
-        assert completions(fake_model)[-1]["model"] == "fake-model"
+        assert turn_request(fake_model, "first, with the default model")["model"] == "fake-model"
 
         picker.select_option("default:other-model")
         expect(picker).to_have_attribute(
@@ -99,7 +114,7 @@ class TestModelPicker:
         )
         send_and_wait_for_reply(tab, "second, with the picked model")
 
-        assert completions(fake_model)[-1]["model"] == "other-model"
+        assert turn_request(fake_model, "second, with the picked model")["model"] == "other-model"
 
     def test_a_pick_in_one_tab_shows_in_another_tab_of_the_same_chat(
         self, models_app: AppServer, browser: Browser
@@ -127,7 +142,7 @@ class TestAgentLibrary:
         start_chat_with(tab, "Pirate")
         send_and_wait_for_reply(tab, "Where is the treasure?")
 
-        messages = completions(fake_model)[-1]["messages"]
+        messages = turn_request(fake_model, "Where is the treasure?")["messages"]
         assert messages[0] == {"role": "system", "content": instructions}
 
     def test_an_out_of_range_temperature_is_refused_on_the_form_and_nothing_is_saved(
@@ -164,7 +179,8 @@ class TestAgentLibrary:
         expect(banner).to_have_count(0, timeout=TIMEOUT_MS)
         expect(tab.locator("#agent-label")).to_contain_text("v2")
         send_and_wait_for_reply(tab, "Review my essay")
-        assert completions(fake_model)[-1]["messages"][0]["content"] == "Version two: be blunt."
+        first = turn_request(fake_model, "Review my essay")["messages"][0]
+        assert first == {"role": "system", "content": "Version two: be blunt."}
 
 
 class TestSessionStatePanel:
