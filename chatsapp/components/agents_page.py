@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.model_picker import model_option
 from chatsapp.states.agents import AgentRow, AgentsTabState, VersionRow
-from chatsapp.states.models import AUTO_KEY, ModelChoiceRow
+from chatsapp.states.models import AUTO_KEY
 
 FIELD_STYLE = {"width": "100%"}
 
@@ -55,14 +56,6 @@ def _agent(agent: AgentRow) -> rx.Component:
         border_bottom="1px solid var(--gray-a4)",
         class_name="agent-row",
         custom_attrs={"data-agent-id": agent.id},
-    )
-
-
-def _model_option(choice: ModelChoiceRow) -> rx.Component:
-    return rx.el.option(
-        rx.cond(choice.available, choice.label, choice.label + " (unavailable)"),
-        value=choice.key,
-        disabled=~choice.available,
     )
 
 
@@ -124,7 +117,7 @@ def _form() -> rx.Component:
             "Model",
             rx.el.select(
                 rx.el.option("The chat's model or the default", value=AUTO_KEY),
-                rx.foreach(AgentsTabState.choices, _model_option),
+                rx.foreach(AgentsTabState.choices, model_option),
                 value=AgentsTabState.model,
                 on_change=AgentsTabState.set_model,
                 id="agent-model",

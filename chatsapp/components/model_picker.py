@@ -13,7 +13,8 @@ from chatsapp.states.models import (
 )
 
 
-def _option(choice: ModelChoiceRow) -> rx.Component:
+def model_option(choice: ModelChoiceRow) -> rx.Component:
+    """One model of a picker; an endpoint that does not answer is listed, greyed."""
     return rx.el.option(
         rx.cond(choice.available, choice.label, choice.label + " (unavailable)"),
         value=choice.key,
@@ -26,7 +27,7 @@ def model_picker() -> rx.Component:
     return rx.tooltip(
         rx.el.select(
             rx.el.option("Agent's model or the default", value=AUTO_KEY),
-            rx.foreach(ChatSettingsTabState.choices, _option),
+            rx.foreach(ChatSettingsTabState.choices, model_option),
             value=SharedChatSettingsState.chosen_key,
             on_change=ChatSettingsTabState.choose_model,
             id="model-picker",

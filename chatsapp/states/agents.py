@@ -23,7 +23,13 @@ from backend.agents import (
 from backend.errors import ChatsError
 from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
-from chatsapp.states.models import AUTO_KEY, ModelChoiceRow, model_key, model_ref
+from chatsapp.states.models import (
+    AUTO_KEY,
+    ModelChoiceRow,
+    model_choices,
+    model_key,
+    model_ref,
+)
 
 HISTORY_PAGE = 10
 
@@ -79,10 +85,7 @@ class AgentsTabState(rx.State):
     async def load(self) -> None:
         """on_load of ``/agents``."""
         await self._reload_list()
-        found = await offload(services().endpoints().choices)
-        self.choices = [
-            ModelChoiceRow(model_key(c.ref), c.label, c.available, c.offline) for c in found
-        ]
+        self.choices = await model_choices()
 
     async def _reload_list(self) -> None:
         found = await offload(self._library().list_agents)

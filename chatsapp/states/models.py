@@ -47,6 +47,12 @@ def model_ref(key: str) -> ModelRef | None:
     return ModelRef(endpoint, model)
 
 
+async def model_choices() -> list[ModelChoiceRow]:
+    """Every model on offer, as picker rows (listings are cached briefly by the endpoints)."""
+    found = await offload(services().endpoints().choices)
+    return [ModelChoiceRow(model_key(c.ref), c.label, c.available, c.offline) for c in found]
+
+
 def chat_id_of_page(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
@@ -109,10 +115,7 @@ class ChatSettingsTabState(rx.State):
         linked = await header._link_to(conversation_token(chat_id))
         linked.chat_id = chat_id
         await linked.refresh(user_id)
-        found = await offload(services().endpoints().choices)
-        self.choices = [
-            ModelChoiceRow(model_key(c.ref), c.label, c.available, c.offline) for c in found
-        ]
+        self.choices = await model_choices()
 
     @rx.event
     async def choose_model(self, key: str):  # noqa: ANN201
