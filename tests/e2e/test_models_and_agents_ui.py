@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from backend.agents import MAX_INSTRUCTIONS_CHARS
 from tests.e2e.app_server import AppServer, model_env, start_app
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
@@ -158,6 +159,17 @@ class TestAgentLibrary:
         expect(tab.locator("#agent-new")).to_be_visible(timeout=TIMEOUT_MS)
         expect(agent_row(tab, "Too hot")).to_have_count(0)
 
+    def test_instructions_over_the_limit_are_refused_on_the_form(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        tab.locator("#agent-new").click()
+        fill_agent_form(tab, name="Verbose", instructions="x" * (MAX_INSTRUCTIONS_CHARS + 1))
+        tab.locator("#agent-save").click()
+
+        expect(tab.locator("#agent-form-error")).to_contain_text("instructions", timeout=TIMEOUT_MS)
+        expect(agent_row(tab, "Verbose")).to_have_count(0)
+
     def test_a_pinned_chat_offers_the_new_version_and_one_click_moves_it(
         self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
     ):
@@ -207,3 +219,21 @@ class TestSessionStatePanel:
         expect(tab_a.locator("#state-current-value")).to_contain_text("from tab b")
         tab_a.locator("#state-reload").click()
         expect(tab_a.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+
+
+class TestArchive:
+    def test_archiving_from_the_header_shows_in_every_tab_and_can_be_undone(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, models_app)
+        chat_id = create_chat(tab_a)
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        expect(tab_b.locator("#archive-toggle")).to_be_visible(timeout=TIMEOUT_MS)
+
+        tab_a.locator("#archive-toggle").click()
+        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+        tab_b.reload()
+        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+
+        tab_b.locator("#archive-toggle").click()
+        expect(tab_a.locator("#archived-label")).to_have_count(0, timeout=TIMEOUT_MS)
