@@ -14,12 +14,14 @@ from chatsapp.components.auth_pages import (
     signed_out_notice,
 )
 from chatsapp.components.chat_view import chat_view
+from chatsapp.components.endpoints_admin import endpoints_admin_body
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
 from chatsapp.components.sidebar import sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.agents import AgentsTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.endpoints_admin import EndpointsAdminTabState
 from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
@@ -139,6 +141,12 @@ def register(app: rx.App) -> None:
         route="/admin",
         title="Admin · Chats",
         on_load=[AccountTabState.load, AdminTabState.load],
+    )
+    app.add_page(
+        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), endpoints_admin_body()),
+        route="/admin/models",
+        title="Model endpoints · Chats",
+        on_load=[AccountTabState.load, EndpointsAdminTabState.load],
     )
     app.add_page(
         lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), agents_page_body()),
