@@ -237,3 +237,39 @@ class TestArchive:
 
         tab_b.locator("#archive-toggle").click()
         expect(tab_a.locator("#archived-label")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+class TestAdminEndpoints:
+    def test_an_endpoint_an_admin_adds_is_offered_in_the_picker_and_answers(
+        self, models_app: AppServer, browser: Browser
+    ):
+        with FakeOpenAI(default=text(REPLY)) as lab:
+            lab.models = ["lab-model"]
+            admin = open_agents_page(browser, models_app)  # alice set the app up: an admin
+            admin.goto(models_app.url + "/admin/models")
+            admin.locator("#ep-name").fill("lab")
+            admin.locator("#ep-url").fill(lab.base_url)
+            admin.locator("#ep-key").fill("lab-key")
+            admin.locator("#ep-save").click()
+            row = admin.locator('.endpoint-row[data-endpoint="lab"]')
+            expect(row).to_contain_text("answers", timeout=TIMEOUT_MS)
+            expect(row).not_to_contain_text("lab-key")
+
+            tab = open_tab(browser, models_app)
+            create_chat(tab)
+            tab.locator("#model-picker").select_option("lab:lab-model")
+            expect(tab.locator("#model-picker")).to_have_attribute(
+                "data-next-model", "lab-model · lab", timeout=TIMEOUT_MS
+            )
+            send_and_wait_for_reply(tab, "Hello, lab")
+
+            request = turn_request(lab, "Hello, lab")
+            assert request["model"] == "lab-model"
+
+    def test_someone_who_is_not_an_admin_cannot_configure_endpoints(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app, "bob")
+        tab.goto(models_app.url + "/admin/models")
+        expect(tab.locator("#ep-not-allowed")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#ep-save")).to_have_count(0)
