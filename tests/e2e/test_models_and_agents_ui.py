@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.agents import MAX_INSTRUCTIONS_CHARS
+from chatsapp.states.agents import HISTORY_PAGE
 from tests.e2e.app_server import AppServer, model_env, start_app
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
@@ -169,6 +170,24 @@ class TestAgentLibrary:
 
         expect(tab.locator("#agent-form-error")).to_contain_text("instructions", timeout=TIMEOUT_MS)
         expect(agent_row(tab, "Verbose")).to_have_count(0)
+
+    def test_each_save_is_a_version_and_the_history_pages_back_to_the_first(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Drafter", "draft 1")
+        agent_row(tab, "Drafter").locator(".agent-edit").click()
+        versions = tab.locator(".agent-version")
+        for n in range(2, HISTORY_PAGE + 3):
+            tab.locator("#agent-instructions").fill(f"draft {n}")
+            tab.locator("#agent-save").click()
+            expect(versions.first).to_contain_text(f"v{n} ", timeout=TIMEOUT_MS)
+
+        expect(versions).to_have_count(HISTORY_PAGE)
+        tab.locator("#agent-more-versions").click()
+        expect(versions).to_have_count(HISTORY_PAGE + 2, timeout=TIMEOUT_MS)
+        expect(versions.last).to_contain_text("v1 ")
+        expect(tab.locator("#agent-more-versions")).to_have_count(0)
 
     def test_a_pinned_chat_offers_the_new_version_and_one_click_moves_it(
         self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
