@@ -292,3 +292,26 @@ class TestAdminEndpoints:
         tab.goto(models_app.url + "/admin/models")
         expect(tab.locator("#ep-not-allowed")).to_be_visible(timeout=TIMEOUT_MS)
         expect(tab.locator("#ep-save")).to_have_count(0)
+
+
+class TestDefaultAgent:
+    def test_new_chats_start_with_the_default_agent_until_it_is_unset(
+        self, models_app: AppServer, browser: Browser
+    ):
+        library = open_agents_page(browser, models_app)
+        create_agent(library, "Concierge", "Greet warmly.")
+        agent_row(library, "Concierge").locator(".agent-set-default").click()
+        expect(agent_row(library, "Concierge")).to_contain_text(
+            "default for new chats", timeout=TIMEOUT_MS
+        )
+
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        expect(tab.locator("#agent-label")).to_contain_text("Concierge", timeout=TIMEOUT_MS)
+
+        agent_row(library, "Concierge").locator(".agent-unset-default").click()
+        expect(agent_row(library, "Concierge").locator(".agent-set-default")).to_be_visible(
+            timeout=TIMEOUT_MS
+        )
+        create_chat(tab)
+        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)
