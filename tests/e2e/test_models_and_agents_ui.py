@@ -3,6 +3,7 @@ session-state drawer. One app, one fake OpenAI server that lists two models."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.agents import MAX_INSTRUCTIONS_CHARS
+from backend.runtime import DEFAULT_MAX_STATE_BYTES
 from chatsapp.states.agents import HISTORY_PAGE
 from tests.e2e.app_server import AppServer, model_env, start_app
 from tests.e2e.test_chat_flows import send
@@ -238,6 +240,24 @@ class TestSessionStatePanel:
         expect(tab_a.locator("#state-current-value")).to_contain_text("from tab b")
         tab_a.locator("#state-reload").click()
         expect(tab_a.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+
+    def test_a_state_over_the_ceiling_is_refused_and_the_saved_one_stays(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        tab.locator("#state-toggle").click()
+        expect(tab.locator("#state-panel")).to_contain_text(
+            f"of {DEFAULT_MAX_STATE_BYTES} bytes", timeout=TIMEOUT_MS
+        )
+        too_big = json.dumps({"notes": "x" * DEFAULT_MAX_STATE_BYTES})
+        tab.locator("#state-draft").fill(too_big)
+        tab.locator("#state-save").click()
+
+        expect(tab.locator("#state-error")).to_contain_text("Too large", timeout=TIMEOUT_MS)
+        tab.locator("#state-reload").click()
+        expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
+        expect(tab.locator("#state-draft")).to_have_value("{}")
 
 
 class TestArchive:
