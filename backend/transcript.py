@@ -76,6 +76,9 @@ class TranscriptEntry:
     next_sibling_id: str = ""
     sent_at: int = 0  # ms since the epoch the message was stored; 0 when unknown (an overlay)
     files: tuple[FileView, ...] = ()
+    # Which model wrote an assistant reply (``metadata.model`` / ``metadata.endpoint``).
+    model: str = ""
+    endpoint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +187,8 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         tool_calls=tuple(tools),
         status=status if status in _SHOWN_STATUSES else "",
         is_summary=is_compaction_message(message),
+        model=str(metadata.get("model") or "") if metadata else "",
+        endpoint=str(metadata.get("endpoint") or "") if metadata else "",
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.admin import admin_page_body
+from chatsapp.components.agents_page import agents_page_body
 from chatsapp.components.auth_pages import (
     account_page_body,
     setup_page,
@@ -13,13 +14,17 @@ from chatsapp.components.auth_pages import (
     signed_out_notice,
 )
 from chatsapp.components.chat_view import chat_view
+from chatsapp.components.endpoints_admin import endpoints_admin_body
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
 from chatsapp.components.sidebar import sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
+from chatsapp.states.agents import AgentsTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.endpoints_admin import EndpointsAdminTabState
 from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
+from chatsapp.states.models import ChatSettingsTabState
 from chatsapp.states.status import ModelTabState
 
 
@@ -108,7 +113,7 @@ def register(app: rx.App) -> None:
         chat_page,
         route="/chat/[chat_id]",
         title="Chats",
-        on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat],
+        on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat, ChatSettingsTabState.load],
     )
     app.add_page(
         sign_in_page,
@@ -136,4 +141,16 @@ def register(app: rx.App) -> None:
         route="/admin",
         title="Admin · Chats",
         on_load=[AccountTabState.load, AdminTabState.load],
+    )
+    app.add_page(
+        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), endpoints_admin_body()),
+        route="/admin/models",
+        title="Model endpoints · Chats",
+        on_load=[AccountTabState.load, EndpointsAdminTabState.load],
+    )
+    app.add_page(
+        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), agents_page_body()),
+        route="/agents",
+        title="Agents · Chats",
+        on_load=[AccountTabState.load, AgentsTabState.load],
     )

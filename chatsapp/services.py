@@ -15,10 +15,13 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from backend.accounts import Accounts
+from backend.agents import AgentLibrary
 from backend.chats import Chats
 from backend.config import Settings
-from backend.runtime import ChatRuntime
+from backend.endpoints import ModelEndpoints
+from backend.runtime import DEFAULT_MAX_STATE_BYTES, ChatRuntime
 from backend.runtime.hosting import apply_storage_settings, lock_store_from_settings
+from backend.runtime.library_agents import LibraryAgents
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -38,6 +41,10 @@ class Services:
         self._lock = threading.Lock()
         self._directories: dict[str, Chats] = {}
         self._runtimes: dict[str, ChatRuntime] = {}
+        self._libraries: dict[str, AgentLibrary] = {}
+        self._endpoints: ModelEndpoints | None = None
+        # The session-state ceiling of every chat: the runtimes enforce it, the panel shows it.
+        self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
         self._on_conversation_opened: list[Callable[[str, str], Any]] = []
         self._accounts: Accounts | None = None
@@ -49,6 +56,25 @@ class Services:
                 self.settings.data_dir.mkdir(parents=True, exist_ok=True)
                 self._accounts = Accounts(self.settings)
             return self._accounts
+
+    def endpoints(self) -> ModelEndpoints:
+        """The model endpoints of this server (one per process: it caches listings, clients)."""
+        accounts = self.accounts()
+        with self._lock:
+            if self._endpoints is None:
+                self._endpoints = ModelEndpoints(self.settings, accounts)
+            return self._endpoints
+
+    def agents(self, user_id: str) -> AgentLibrary:
+        """The user's agent library, in their directory database."""
+        chats = self.directory(user_id)
+        endpoints = self.endpoints()
+        with self._lock:
+            library = self._libraries.get(user_id)
+            if library is None:
+                library = AgentLibrary(chats.database, check_model=endpoints.check_model)
+                self._libraries[user_id] = library
+            return library
 
     def directory(self, user_id: str) -> Chats:
         with self._lock:
@@ -71,11 +97,18 @@ class Services:
 
     def runtime(self, user_id: str) -> ChatRuntime:
         chats = self.directory(user_id)
+        endpoints = self.endpoints()
+        library = self.agents(user_id)
         with self._lock:
             runtime = self._runtimes.get(user_id)
             if runtime is None:
                 runtime = ChatRuntime(
-                    self.settings, chats, lock_store=lock_store_from_settings(self.settings)
+                    self.settings,
+                    chats,
+                    models=endpoints,
+                    agents=LibraryAgents(library),
+                    lock_store=lock_store_from_settings(self.settings),
+                    max_state_bytes=self.max_state_bytes,
                 )
                 self._runtimes[user_id] = runtime
             return runtime

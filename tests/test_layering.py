@@ -94,8 +94,10 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp": set(),
     "chatsapp.services": {
         "backend.accounts",
+        "backend.agents",
         "backend.chats",
         "backend.config",
+        "backend.endpoints",
         "backend.runtime",
     },
     # Who a tab is: decided from the connection (cookie, proxy header) by backend.accounts.
@@ -111,8 +113,11 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     "chatsapp.states": {
         "backend.accounts",
+        "backend.agents",
         "backend.chats",
+        "backend.endpoints",
         "backend.errors",
+        "backend.models",
         "backend.transcript",
         "backend.uploads",
         "chatsapp.identity",

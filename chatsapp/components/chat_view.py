@@ -6,6 +6,7 @@ import reflex as rx
 
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
+from chatsapp.components.model_picker import chat_header_controls
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
     ATTACHMENT_KINDS,
@@ -38,6 +39,7 @@ def _header() -> rx.Component:
             rx.badge(ModelTabState.label, variant="outline", id="model-label"),
             content=ModelTabState.details,
         ),
+        chat_header_controls(),
         memory_toggle(),
         padding="0.75rem 1.25rem 0.75rem 2.75rem",
         border_bottom="1px solid var(--gray-a5)",

@@ -93,6 +93,10 @@ def _copy_and_time(entry: EntryRow) -> rx.Component:
         rx.hstack(
             CopyButton.create(text=entry.text, label="Copy message", class_name="copy-message"),
             SentTime.create(at=entry.sent_at),
+            rx.cond(
+                entry.model_label != "",
+                rx.text(entry.model_label, size="1", color_scheme="gray", class_name="reply-model"),
+            ),
             spacing="2",
             align="center",
         ),

@@ -4,8 +4,10 @@ The name says who sees a state (``tests/test_layering.py`` pins it):
 
 * ``Shared…State`` (``rx.SharedState``) is linked to a shared token and every linked tab sees
   one copy: ``SharedDirectoryState`` and ``SharedMemoryState`` per user (``user-<id>``),
-  ``SharedConversationState`` per open chat (``conv-<chat id>``).
+  ``SharedConversationState`` and ``SharedChatSettingsState`` (agent, model, archived) per
+  open chat (``conv-<chat id>``).
 * ``…TabState`` (``rx.State``) belongs to one browser tab: ``ChatTabState``,
   ``SidebarTabState``, ``SearchTabState``, ``MemoryEditorTabState``, ``ModelTabState``,
-  ``HomeTabState``.
+  ``HomeTabState``, ``ChatSettingsTabState``, ``SessionStateTabState``, ``AgentsTabState``,
+  ``EndpointsAdminTabState``.
 """

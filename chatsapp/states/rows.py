@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+from backend.endpoints import choice_label
+from backend.models import ModelRef
 from backend.transcript import TranscriptEntry
 from backend.uploads import format_size
 
@@ -71,6 +73,7 @@ class EntryRow:
     next_sibling_id: str = ""
     sent_at: int = 0  # ms since the epoch; 0 when unknown
     files: list[FileRow] = dataclasses.field(default_factory=list)
+    model_label: str = ""  # which model wrote an assistant reply ("" when unknown)
 
 
 @dataclasses.dataclass
@@ -105,4 +108,9 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
         next_sibling_id=entry.next_sibling_id,
         sent_at=entry.sent_at,
         files=[FileRow(f.name, format_size(f.size), f.url) for f in entry.files],
+        model_label=(
+            choice_label(ModelRef(entry.endpoint, entry.model))
+            if entry.role == "assistant" and entry.model
+            else ""
+        ),
     )

@@ -97,6 +97,20 @@ class TestProjection:
         assert entry.tool_calls[0].name == "remember"
         assert entry.status == "cancelled"
 
+    def test_an_assistant_reply_names_the_model_and_endpoint_that_wrote_it(self):
+        entry = entry_from_message(
+            msg(
+                "a",
+                "assistant",
+                metadata={"status": "completed", "model": "gpt-x", "endpoint": "lab"},
+            )
+        )
+        assert (entry.model, entry.endpoint) == ("gpt-x", "lab")
+
+    def test_a_message_without_model_metadata_names_none(self):
+        entry = entry_from_message(msg("u"))
+        assert (entry.model, entry.endpoint) == ("", "")
+
     def test_compaction_overlays_are_marked_as_summaries(self):
         assert entry_from_message(msg("compaction_abc", "assistant")).is_summary
 

@@ -1,0 +1,210 @@
+"""``/agents``: the person's agent library: list, create, edit (a new version), history."""
+
+from __future__ import annotations
+
+import reflex as rx
+
+from chatsapp.components.model_picker import model_option
+from chatsapp.states.agents import AgentRow, AgentsTabState, VersionRow
+from chatsapp.states.models import AUTO_KEY
+
+FIELD_STYLE = {"width": "100%"}
+
+
+def _agent(agent: AgentRow) -> rx.Component:
+    return rx.hstack(
+        rx.vstack(
+            rx.text(agent.name, weight="bold", class_name="agent-name"),
+            rx.text("v", agent.latest_version.to_string(), size="1", color_scheme="gray"),
+            spacing="0",
+            flex="1",
+        ),
+        rx.cond(agent.is_default, rx.badge("default for new chats", color_scheme="green")),
+        rx.button(
+            "New chat",
+            size="1",
+            on_click=AgentsTabState.new_chat_with(agent.id),
+            class_name="agent-new-chat",
+        ),
+        rx.button(
+            "Edit",
+            size="1",
+            variant="soft",
+            on_click=AgentsTabState.edit_agent(agent.id),
+            class_name="agent-edit",
+        ),
+        rx.cond(
+            agent.is_default,
+            rx.button(
+                "Unset default",
+                size="1",
+                variant="ghost",
+                on_click=AgentsTabState.set_default(""),
+                class_name="agent-unset-default",
+            ),
+            rx.button(
+                "Make default",
+                size="1",
+                variant="ghost",
+                on_click=AgentsTabState.set_default(agent.id),
+                class_name="agent-set-default",
+            ),
+        ),
+        width="100%",
+        align="center",
+        padding="0.5rem 0",
+        border_bottom="1px solid var(--gray-a4)",
+        class_name="agent-row",
+        custom_attrs={"data-agent-id": agent.id},
+    )
+
+
+def _tool(tool: str) -> rx.Component:
+    return rx.checkbox(
+        tool,
+        checked=AgentsTabState.tools.contains(tool),
+        on_change=lambda _checked: AgentsTabState.toggle_tool(tool),
+    )
+
+
+def _version(version: VersionRow) -> rx.Component:
+    return rx.text(
+        "v",
+        version.version.to_string(),
+        " · ",
+        version.name,
+        " · ",
+        version.created_iso,
+        size="1",
+        class_name="agent-version",
+    )
+
+
+def _labelled(label: str, field: rx.Component, hint: rx.Var | str = "") -> rx.Component:
+    return rx.vstack(
+        rx.text(label, size="2", weight="medium"),
+        field,
+        rx.cond(hint != "", rx.text(hint, size="1", color_scheme="gray")),
+        spacing="1",
+        width="100%",
+    )
+
+
+def _form() -> rx.Component:
+    return rx.vstack(
+        rx.heading(rx.cond(AgentsTabState.agent_id == "", "New agent", "Edit agent"), size="4"),
+        _labelled(
+            "Name",
+            rx.input(
+                value=AgentsTabState.name,
+                on_change=AgentsTabState.set_name,
+                id="agent-name",
+                style=FIELD_STYLE,
+            ),
+        ),
+        _labelled(
+            "Instructions (the system prompt, sent exactly as written)",
+            rx.text_area(
+                value=AgentsTabState.instructions,
+                on_change=AgentsTabState.set_instructions,
+                rows="8",
+                id="agent-instructions",
+                style=FIELD_STYLE,
+            ),
+            "At most " + AgentsTabState.max_instructions.to_string() + " characters.",
+        ),
+        _labelled(
+            "Model",
+            rx.el.select(
+                rx.el.option("The chat's model or the default", value=AUTO_KEY),
+                rx.foreach(AgentsTabState.choices, model_option),
+                value=AgentsTabState.model,
+                on_change=AgentsTabState.set_model,
+                id="agent-model",
+            ),
+        ),
+        rx.hstack(
+            _labelled(
+                "Temperature",
+                rx.input(
+                    value=AgentsTabState.temperature,
+                    on_change=AgentsTabState.set_temperature,
+                    id="agent-temperature",
+                ),
+                AgentsTabState.temperature_hint,
+            ),
+            _labelled(
+                "Max output tokens",
+                rx.input(
+                    value=AgentsTabState.max_output_tokens,
+                    on_change=AgentsTabState.set_max_output_tokens,
+                    id="agent-max-tokens",
+                ),
+                AgentsTabState.tokens_hint,
+            ),
+            width="100%",
+        ),
+        _labelled("Tools", rx.hstack(rx.foreach(AgentsTabState.known_tools, _tool))),
+        rx.cond(
+            AgentsTabState.form_error != "",
+            rx.callout(AgentsTabState.form_error, color_scheme="red", id="agent-form-error"),
+        ),
+        rx.hstack(
+            rx.button("Cancel", variant="soft", on_click=AgentsTabState.cancel),
+            rx.button("Save", on_click=AgentsTabState.save, id="agent-save"),
+            justify="end",
+            width="100%",
+        ),
+        rx.cond(
+            AgentsTabState.versions.length() > 0,
+            rx.vstack(
+                rx.text("History", weight="bold", size="2"),
+                rx.foreach(AgentsTabState.versions, _version),
+                rx.cond(
+                    AgentsTabState.versions_more,
+                    rx.button(
+                        "Older versions",
+                        size="1",
+                        variant="ghost",
+                        on_click=AgentsTabState.more_versions,
+                        id="agent-more-versions",
+                    ),
+                ),
+                spacing="1",
+                width="100%",
+                id="agent-history",
+            ),
+        ),
+        width="100%",
+        padding="1rem",
+        border="1px solid var(--gray-a5)",
+        border_radius="var(--radius-3)",
+        id="agent-form",
+    )
+
+
+def agents_page_body() -> rx.Component:
+    return rx.container(
+        rx.vstack(
+            rx.hstack(
+                rx.heading("Agents", size="6"),
+                rx.spacer(),
+                rx.link("Back to your chats", href="/"),
+                width="100%",
+                align="center",
+            ),
+            rx.text(
+                "An agent is a name, instructions, a model and tools. Every save is a new "
+                "version; a chat stays on the version it was started with until you move it.",
+                color_scheme="gray",
+                size="2",
+            ),
+            rx.button("New agent", on_click=AgentsTabState.new_agent, id="agent-new"),
+            rx.cond(AgentsTabState.editing, _form()),
+            rx.vstack(rx.foreach(AgentsTabState.agents, _agent), width="100%", id="agent-list"),
+            width="100%",
+            spacing="4",
+            padding_y="2rem",
+        ),
+        size="3",
+    )

@@ -1,0 +1,156 @@
+"""A chat's model and agent, shown and changed from its header, live in every tab of the user.
+
+The binding (agent, version, model of the next turn, archived) lives in a shared state linked
+to the chat (``conv-<chat id>``, like the transcript), so a change made in one tab shows in
+every tab that has the chat open. The list of models on offer is the same for every chat of
+the server: each tab reads it once when a chat page loads.
+
+A picker option's value is ``"<endpoint>:<model>"`` (an endpoint name never holds ``:``), or
+:data:`AUTO_KEY` for "no choice of this chat": its agent's model, else the server's default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import reflex as rx
+
+from backend.endpoints import choice_label
+from backend.errors import AgentNotFoundError, ChatsError
+from backend.models import ModelRef
+from chatsapp.identity import conversation_token, current_user_id
+from chatsapp.services import offload, services
+
+AUTO_KEY = "auto"
+BUILTIN_AGENT_LABEL = "Default assistant"
+
+
+@dataclasses.dataclass
+class ModelChoiceRow:
+    key: str = ""
+    label: str = ""
+    available: bool = True
+    offline: bool = False
+
+
+def model_key(ref: ModelRef | None) -> str:
+    return AUTO_KEY if ref is None else f"{ref.endpoint}:{ref.model}"
+
+
+def model_ref(key: str) -> ModelRef | None:
+    """The model a picker value names; ``None`` for :data:`AUTO_KEY`; ValueError if malformed."""
+    if key == AUTO_KEY:
+        return None
+    endpoint, sep, model = key.partition(":")
+    if not sep or not endpoint:
+        raise ValueError(f"not a model choice: {key!r}")
+    return ModelRef(endpoint, model)
+
+
+async def model_choices() -> list[ModelChoiceRow]:
+    """Every model on offer, as picker rows (listings are cached briefly by the endpoints)."""
+    found = await offload(services().endpoints().choices)
+    return [ModelChoiceRow(model_key(c.ref), c.label, c.available, c.offline) for c in found]
+
+
+def chat_id_of_page(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+class SharedChatSettingsState(rx.SharedState):
+    """Shared by every tab showing one chat: what its header says about agent and model."""
+
+    chat_id: str = ""
+    chosen_key: str = AUTO_KEY
+    next_model_label: str = ""
+    agent_id: str = ""
+    agent_label: str = ""
+    agent_version: int = 0
+    latest_version: int = 0
+    update_available: bool = False
+    archived: bool = False
+    loaded: bool = False
+
+    async def refresh(self, user_id: str) -> None:
+        """Re-read the binding (a new agent version saved elsewhere shows on the next load)."""
+        runtime = services().runtime(user_id)
+        binding = await runtime.agent_binding(self.chat_id)
+        record = await runtime.get_conversation(self.chat_id)
+        self.chosen_key = model_key(binding.chosen_model)
+        self.next_model_label = choice_label(binding.model)
+        self.agent_id = binding.agent_id
+        self.agent_label = await offload(agent_name, user_id, binding.agent_id)
+        self.agent_version = binding.version
+        self.latest_version = binding.latest_version
+        self.update_available = binding.update_available
+        self.archived = record.archived_at is not None
+        self.loaded = True
+
+
+def agent_name(user_id: str, agent_id: str) -> str:
+    """The newest name of a library agent; the built-in assistant's label otherwise."""
+    try:
+        return services().agents(user_id).load(agent_id).spec.name
+    except AgentNotFoundError:
+        return BUILTIN_AGENT_LABEL
+
+
+class ChatSettingsTabState(rx.State):
+    """Per tab: the models on offer, and the last refusal to show near the picker."""
+
+    choices: list[ModelChoiceRow] = []
+    error: str = ""
+
+    @rx.event
+    async def load(self) -> None:
+        """on_load of a chat page: link to the chat's settings and read what is on offer."""
+        user_id = current_user_id()
+        chat_id = chat_id_of_page(self.router.url.path)
+        self.error = ""
+        try:  # the chat is this person's before this tab may link to its shared view
+            await offload(services().directory(user_id).get_summary, chat_id)
+        except (ChatsError, KeyError, ValueError):
+            return  # the page shows "this chat does not exist"
+        header = await self.get_state(SharedChatSettingsState)
+        linked = await header._link_to(conversation_token(chat_id))
+        linked.chat_id = chat_id
+        await linked.refresh(user_id)
+        self.choices = await model_choices()
+
+    @rx.event
+    async def choose_model(self, key: str):  # noqa: ANN201
+        """The picker changed: the chat's next turn uses this model (one streaming keeps its)."""
+        user_id = current_user_id()
+        header = await self.get_state(SharedChatSettingsState)
+        try:
+            ref = model_ref(key)
+            await services().runtime(user_id).set_model(header.chat_id, ref)
+        except (ChatsError, ValueError) as exc:
+            self.error = str(exc)
+            return rx.toast.error(f"Could not switch the model: {exc}")
+        self.error = ""
+        await header.refresh(user_id)
+        return None
+
+    @rx.event
+    async def use_latest_agent(self):  # noqa: ANN201
+        """The one click of "Agent updated to vN — use it"."""
+        user_id = current_user_id()
+        header = await self.get_state(SharedChatSettingsState)
+        try:
+            await services().runtime(user_id).use_latest_agent(header.chat_id)
+        except ChatsError as exc:
+            return rx.toast.error(f"Could not switch the agent: {exc}")
+        await header.refresh(user_id)
+        return None
+
+    @rx.event
+    async def toggle_archived(self):  # noqa: ANN201
+        user_id = current_user_id()
+        header = await self.get_state(SharedChatSettingsState)
+        try:
+            await services().runtime(user_id).set_archived(header.chat_id, not header.archived)
+        except ChatsError as exc:
+            return rx.toast.error(f"Could not change the archive: {exc}")
+        await header.refresh(user_id)
+        return rx.toast.success("Chat archived." if header.archived else "Chat unarchived.")

@@ -1,0 +1,337 @@
+"""Issue 12 in the browser: the model picker, the agent library, the update banner, the
+session-state drawer. One app, one fake OpenAI server that lists two models."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from backend.agents import MAX_INSTRUCTIONS_CHARS
+from backend.runtime import DEFAULT_MAX_STATE_BYTES
+from chatsapp.states.agents import HISTORY_PAGE
+from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.test_chat_flows import send
+from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.support.fake_openai import FakeOpenAI, text
+
+REPLY = "Answered by the fake."
+
+
+@pytest.fixture(scope="module")
+def fake_model() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(default=text(REPLY)) as server:
+        server.models = ["fake-model", "other-model"]
+        yield server
+
+
+@pytest.fixture(scope="module")
+def models_app(
+    tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI
+) -> Iterator[AppServer]:
+    base = tmp_path_factory.mktemp("models-app")
+    server = start_app(base / "data", base / "app.log", env=model_env(fake_model.base_url))
+    yield server
+    server.stop()
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+def turn_request(fake: FakeOpenAI, words: str) -> dict[str, Any]:
+    """The body of the completion that answered the turn ``words`` (not a title request)."""
+    found = [
+        r.body
+        for r in list(fake.requests)
+        if r.body.get("messages")
+        and r.body["messages"][-1]["role"] == "user"
+        and _text(r.body["messages"][-1]["content"]) == words
+    ]
+    assert len(found) == 1, f"{len(found)} requests answered {words!r}"
+    return found[0]
+
+
+def send_and_wait_for_reply(tab: Page, words: str) -> None:
+    replies = tab.locator(".message-assistant .message-text")
+    before = replies.count()
+    send(tab, words)
+    expect(replies).to_have_count(before + 1, timeout=TIMEOUT_MS)
+    expect(replies.last).to_have_text(REPLY, timeout=TIMEOUT_MS)
+
+
+def open_agents_page(browser: Browser, server: AppServer, user: str = "alice") -> Page:
+    tab = server.signed_in_context(
+        browser, user, viewport={"width": 1280, "height": 900}
+    ).new_page()
+    tab.goto(server.url + "/agents")
+    expect(tab.locator("#agent-new")).to_be_visible(timeout=60_000)
+    return tab
+
+
+def fill_agent_form(tab: Page, *, name: str, instructions: str, temperature: str = "") -> None:
+    tab.locator("#agent-name").fill(name)
+    tab.locator("#agent-instructions").fill(instructions)
+    tab.locator("#agent-temperature").fill(temperature)
+
+
+def agent_row(tab: Page, name: str):
+    return tab.locator(".agent-row").filter(has=tab.locator(".agent-name", has_text=name))
+
+
+def create_agent(tab: Page, name: str, instructions: str) -> None:
+    tab.locator("#agent-new").click()
+    fill_agent_form(tab, name=name, instructions=instructions)
+    tab.locator("#agent-save").click()
+    expect(agent_row(tab, name)).to_be_visible(timeout=TIMEOUT_MS)
+
+
+def start_chat_with(tab: Page, name: str) -> str:
+    agent_row(tab, name).locator(".agent-new-chat").click()
+    tab.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
+    expect(tab.locator("#agent-label")).to_contain_text(name, timeout=TIMEOUT_MS)
+    return tab.url.rsplit("/", 1)[-1]
+
+
+class TestModelPicker:
+    def test_the_picked_model_answers_the_next_turn(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        picker = tab.locator("#model-picker")
+        expect(picker.locator("option[value='default:other-model']")).to_have_count(
+            1, timeout=TIMEOUT_MS
+        )
+        expect(picker.locator("option", has_text="Offline assistant")).to_have_count(1)
+        send_and_wait_for_reply(tab, "first, with the default model")
+        assert turn_request(fake_model, "first, with the default model")["model"] == "fake-model"
+
+        picker.select_option("default:other-model")
+        expect(picker).to_have_attribute(
+            "data-next-model", "other-model · default", timeout=TIMEOUT_MS
+        )
+        send_and_wait_for_reply(tab, "second, with the picked model")
+
+        assert turn_request(fake_model, "second, with the picked model")["model"] == "other-model"
+
+    def test_a_pick_in_one_tab_shows_in_another_tab_of_the_same_chat(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, models_app)
+        chat_id = create_chat(tab_a)
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        expect(tab_b.locator("#model-picker")).to_have_value("auto", timeout=TIMEOUT_MS)
+
+        tab_a.locator("#model-picker").select_option("default:other-model")
+
+        expect(tab_b.locator("#model-picker")).to_have_value(
+            "default:other-model", timeout=TIMEOUT_MS
+        )
+
+
+class TestAgentLibrary:
+    def test_a_chat_started_with_an_agent_sends_exactly_its_instructions(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        instructions = "You are Pirate Pete.\nAnswer every question in pirate speak, briefly."
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Pirate", instructions)
+
+        start_chat_with(tab, "Pirate")
+        send_and_wait_for_reply(tab, "Where is the treasure?")
+
+        messages = turn_request(fake_model, "Where is the treasure?")["messages"]
+        assert messages[0] == {"role": "system", "content": instructions}
+
+    def test_an_out_of_range_temperature_is_refused_on_the_form_and_nothing_is_saved(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        tab.locator("#agent-new").click()
+        fill_agent_form(tab, name="Too hot", instructions="hi", temperature="7")
+        tab.locator("#agent-save").click()
+
+        expect(tab.locator("#agent-form-error")).to_contain_text("temperature", timeout=TIMEOUT_MS)
+        tab.reload()
+        expect(tab.locator("#agent-new")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(agent_row(tab, "Too hot")).to_have_count(0)
+
+    def test_instructions_over_the_limit_are_refused_on_the_form(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        tab.locator("#agent-new").click()
+        fill_agent_form(tab, name="Verbose", instructions="x" * (MAX_INSTRUCTIONS_CHARS + 1))
+        tab.locator("#agent-save").click()
+
+        expect(tab.locator("#agent-form-error")).to_contain_text("instructions", timeout=TIMEOUT_MS)
+        expect(agent_row(tab, "Verbose")).to_have_count(0)
+
+    def test_each_save_is_a_version_and_the_history_pages_back_to_the_first(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Drafter", "draft 1")
+        agent_row(tab, "Drafter").locator(".agent-edit").click()
+        versions = tab.locator(".agent-version")
+        for n in range(2, HISTORY_PAGE + 3):
+            tab.locator("#agent-instructions").fill(f"draft {n}")
+            tab.locator("#agent-save").click()
+            expect(versions.first).to_contain_text(f"v{n} ", timeout=TIMEOUT_MS)
+
+        expect(versions).to_have_count(HISTORY_PAGE)
+        tab.locator("#agent-more-versions").click()
+        expect(versions).to_have_count(HISTORY_PAGE + 2, timeout=TIMEOUT_MS)
+        expect(versions.last).to_contain_text("v1 ")
+        expect(tab.locator("#agent-more-versions")).to_have_count(0)
+
+    def test_a_pinned_chat_offers_the_new_version_and_one_click_moves_it(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Critic", "Version one: be kind.")
+        chat_id = start_chat_with(tab, "Critic")
+        expect(tab.locator("#agent-update")).to_have_count(0)
+
+        editor = open_agents_page(browser, models_app)
+        agent_row(editor, "Critic").locator(".agent-edit").click()
+        editor.locator("#agent-instructions").fill("Version two: be blunt.")
+        editor.locator("#agent-save").click()
+        expect(editor.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
+
+        tab.goto(models_app.url + f"/chat/{chat_id}")
+        banner = tab.locator("#agent-update")
+        expect(banner).to_contain_text("Agent updated to v2", timeout=TIMEOUT_MS)
+        banner.click()
+        expect(banner).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("v2")
+        send_and_wait_for_reply(tab, "Review my essay")
+        first = turn_request(fake_model, "Review my essay")["messages"][0]
+        assert first == {"role": "system", "content": "Version two: be blunt."}
+
+
+class TestSessionStatePanel:
+    def test_a_stale_edit_is_refused_and_the_current_value_is_shown(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, models_app)
+        chat_id = create_chat(tab_a)
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        for tab in (tab_a, tab_b):
+            tab.locator("#state-toggle").click()
+            expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
+
+        tab_b.locator("#state-draft").fill('{"step": "from tab b"}')
+        tab_b.locator("#state-save").click()
+        expect(tab_b.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+
+        tab_a.locator("#state-draft").fill('{"step": "from tab a"}')
+        tab_a.locator("#state-save").click()
+
+        expect(tab_a.locator("#state-error")).to_contain_text(
+            "changed since you opened it", timeout=TIMEOUT_MS
+        )
+        expect(tab_a.locator("#state-current-value")).to_contain_text("from tab b")
+        tab_a.locator("#state-reload").click()
+        expect(tab_a.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+
+    def test_a_state_over_the_ceiling_is_refused_and_the_saved_one_stays(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        tab.locator("#state-toggle").click()
+        expect(tab.locator("#state-panel")).to_contain_text(
+            f"of {DEFAULT_MAX_STATE_BYTES} bytes", timeout=TIMEOUT_MS
+        )
+        too_big = json.dumps({"notes": "x" * DEFAULT_MAX_STATE_BYTES})
+        tab.locator("#state-draft").fill(too_big)
+        tab.locator("#state-save").click()
+
+        expect(tab.locator("#state-error")).to_contain_text("Too large", timeout=TIMEOUT_MS)
+        tab.locator("#state-reload").click()
+        expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
+        expect(tab.locator("#state-draft")).to_have_value("{}")
+
+
+class TestArchive:
+    def test_archiving_from_the_header_shows_in_every_tab_and_can_be_undone(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, models_app)
+        chat_id = create_chat(tab_a)
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        expect(tab_b.locator("#archive-toggle")).to_be_visible(timeout=TIMEOUT_MS)
+
+        tab_a.locator("#archive-toggle").click()
+        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+        tab_b.reload()
+        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+
+        tab_b.locator("#archive-toggle").click()
+        expect(tab_a.locator("#archived-label")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
+class TestAdminEndpoints:
+    def test_an_endpoint_an_admin_adds_is_offered_in_the_picker_and_answers(
+        self, models_app: AppServer, browser: Browser
+    ):
+        with FakeOpenAI(default=text(REPLY)) as lab:
+            lab.models = ["lab-model"]
+            admin = open_agents_page(browser, models_app)  # alice set the app up: an admin
+            admin.goto(models_app.url + "/admin/models")
+            admin.locator("#ep-name").fill("lab")
+            admin.locator("#ep-url").fill(lab.base_url)
+            admin.locator("#ep-key").fill("lab-key")
+            admin.locator("#ep-save").click()
+            row = admin.locator('.endpoint-row[data-endpoint="lab"]')
+            expect(row).to_contain_text("answers", timeout=TIMEOUT_MS)
+            expect(row).not_to_contain_text("lab-key")
+
+            tab = open_tab(browser, models_app)
+            create_chat(tab)
+            tab.locator("#model-picker").select_option("lab:lab-model")
+            expect(tab.locator("#model-picker")).to_have_attribute(
+                "data-next-model", "lab-model · lab", timeout=TIMEOUT_MS
+            )
+            send_and_wait_for_reply(tab, "Hello, lab")
+
+            request = turn_request(lab, "Hello, lab")
+            assert request["model"] == "lab-model"
+
+    def test_someone_who_is_not_an_admin_cannot_configure_endpoints(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app, "bob")
+        tab.goto(models_app.url + "/admin/models")
+        expect(tab.locator("#ep-not-allowed")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#ep-save")).to_have_count(0)
+
+
+class TestDefaultAgent:
+    def test_new_chats_start_with_the_default_agent_until_it_is_unset(
+        self, models_app: AppServer, browser: Browser
+    ):
+        library = open_agents_page(browser, models_app)
+        create_agent(library, "Concierge", "Greet warmly.")
+        agent_row(library, "Concierge").locator(".agent-set-default").click()
+        expect(agent_row(library, "Concierge")).to_contain_text(
+            "default for new chats", timeout=TIMEOUT_MS
+        )
+
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        expect(tab.locator("#agent-label")).to_contain_text("Concierge", timeout=TIMEOUT_MS)
+
+        agent_row(library, "Concierge").locator(".agent-unset-default").click()
+        expect(agent_row(library, "Concierge").locator(".agent-set-default")).to_be_visible(
+            timeout=TIMEOUT_MS
+        )
+        create_chat(tab)
+        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)
