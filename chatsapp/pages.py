@@ -14,12 +14,14 @@ from chatsapp.components.auth_pages import (
 )
 from chatsapp.components.chat_view import chat_view
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
+from chatsapp.components.settings import settings_view
 from chatsapp.components.sidebar import sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
+from chatsapp.states.settings import SettingsTabState
 from chatsapp.states.status import ModelTabState
 
 
@@ -100,6 +102,10 @@ def chat_page() -> rx.Component:
     return shell(rx.cond(ChatTabState.missing, _missing_chat(), chat_view()))
 
 
+def settings_page() -> rx.Component:
+    return shell(settings_view())
+
+
 def register(app: rx.App) -> None:
     app.add_page(
         index_page, route="/", title="Chats", on_load=[*ON_LOAD_COMMON, HomeTabState.open_latest]
@@ -109,6 +115,12 @@ def register(app: rx.App) -> None:
         route="/chat/[chat_id]",
         title="Chats",
         on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat],
+    )
+    app.add_page(
+        settings_page,
+        route="/settings",
+        title="Settings · Chats",
+        on_load=[*ON_LOAD_COMMON, SettingsTabState.load],
     )
     app.add_page(
         sign_in_page,

@@ -6,6 +6,7 @@ import reflex as rx
 
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import message_view
+from chatsapp.components.settings import chat_export_url, download_link
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.status import ModelTabState
 
@@ -34,10 +35,38 @@ def _header() -> rx.Component:
             content=ModelTabState.details,
         ),
         memory_toggle(),
+        _chat_menu(),
         padding="0.75rem 1.25rem 0.75rem 2.75rem",
         border_bottom="1px solid var(--gray-a5)",
         width="100%",
         align="center",
+    )
+
+
+def _chat_menu() -> rx.Component:
+    """This chat's downloads (the whole export lives on the Settings page)."""
+    chat_id = SharedConversationState.chat_id
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.icon_button(
+                rx.icon("ellipsis", size=16),
+                variant="ghost",
+                aria_label="Chat menu",
+                id="chat-header-menu",
+            )
+        ),
+        rx.menu.content(
+            rx.menu.item(
+                download_link("Export as JSON", chat_export_url(chat_id, "json")),
+                as_child=True,
+                id="export-chat-json",
+            ),
+            rx.menu.item(
+                download_link("Export as Markdown", chat_export_url(chat_id, "md")),
+                as_child=True,
+                id="export-chat-markdown",
+            ),
+        ),
     )
 
 
