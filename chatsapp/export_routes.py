@@ -8,7 +8,7 @@ of theirs (someone else's, deleted, malformed) answers ``404``, the same as one 
 existed, so the routes reveal nothing about other people's chats. Nobody signed in: ``401``.
 
 The file is written on a worker thread to a temporary file (a zip is written by path; a large
-chat never sits in memory), streamed from disk, then deleted.
+chat never sits in memory), streamed from disk in chunks, then deleted.
 
 * ``GET /export/all.zip``              every chat, lossless (``docs/export-format.md``)
 * ``GET /export/chat/<id>.json``       one chat, lossless, attachments inline
@@ -21,12 +21,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.background import BackgroundTask
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from backend.chats import Chats
@@ -44,6 +44,7 @@ EXPORT_PREFIX = "/export"
 ALL_PATH = f"{EXPORT_PREFIX}/all.zip"
 CHAT_PATH = EXPORT_PREFIX + "/chat/{chat_id}.{kind}"
 KINDS = ("json", "md")
+CHUNK_BYTES = 256 * 1024
 _MEDIA_TYPES = {
     ".zip": "application/zip",
     ".json": "application/json",
@@ -62,14 +63,28 @@ async def _directory(request: Request) -> Chats | None:
     return None if viewer is None else services().directory(viewer.user_id)
 
 
-def _download(folder: Path, file: Path, name: str) -> FileResponse:
-    return FileResponse(
-        file,
+def _download(folder: Path, file: Path, name: str) -> StreamingResponse:
+    # Streamed by hand, not FileResponse: servers with zero-copy file sending (granian)
+    # open the file after the app has returned, when the temporary folder is gone already.
+    return StreamingResponse(
+        _chunks(folder, file),
         media_type=_MEDIA_TYPES[file.suffix],
-        filename=name,
-        headers={"Cache-Control": "no-store"},
-        background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True),
+        headers={
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "Content-Length": str(file.stat().st_size),
+            "Cache-Control": "no-store",
+        },
     )
+
+
+async def _chunks(folder: Path, file: Path) -> AsyncIterator[bytes]:
+    """The file's bytes; the temporary folder goes when they are sent (or the client leaves)."""
+    try:
+        with file.open("rb") as source:
+            while chunk := await offload(source.read, CHUNK_BYTES):
+                yield chunk
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _signed_out() -> Response:

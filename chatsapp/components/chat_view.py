@@ -6,7 +6,7 @@ import reflex as rx
 
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import message_view
-from chatsapp.components.settings import chat_export_url, download_link
+from chatsapp.components.settings import chat_export_url
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.status import ModelTabState
 
@@ -56,14 +56,15 @@ def _chat_menu() -> rx.Component:
             )
         ),
         rx.menu.content(
+            # Selecting an item downloads (the route answers as an attachment: the chat stays).
             rx.menu.item(
-                download_link("Export as JSON", chat_export_url(chat_id, "json")),
-                as_child=True,
+                "Export as JSON",
+                on_select=rx.download(url=chat_export_url(chat_id, "json")),
                 id="export-chat-json",
             ),
             rx.menu.item(
-                download_link("Export as Markdown", chat_export_url(chat_id, "md")),
-                as_child=True,
+                "Export as Markdown",
+                on_select=rx.download(url=chat_export_url(chat_id, "md")),
                 id="export-chat-markdown",
             ),
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import zipfile
@@ -143,3 +144,47 @@ class TestWhatADownloadHolds:
             markdown = archive.read(f"{chat_id}.md").decode()
         images = [name for name in names if name.startswith("attachments/")]
         assert images and all(name in markdown for name in images)
+
+
+class TestServedFromATemporaryFile:
+    async def test_the_bytes_are_sent_before_the_temporary_file_goes_even_with_zero_copy(
+        self, app_services
+    ):
+        """Granian offers ``http.response.pathsend`` (it opens the file after the app
+        returns): the download must carry its bytes itself, then leave nothing behind."""
+        user_id, token = _sign_in(app_services, "alice")
+        app_services.directory(user_id).create_chat("Kept")
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": ALL_PATH,
+            "raw_path": ALL_PATH.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", b"127.0.0.1"), (b"cookie", _cookie(token)["cookie"].encode())],
+            "client": ("127.0.0.1", 5000),
+            "server": ("127.0.0.1", 80),
+            "extensions": {"http.response.pathsend": {}},
+        }
+        sent: list[dict] = []
+        requested = [False]
+
+        async def receive() -> dict:
+            if not requested[0]:
+                requested[0] = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await asyncio.Event().wait()  # the client stays until the response ends
+            raise AssertionError("unreachable")
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await export_routes()(scope, receive, send)
+        assert sent[0]["status"] == 200
+        assert not [m for m in sent if m["type"] == "http.response.pathsend"]
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            assert json.loads(archive.read("manifest.json"))["chats"][0]["title"] == "Kept"
