@@ -36,8 +36,12 @@ class RefusedRow:
     reason: str = ""
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:,.1f} MB"
+def size_label(size: int) -> str:
+    """A byte count as people read it (decimal units, as file managers show them)."""
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if size >= scale:
+            return f"{size / scale:,.1f} {unit}"
+    return f"{size} bytes"
 
 
 class SettingsTabState(rx.State):
@@ -59,11 +63,11 @@ class SettingsTabState(rx.State):
 
     @rx.var
     def received_label(self) -> str:
-        return _megabytes(self.received_bytes)
+        return size_label(self.received_bytes)
 
     @rx.event
     def load(self) -> None:
-        self.max_import_label = _megabytes(services().settings.max_import_bytes)
+        self.max_import_label = size_label(services().settings.max_import_bytes)
 
     @rx.event(background=True)
     async def upload_import(self, chunks: rx.UploadChunkIterator):  # noqa: ANN201
@@ -116,7 +120,7 @@ class SettingsTabState(rx.State):
                 received += len(chunk.data)
                 if received > limit:
                     return await self._refuse(
-                        f"This file is over the import limit of {_megabytes(limit)}."
+                        f"This file is over the import limit of {size_label(limit)}."
                     )
                 await offload(out.write, chunk.data)
                 if time.monotonic() - shown_at >= SHOW_EVERY_S:
