@@ -21,6 +21,7 @@ DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
 DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
 DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
 DEFAULT_SESSION_TTL_S = 30 * 24 * 3600
+DEFAULT_MAX_IMPORT_BYTES = 1024**3  # an import file (ChatGPT exports with images run to GBs)
 AUTH_MODES = ("local", "header", "none")
 PASSWORD_HASH_PROFILES = ("default", "cheapest")
 # SQLite durability (backend.storage.durability says what each promises; a test pins the two
@@ -68,6 +69,7 @@ class Settings:
     password_hash_profile: str = "default"
     sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
     listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
+    max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES  # largest file the Settings page imports
 
     @property
     def offline_model(self) -> bool:
@@ -130,6 +132,9 @@ class Settings:
             ),
             sqlite_synchronous=_choice(env, "CHATS_SQLITE_SYNCHRONOUS", SQLITE_SYNCHRONOUS_LEVELS),
             listen_host=env.get("CHATS_LISTEN_HOST", "").strip() or "0.0.0.0",
+            max_import_bytes=_int(
+                env, "CHATS_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES, positive=True
+            ),
         )
 
 

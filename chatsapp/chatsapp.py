@@ -2,8 +2,8 @@
 
 The bridge is installed here, with the shared states it writes into, so neither the states nor
 the bridge import each other. Every event passes :class:`chatsapp.auth_guard.AuthGuard` first
-(who is asking, checked on each event); the sign-in routes are mounted in front of Reflex's
-own app, and every HTTP response carries the Content-Security-Policy.
+(who is asking, checked on each event); the sign-in and export routes are mounted in front of
+Reflex's own app, and every HTTP response carries the Content-Security-Policy.
 """
 
 import contextlib
@@ -15,6 +15,7 @@ from chatsapp import bridge, pages, signout_watch
 from chatsapp.auth_guard import AuthGuard
 from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
+from chatsapp.export_routes import export_routes
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.conversation import SharedConversationState
@@ -22,7 +23,7 @@ from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 
 app = rx.App(
-    api_transformer=[auth_routes(), ContentSecurityPolicy],
+    api_transformer=[auth_routes(), export_routes(), ContentSecurityPolicy],
     head_components=[rx.el.meta(http_equiv=HEADER, content=META_POLICY)],
 )
 # First, so no other middleware (hydration included) runs for an event the guard refuses.

@@ -16,6 +16,7 @@ from chatsapp.components.auth_pages import (
 from chatsapp.components.chat_view import chat_view
 from chatsapp.components.endpoints_admin import endpoints_admin_body
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
+from chatsapp.components.settings import settings_view
 from chatsapp.components.sidebar import sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.agents import AgentsTabState
@@ -25,6 +26,7 @@ from chatsapp.states.endpoints_admin import EndpointsAdminTabState
 from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
+from chatsapp.states.settings import SettingsTabState
 from chatsapp.states.status import ModelTabState
 
 
@@ -105,6 +107,10 @@ def chat_page() -> rx.Component:
     return shell(rx.cond(ChatTabState.missing, _missing_chat(), chat_view()))
 
 
+def settings_page() -> rx.Component:
+    return shell(settings_view())
+
+
 def register(app: rx.App) -> None:
     app.add_page(
         index_page, route="/", title="Chats", on_load=[*ON_LOAD_COMMON, HomeTabState.open_latest]
@@ -114,6 +120,12 @@ def register(app: rx.App) -> None:
         route="/chat/[chat_id]",
         title="Chats",
         on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat, ChatSettingsTabState.load],
+    )
+    app.add_page(
+        settings_page,
+        route="/settings",
+        title="Settings · Chats",
+        on_load=[*ON_LOAD_COMMON, SettingsTabState.load],
     )
     app.add_page(
         sign_in_page,

@@ -92,3 +92,15 @@ class TestModelLimits:
     def test_a_limit_of_zero_or_less_is_a_clear_error(self, key):
         with pytest.raises(ValueError, match=f"{key} must be positive"):
             Settings.from_env({key: "0"})
+
+
+class TestImportLimit:
+    def test_imports_default_to_one_gibibyte(self):
+        assert Settings.from_env({}).max_import_bytes == 1024**3
+
+    def test_the_import_limit_is_read_from_the_environment(self):
+        assert Settings.from_env({"CHATS_MAX_IMPORT_BYTES": "4096"}).max_import_bytes == 4096
+
+    def test_an_import_limit_of_zero_is_a_clear_error(self):
+        with pytest.raises(ValueError, match="CHATS_MAX_IMPORT_BYTES must be positive"):
+            Settings.from_env({"CHATS_MAX_IMPORT_BYTES": "0"})

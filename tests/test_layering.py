@@ -111,6 +111,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.identity",
         "chatsapp.services",
     },
+    # Downloads decide who is asking per request, as the guard does per event.
+    "chatsapp.export_routes": {
+        "backend.chats",
+        "backend.portability",
+        "chatsapp.identity",
+        "chatsapp.services",
+    },
     "chatsapp.states": {
         "backend.accounts",
         "backend.agents",
@@ -118,13 +125,15 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.endpoints",
         "backend.errors",
         "backend.models",
+        "backend.portability",
         "backend.transcript",
         "backend.uploads",
         "chatsapp.identity",
         "chatsapp.services",
     },
     "chatsapp.bridge": {"chatsapp.identity", "chatsapp.services"},
-    "chatsapp.components": {"chatsapp.states"},
+    # Components link to the export routes' addresses (the routes own them).
+    "chatsapp.components": {"chatsapp.export_routes", "chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
     "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
     "chatsapp.chatsapp": {
@@ -132,6 +141,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.auth_routes",
         "chatsapp.bridge",
         "chatsapp.csp",
+        "chatsapp.export_routes",
         "chatsapp.pages",
         "chatsapp.services",
         "chatsapp.signout_watch",

@@ -30,15 +30,25 @@ class NativeForm(BaseHTML):
     method: rx.Var[str]
 
 
-def backend_url(path: str) -> rx.Var[str]:
-    """``path`` on the backend, as the page reaches it (the same rule as its websocket)."""
+def backend_url(path: str | rx.Var[str]) -> rx.Var[str]:
+    """``path`` on the backend, as the page reaches it (the same rule as its websocket).
+
+    ``path`` may be a state var (a chat's export link); it must be a path of this app.
+    """
+    if isinstance(path, rx.Var):
+        path_js, path_data = str(path), path._get_all_var_data()
+    else:
+        path_js, path_data = json.dumps(path), None
     return rx.Var(
-        _js_expr=f"new URL({json.dumps(path)}, getBackendURL(env.PING)).href",
-        _var_data=VarData(
-            imports={
-                f"$/{Dirs.STATE_PATH}": "getBackendURL",
-                "$/env.json": ImportVar(tag="env", is_default=True),
-            }
+        _js_expr=f"new URL({path_js}, getBackendURL(env.PING)).href",
+        _var_data=VarData.merge(
+            VarData(
+                imports={
+                    f"$/{Dirs.STATE_PATH}": "getBackendURL",
+                    "$/env.json": ImportVar(tag="env", is_default=True),
+                }
+            ),
+            path_data,
         ),
     ).to(str)
 

@@ -7,6 +7,7 @@ import reflex as rx
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
+from chatsapp.components.settings import chat_export_url
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
     ATTACHMENT_KINDS,
@@ -41,10 +42,39 @@ def _header() -> rx.Component:
         ),
         chat_header_controls(),
         memory_toggle(),
+        _chat_menu(),
         padding="0.75rem 1.25rem 0.75rem 2.75rem",
         border_bottom="1px solid var(--gray-a5)",
         width="100%",
         align="center",
+    )
+
+
+def _chat_menu() -> rx.Component:
+    """This chat's downloads (the whole export lives on the Settings page)."""
+    chat_id = SharedConversationState.chat_id
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.icon_button(
+                rx.icon("ellipsis", size=16),
+                variant="ghost",
+                aria_label="Chat menu",
+                id="chat-header-menu",
+            )
+        ),
+        rx.menu.content(
+            # Selecting an item downloads (the route answers as an attachment: the chat stays).
+            rx.menu.item(
+                "Export as JSON",
+                on_select=rx.download(url=chat_export_url(chat_id, "json")),
+                id="export-chat-json",
+            ),
+            rx.menu.item(
+                "Export as Markdown",
+                on_select=rx.download(url=chat_export_url(chat_id, "md")),
+                id="export-chat-markdown",
+            ),
+        ),
     )
 
 

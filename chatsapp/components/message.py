@@ -103,6 +103,18 @@ def _copy_and_time(entry: EntryRow) -> rx.Component:
     )
 
 
+def _fork(entry: EntryRow) -> rx.Component:
+    return rx.icon_button(
+        rx.icon("git-fork", size=12),
+        size="1",
+        variant="ghost",
+        on_click=ChatTabState.fork_from(entry.id),
+        class_name="fork-message",
+        aria_label="Fork from here",
+        title="Fork from here: a new chat holding the conversation up to this message",
+    )
+
+
 def _actions(entry: EntryRow) -> rx.Component:
     return rx.hstack(
         _branch_nav(entry),
@@ -133,6 +145,7 @@ def _actions(entry: EntryRow) -> rx.Component:
                 ),
             ),
         ),
+        rx.cond(entry.pending, rx.fragment(), _fork(entry)),
         spacing="2",
         opacity="0.75",
     )

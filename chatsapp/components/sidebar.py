@@ -238,6 +238,9 @@ def _account_footer() -> rx.Component:
             aria_label="Your account",
         ),
         rx.spacer(),
+        rx.link(
+            rx.icon("settings", size=16), href="/settings", aria_label="Settings", id="to-settings"
+        ),
         rx.cond(
             AccountTabState.is_admin,
             rx.link(rx.icon("shield", size=16), href="/admin", aria_label="Admin", id="to-admin"),

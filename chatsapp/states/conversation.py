@@ -278,6 +278,19 @@ class ChatTabState(rx.State):
         self.earlier, self.earlier_has_more = [], True
 
     @rx.event
+    async def fork_from(self, message_id: str):  # noqa: ANN201
+        """A new chat holding the path from the root to ``message_id``, opened in this tab.
+
+        Every tab's sidebar shows it through the directory's change events.
+        """
+        chats = services().directory(self._user())
+        try:
+            forked = await offload(chats.fork_chat, self.active_chat_id, message_id)
+        except (ChatsError, KeyError, ValueError) as exc:
+            return rx.toast.error(f"Could not fork this chat: {exc}")
+        return rx.redirect(f"/chat/{forked.id}")
+
+    @rx.event
     async def load_earlier(self) -> None:
         conversation = await self.get_state(SharedConversationState)
         shown = self.earlier + conversation.entries

@@ -1,0 +1,168 @@
+"""Downloads of a person's own chats: the only way an export leaves the server.
+
+An export is a file the browser downloads, so it cannot travel over the event websocket; these
+plain HTTP routes serve it. Each request decides who is asking by itself, exactly as an event
+does (:func:`chatsapp.identity.identify`: the HttpOnly session cookie, the trusted proxy's
+header, or the local user) and reads only that person's directory. A chat id that is not one
+of theirs (someone else's, deleted, malformed) answers ``404``, the same as one that never
+existed, so the routes reveal nothing about other people's chats. Nobody signed in: ``401``.
+
+The file is written on a worker thread to a temporary file (a zip is written by path; a large
+chat never sits in memory), streamed from disk in chunks, then deleted.
+
+* ``GET /export/all.zip``              every chat, lossless (``docs/export-format.md``)
+* ``GET /export/chat/<id>.json``       one chat, lossless, attachments inline
+* ``GET /export/chat/<id>.md``         the visible branch as Markdown; a chat with images
+                                       comes as a ``.zip`` (the ``.md`` and its images)
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from backend.chats import Chats
+from backend.portability import (
+    all_chat_ids,
+    write_archive,
+    write_chat,
+    write_markdown,
+    write_markdown_archive,
+)
+from chatsapp.identity import identify
+from chatsapp.services import offload, services
+
+EXPORT_PREFIX = "/export"
+ALL_PATH = f"{EXPORT_PREFIX}/all.zip"
+CHAT_PATH = EXPORT_PREFIX + "/chat/{chat_id}.{kind}"
+KINDS = ("json", "md")
+CHUNK_BYTES = 256 * 1024
+_MEDIA_TYPES = {
+    ".zip": "application/zip",
+    ".json": "application/json",
+    ".md": "text/markdown; charset=utf-8",
+}
+
+
+def chat_export_path(chat_id: str, kind: str) -> str:
+    """Where one chat's export is served (``kind``: one of :data:`KINDS`)."""
+    return CHAT_PATH.format(chat_id=chat_id, kind=kind)
+
+
+async def _directory(request: Request) -> Chats | None:
+    peer = request.client.host if request.client else ""
+    viewer = await offload(identify, dict(request.headers), peer)
+    return None if viewer is None else services().directory(viewer.user_id)
+
+
+def _download(folder: Path, file: Path, name: str) -> StreamingResponse:
+    # Streamed by hand, not FileResponse: servers with zero-copy file sending (granian)
+    # open the file after the app has returned, when the temporary folder is gone already.
+    return StreamingResponse(
+        _chunks(folder, file),
+        media_type=_MEDIA_TYPES[file.suffix],
+        headers={
+            "Content-Disposition": f'attachment; filename="{name}"',
+            "Content-Length": str(file.stat().st_size),
+            "Cache-Control": "no-store",
+        },
+    )
+
+
+async def _chunks(folder: Path, file: Path) -> AsyncIterator[bytes]:
+    """The file's bytes; the temporary folder goes when they are sent (or the client leaves)."""
+    try:
+        with file.open("rb") as source:
+            while chunk := await offload(source.read, CHUNK_BYTES):
+                yield chunk
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _signed_out() -> Response:
+    return PlainTextResponse("Sign in to export your chats.", status_code=401)
+
+
+def _not_found() -> Response:
+    return PlainTextResponse("No such chat.", status_code=404)
+
+
+async def export_all(request: Request) -> Response:
+    chats = await _directory(request)
+    if chats is None:
+        return _signed_out()
+    folder = Path(tempfile.mkdtemp(prefix="chats-export-"))
+    file = folder / "chats.zip"
+
+    def write() -> None:
+        # A chat deleted meanwhile is left out rather than failing the whole export.
+        write_archive(chats, all_chat_ids(chats), str(file), on_refused=lambda *_: None)
+
+    try:
+        await offload(write)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return _download(folder, file, f"chats-export-{time.strftime('%Y%m%d')}.zip")
+
+
+async def export_chat(request: Request) -> Response:
+    chats = await _directory(request)
+    if chats is None:
+        return _signed_out()
+    chat_id, kind = request.path_params["chat_id"], request.path_params["kind"]
+    if kind not in KINDS:
+        return _not_found()
+    try:
+        await offload(chats.get_summary, chat_id)
+    except (KeyError, ValueError):
+        return _not_found()
+    folder = Path(tempfile.mkdtemp(prefix="chats-export-"))
+    try:
+        writer = _write_json if kind == "json" else _write_markdown
+        file = await offload(writer, chats, chat_id, folder)
+    except (KeyError, ValueError):  # deleted between the check and the write
+        shutil.rmtree(folder, ignore_errors=True)
+        return _not_found()
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return _download(folder, file, f"chat-{chat_id}{file.suffix}")
+
+
+def _write_json(chats: Chats, chat_id: str, folder: Path) -> Path:
+    file = folder / "chat.json"
+    with file.open("w", encoding="utf-8") as out:
+        write_chat(chats, chat_id, out)
+    return file
+
+
+def _write_markdown(chats: Chats, chat_id: str, folder: Path) -> Path:
+    """The ``.md`` alone, or, when it links images, a ``.zip`` holding it and them."""
+    file = folder / "chat.md"
+    linked: list[str] = []
+    with file.open("w", encoding="utf-8") as out:
+        write_markdown(chats, chat_id, out, images=lambda name, _data: linked.append(name))
+    if not linked:
+        return file
+    archive = folder / "chat.zip"
+    write_markdown_archive(chats, [chat_id], str(archive))
+    return archive
+
+
+def export_routes() -> Starlette:
+    """Mounted in front of Reflex's app (``rx.App(api_transformer=...)``)."""
+    return Starlette(
+        routes=[
+            Route(ALL_PATH, export_all, methods=["GET"]),
+            Route(CHAT_PATH, export_chat, methods=["GET"]),
+        ]
+    )

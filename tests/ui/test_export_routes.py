@@ -1,0 +1,190 @@
+"""The export downloads reach only the signed-in person, and hold what the format promises."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import zipfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+import chatsapp.services as services_module
+from backend.accounts import CONSOLE_ACTOR
+from backend.config import Settings
+from backend.portability import ARCHIVE_FORMAT, CHAT_FORMAT, import_file
+from chatsapp.export_routes import ALL_PATH, chat_export_path, export_routes
+from chatsapp.identity import SESSION_COOKIE
+from chatsapp.services import Services
+from tests.portability.conftest import FIXTURES, PNG
+
+PASSWORD = "correct horse battery staple"
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def app_services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Services:
+    settings = Settings.from_env(
+        {"CHATS_DATA_DIR": str(tmp_path / "data"), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
+    )
+    made = Services(settings)
+    monkeypatch.setattr(services_module, "_services", made)
+    return made
+
+
+def _sign_in(made: Services, username: str) -> tuple[str, str]:
+    """(user id, session token) of ``username``, created on first use."""
+    accounts = made.accounts()
+    if accounts.user_by_username(username) is None:
+        accounts.create_user(CONSOLE_ACTOR, username, PASSWORD, "user")
+    signed = accounts.sign_in(username, PASSWORD, "127.0.0.1")
+    return signed.user.id, signed.token
+
+
+@pytest.fixture
+async def client(app_services: Services) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=export_routes())
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        yield http
+
+
+def _cookie(token: str) -> dict[str, str]:
+    return {"cookie": f"{SESSION_COOKIE}={token}"}
+
+
+def _chatgpt_zip(tmp_path: Path) -> Path:
+    path = tmp_path / "chatgpt.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.write(FIXTURES / "chatgpt_conversations.json", "conversations.json")
+        archive.writestr("file-Plot123-sine.png", PNG)
+    return path
+
+
+def _title_ids(made: Services, user_id: str) -> dict[str, str]:
+    return {s.title: s.id for s in made.directory(user_id).list_chats()}
+
+
+class TestWhoMayDownload:
+    async def test_without_a_session_cookie_nothing_is_exported(self, client, app_services):
+        user_id, _ = _sign_in(app_services, "alice")
+        chat = app_services.directory(user_id).create_chat("Private")
+        assert (await client.get(ALL_PATH)).status_code == 401
+        assert (await client.get(chat_export_path(chat.id, "json"))).status_code == 401
+        stale = _cookie("not-a-session")
+        assert (await client.get(chat_export_path(chat.id, "md"), headers=stale)).status_code == 401
+
+    async def test_another_persons_chat_id_is_not_found(self, client, app_services):
+        alice_id, _ = _sign_in(app_services, "alice")
+        _, bob_token = _sign_in(app_services, "bob")
+        chat = app_services.directory(alice_id).create_chat("Alice's secret")
+        for kind in ("json", "md"):
+            answer = await client.get(chat_export_path(chat.id, kind), headers=_cookie(bob_token))
+            assert answer.status_code == 404
+            assert "secret" not in answer.text
+
+    async def test_everything_holds_only_the_signed_in_persons_chats(self, client, app_services):
+        alice_id, alice_token = _sign_in(app_services, "alice")
+        bob_id, _ = _sign_in(app_services, "bob")
+        mine = app_services.directory(alice_id).create_chat("Mine")
+        app_services.directory(bob_id).create_chat("Bob's")
+        answer = await client.get(ALL_PATH, headers=_cookie(alice_token))
+        assert answer.status_code == 200
+        assert "attachment" in answer.headers["content-disposition"]
+        with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
+            manifest = json.loads(archive.read("manifest.json"))
+        assert manifest["format"] == ARCHIVE_FORMAT
+        assert [entry["id"] for entry in manifest["chats"]] == [mine.id]
+
+    async def test_a_malformed_chat_id_is_not_found(self, client, app_services):
+        _, token = _sign_in(app_services, "alice")
+        for path in ("/export/chat/..%2F..%2Fetc.json", "/export/chat/ABC.json"):
+            assert (await client.get(path, headers=_cookie(token))).status_code == 404
+
+
+class TestWhatADownloadHolds:
+    async def test_a_chat_as_json_is_the_lossless_document(self, client, app_services, tmp_path):
+        user_id, token = _sign_in(app_services, "alice")
+        import_file(app_services.directory(user_id), _chatgpt_zip(tmp_path))
+        chat_id = _title_ids(app_services, user_id)["Plotting sine waves"]
+        answer = await client.get(chat_export_path(chat_id, "json"), headers=_cookie(token))
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("application/json")
+        document = answer.json()
+        assert document["format"] == CHAT_FORMAT
+        assert document["chat"]["id"] == chat_id
+        assert len(document["messages"]) > 2
+        assert all("data" in item for item in document["attachments"].values())
+
+    async def test_a_chat_without_images_as_markdown_is_one_md_file(
+        self, client, app_services, tmp_path
+    ):
+        user_id, token = _sign_in(app_services, "alice")
+        import_file(app_services.directory(user_id), FIXTURES / "chatgpt_conversations.json")
+        chat_id = _title_ids(app_services, user_id)["Short chat"]
+        answer = await client.get(chat_export_path(chat_id, "md"), headers=_cookie(token))
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith("text/markdown")
+        assert answer.text.startswith("# Short chat")
+        assert "## User" in answer.text
+
+    async def test_a_chat_with_images_as_markdown_is_a_zip_with_them(
+        self, client, app_services, tmp_path
+    ):
+        user_id, token = _sign_in(app_services, "alice")
+        import_file(app_services.directory(user_id), _chatgpt_zip(tmp_path))
+        chat_id = _title_ids(app_services, user_id)["Plotting sine waves"]
+        answer = await client.get(chat_export_path(chat_id, "md"), headers=_cookie(token))
+        assert answer.status_code == 200
+        assert answer.headers["content-type"] == "application/zip"
+        with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
+            names = archive.namelist()
+            markdown = archive.read(f"{chat_id}.md").decode()
+        images = [name for name in names if name.startswith("attachments/")]
+        assert images and all(name in markdown for name in images)
+
+
+class TestServedFromATemporaryFile:
+    async def test_the_bytes_are_sent_before_the_temporary_file_goes_even_with_zero_copy(
+        self, app_services
+    ):
+        """Granian offers ``http.response.pathsend`` (it opens the file after the app
+        returns): the download must carry its bytes itself, then leave nothing behind."""
+        user_id, token = _sign_in(app_services, "alice")
+        app_services.directory(user_id).create_chat("Kept")
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": ALL_PATH,
+            "raw_path": ALL_PATH.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", b"127.0.0.1"), (b"cookie", _cookie(token)["cookie"].encode())],
+            "client": ("127.0.0.1", 5000),
+            "server": ("127.0.0.1", 80),
+            "extensions": {"http.response.pathsend": {}},
+        }
+        sent: list[dict] = []
+        requested = [False]
+
+        async def receive() -> dict:
+            if not requested[0]:
+                requested[0] = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await asyncio.Event().wait()  # the client stays until the response ends
+            raise AssertionError("unreachable")
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await export_routes()(scope, receive, send)
+        assert sent[0]["status"] == 200
+        assert not [m for m in sent if m["type"] == "http.response.pathsend"]
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        with zipfile.ZipFile(io.BytesIO(body)) as archive:
+            assert json.loads(archive.read("manifest.json"))["chats"][0]["title"] == "Kept"
