@@ -98,7 +98,8 @@ class ChatTabState(rx.State):
         if not linked.loaded or linked.deleted:
             linked.deleted = False
             await linked.refresh(user_id)
-        services().conversation_opened(user_id, chat_id)  # its run events now reach `linked`
+        # Its run events now reach `linked`, for as long as a tab watches it.
+        services().conversation_opened(user_id, chat_id, self.router.session.client_token)
         if self.highlight_message_id:
             await self._reveal(linked, self.highlight_message_id)
             return rx.call_script(_scroll_to(self.highlight_message_id))
