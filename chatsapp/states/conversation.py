@@ -128,7 +128,7 @@ class ChatTabState(rx.State):
         if not self.active_chat_id:
             return None  # already left (the watcher can mount twice)
         directory = await self.get_state(SharedDirectoryState)
-        target = next((c.id for c in directory.chats if c.id != self.active_chat_id), "")
+        target = next((c.id for c in directory.rows() if c.id != self.active_chat_id), "")
         self.active_chat_id = ""
         return [
             rx.toast.warning("This chat was deleted in another tab."),

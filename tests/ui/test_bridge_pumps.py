@@ -55,6 +55,10 @@ class FakeApp:
     def __init__(self) -> None:
         self.views: dict[str, View] = {}
         self.event_namespace = _Namespace()
+        self.middleware: list[Any] = []
+
+    def add_middleware(self, middleware: Any) -> None:
+        self.middleware.append(middleware)
 
     @contextlib.asynccontextmanager
     async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
