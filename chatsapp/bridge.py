@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -371,8 +372,10 @@ def _capture_loop() -> None:
         _loop = asyncio.get_running_loop()
 
 
-def _spawn(coro: Awaitable[None]) -> asyncio.Task:
-    task = asyncio.ensure_future(coro)
+def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task:
+    # A fresh context: a task started from inside an event must not carry that event's viewer
+    # (chatsapp.states.linking tells the linking event apart by it).
+    task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
     _tasks.add(task)
     task.add_done_callback(_finished)
     return task

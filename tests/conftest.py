@@ -26,7 +26,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 # Browser-test files that start an app of their own (see _run_order).
-_OWN_APP_FILES = ("test_multi_worker", "test_model_failure", "test_remote_images", "test_accounts")
+_OWN_APP_FILES = (
+    "test_multi_worker",
+    "test_model_failure",
+    "test_remote_images",
+    "test_accounts",
+    "test_clean_stop",
+)
 
 
 def _run_order(item: pytest.Item) -> int:

@@ -13,6 +13,7 @@ from backend.uploads import attachment_limits, check_message_files, read_image
 from chatsapp.identity import conversation_token, current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import EntryRow, entry_row
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
@@ -92,7 +93,7 @@ class ChatTabState(rx.State):
             self.missing = True
             return rx.toast.error("That chat does not exist or was deleted.")
         conversation = await self.get_state(SharedConversationState)
-        linked = await conversation._link_to(conversation_token(chat_id))
+        linked = await link_quietly(conversation, conversation_token(chat_id))
         linked.chat_id = chat_id
         linked.title = summary.title
         if not linked.loaded or linked.deleted:

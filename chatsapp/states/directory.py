@@ -9,6 +9,7 @@ import reflex as rx
 from backend.errors import ChatsError
 from chatsapp.identity import current_user_id, directory_token
 from chatsapp.services import offload, services
+from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import ChatRow, chat_row
 
 PAGE_SIZE = 40
@@ -40,7 +41,7 @@ class SharedDirectoryState(rx.SharedState):
     @rx.event
     async def link(self) -> None:
         user_id = current_user_id()
-        linked = await self._link_to(directory_token(user_id))
+        linked = await link_quietly(self, directory_token(user_id))
         if not linked.loaded:
             await linked.reload(user_id)
 
