@@ -1,11 +1,13 @@
 """UI benchmarks in a real browser: live sidebar fan-out, and streaming cost vs transcript length.
 
-Run: ``.venv/bin/python bench/ui_bench.py [--mode prod|dev]`` (about two minutes). Seeds a fresh
-temporary data dir through the backend, starts the real app with
+Run: ``.venv/bin/python bench/ui_bench.py [--mode prod|dev]`` (about two minutes). Starts the
+real app on a fresh temporary data dir with
 ``tests/e2e/app_server.start_app`` (production build by default: what users get; ``--mode dev``
 uses React's development build, which renders a delta several times slower) from a private copy
 of the app (see ``private_tree``), and drives Debian Chromium with Playwright, one window per
-tab. Prints one line per metric (format in bench/README.md) and exits 0; the browser and the
+tab, every tab signed in as one account (``AppServer.signed_in_context``; the account is
+created and the chats are seeded through the backend before any tab opens). Prints one line per
+metric (format in bench/README.md) and exits 0; the browser and the
 app's process group are torn down whatever happens. All tabs share one machine, so the numbers
 include the CPU the tabs themselves need (the load average is printed with them).
 
@@ -22,7 +24,7 @@ include the CPU the tabs themselves need (the load average is printed with them)
    line uses the same yardstick).
 2. ``stream_bytes_per_token_1000_vs_10``: websocket bytes the server sends to a tab while a
    reply streams, per streamed word, in a chat with 1,000 messages of history vs one with 10
-   (imported through the backend before the app starts). Each chat is open in its own window;
+   (imported through the backend before the tabs open). Each chat is open in its own window;
    Playwright's ``framereceived`` on the Reflex event socket gives each message's payload
    (counted as UTF-8 bytes, before any permessage-deflate on the wire). The streaming window
    runs from the first frame with a non-empty ``streaming_text`` (what makes
@@ -33,7 +35,8 @@ include the CPU the tabs themselves need (the load average is printed with them)
    offline assistant streams the same deterministic reply in both chats (the prompt has only
    stopwords, so no retrieved quote makes them differ; checked). One untimed warm-up turn per
    chat (a long thread is compacted at its first turn), then timed turns alternate between the
-   chats. ratio = bytes/word at 1,000 / bytes/word at 10; goal ≤ 1.2.
+   chats. ratio = bytes/word at 1,000 / bytes/word at 10; goal ≤ 1.2. ``stream_bytes_per_word``
+   prints the absolute bytes per streamed word of both chats.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ import signal
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,7 +75,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-USER_ID = "local"  # the app's default CHATS_USER
+USERNAME = "bench"  # signed in through the app's accounts, as every tab is now
 CHUNK_DELAY_S = "0.05"  # offline assistant pace: a ~90-word reply streams for a few seconds
 TIMEOUT_MS = 60_000
 SIDEBAR_GOAL_MS = 250.0
@@ -150,11 +154,22 @@ def message(message_id: str, role: str, text: str) -> dict:
     return {"id": message_id, "role": role, "parts": [{"type": "text", "text": text}]}
 
 
-def seed(data_dir: Path) -> dict[str, str]:
-    """The chats the benchmark uses, written through the backend before the app starts."""
-    data_dir.mkdir(parents=True)
+def bench_user(app: AppServer) -> str:
+    """Create the benchmark's account (its first, so an admin) and return its user id."""
+    app.session_token(USERNAME)
+    accounts = app.accounts()
+    try:
+        user = accounts.user_by_username(USERNAME)
+        assert user is not None
+        return user.id
+    finally:
+        accounts.close()
+
+
+def seed(data_dir: Path, user_id: str) -> dict[str, str]:
+    """The chats the benchmark uses, written through the backend before any tab opens."""
     ids: dict[str, str] = {}
-    with Chats(data_dir, USER_ID) as chats:
+    with Chats(data_dir, user_id) as chats:
         for n in range(FILLER_CHATS):
             chats.create_chat(f"Filler chat {n}")
         for count in (SMALL_HISTORY, LARGE_HISTORY):
@@ -221,21 +236,21 @@ def private_tree(target: Path) -> Path:
 _PYCACHE = shutil.ignore_patterns("__pycache__")
 
 
-def new_page(browser: Browser) -> Page:
+def new_page(browser: Browser, app: AppServer) -> Page:
     """A page in its own context, i.e. its own window.
 
     Pages sharing a context share one headless window: only the newest is rendered at full
     rate (the others get ~2 animation frames a second), which stalls Playwright's clicks there.
     One window per tab keeps every tab live, as tabs side by side would be.
     """
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context = app.signed_in_context(browser, USERNAME, viewport={"width": 1280, "height": 800})
     context.add_init_script(INIT_SCRIPT)
     return context.new_page()
 
 
-def open_tab(browser: Browser, url: str) -> Page:
-    page = new_page(browser)
-    page.goto(url)
+def open_tab(browser: Browser, app: AppServer, path: str) -> Page:
+    page = new_page(browser, app)
+    page.goto(app.url + path)
     page.locator("#sidebar").wait_for(timeout=TIMEOUT_MS)
     page.locator("#chat-title").wait_for(timeout=TIMEOUT_MS)
     return page
@@ -359,7 +374,7 @@ def parse_frame(payload: str | bytes) -> Frame:
 
 def conversation_vars(frame: Frame) -> dict:
     for path, values in frame.delta.items():
-        if path.endswith("conversation____conversation_state"):
+        if path.endswith("____shared_conversation_state"):
             return values
     return {}
 
@@ -413,7 +428,14 @@ def stream_turn(target: StreamPage) -> Turn:
     page.locator("#composer").press("Enter")
     page.locator("#streaming-reply").wait_for(timeout=TIMEOUT_MS)
     page.locator("#streaming-reply").wait_for(state="detached", timeout=TIMEOUT_MS)
-    page.wait_for_timeout(300)  # let trailing frames (the sidebar bump) arrive
+    # Playwright hands frames to Python apart from the DOM checks: wait for the frame that
+    # ends streaming itself, then a little for trailing frames (the sidebar bump).
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not any(var(conversation_vars(f), "streaming") is False for f in target.frames[1:]):
+        if time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(50)
+    page.wait_for_timeout(300)
     frames = list(target.frames)
     start = end = None
     entries = 0
@@ -448,7 +470,7 @@ def stream_turn(target: StreamPage) -> Turn:
         for path, values in frame.delta.items():
             if path == "reflex___state____state":
                 router += json_size(values)
-            elif path.endswith("conversation____conversation_state"):
+            elif path.endswith("____shared_conversation_state"):
                 for name, value in values.items():
                     if name.startswith("streaming_text"):
                         text_bytes += len(str(value).encode())
@@ -487,7 +509,7 @@ def measure_streaming(browser: Browser, app: AppServer, ids: dict[str, str]) -> 
     pages: dict[int, StreamPage] = {}
     loaded: dict[int, tuple[int, int]] = {}
     for count in (SMALL_HISTORY, LARGE_HISTORY):
-        page = new_page(browser)
+        page = new_page(browser, app)
         target = attach_counter(page)  # before goto: the socket opens during load
         page.goto(f"{app.url}/chat/{ids[f'history_{count}']}")
         page.locator("#chat-title").wait_for(timeout=TIMEOUT_MS)
@@ -547,11 +569,21 @@ def measure_streaming(browser: Browser, app: AppServer, ids: dict[str, str]) -> 
     notes = [] if same_reply else ["REPLIES DIFFER between the chats"]
     if not streamed_ok:
         notes.append("STREAMED TEXT DIFFERS from the committed reply")
+    absolute = (
+        f"stream_bytes_per_word: {small['per_word']:.0f} B at {SMALL_HISTORY} msgs, "
+        f"{large['per_word']:.0f} B at {LARGE_HISTORY} msgs (websocket payload while a reply "
+        f"streams, per streamed word; of each frame, router vars "
+        f"{small['router_per_frame']:.0f} B)"
+    )
     return (
-        f"stream_bytes_per_token_1000_vs_10: ratio={ratio:.2f} goal=<={STREAM_GOAL} "
-        f"({describe(LARGE_HISTORY, large)}; {describe(SMALL_HISTORY, small)}; "
-        f"{STREAM_TURNS} timed turns per chat, {small['words']:.0f}-word reply, words = tokens"
-        f"{''.join('; ' + note for note in notes)}; {load_average()})"
+        absolute
+        + "\n"
+        + (
+            f"stream_bytes_per_token_1000_vs_10: ratio={ratio:.2f} goal=<={STREAM_GOAL} "
+            f"({describe(LARGE_HISTORY, large)}; {describe(SMALL_HISTORY, small)}; "
+            f"{STREAM_TURNS} timed turns per chat, {small['words']:.0f}-word reply, words = tokens"
+            f"{''.join('; ' + note for note in notes)}; {load_average()})"
+        )
     )
 
 
@@ -575,7 +607,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="ui-bench-") as tmp:
         base = Path(tmp)
-        ids = seed(base / "data")
+        (base / "data").mkdir(parents=True)
         # start_app runs the app from app_server.ROOT: point it at the private copy.
         app_server.ROOT = private_tree(base / "app")
         app = start_app(
@@ -588,10 +620,11 @@ def main() -> int:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
-                    home = f"{app.url}/chat/{ids['home']}"
-                    tabs = [open_tab(browser, home) for _ in range(FEW_TABS)]
+                    ids = seed(base / "data", bench_user(app))
+                    home = f"/chat/{ids['home']}"
+                    tabs = [open_tab(browser, app, home) for _ in range(FEW_TABS)]
                     print(measure_sidebar(tabs, ids["renamed"]).line(), flush=True)
-                    tabs += [open_tab(browser, home) for _ in range(MANY_TABS - FEW_TABS)]
+                    tabs += [open_tab(browser, app, home) for _ in range(MANY_TABS - FEW_TABS)]
                     print(measure_sidebar(tabs, ids["renamed"]).line(), flush=True)
                     for tab in tabs:
                         close_tab(tab)

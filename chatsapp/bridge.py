@@ -10,6 +10,12 @@ Two sources feed it, both inside this worker process:
   chat applies them to ``SharedConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
   flushes so a fast model does not cost one websocket frame per token.
 
+Pumps are bounded by the tabs that watch: each tab (client token) watches at most one chat, and
+when the last tab of a chat leaves (opens another chat, or its socket disconnects) the pump is
+cancelled after ``RELEASE_GRACE_S`` (a reload does not thrash it). Cancelling closes the
+``subscribe()`` iterator, which lets the runtime release the chat's event log. A tab that comes
+back starts a new pump, which resets the transient run fields and rebuilds them from the log.
+
 Updates are applied with ``app.modify_state`` on the *shared* token, from detached tasks (never
 from inside an event handler: that deadlocks the state manager), and Reflex fans them out to
 every linked tab — across workers too when ``REFLEX_REDIS_URL`` is set.
@@ -23,13 +29,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
+from reflex.middleware.middleware import Middleware
+from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 
 from chatsapp.identity import conversation_token, directory_token
 from chatsapp.services import offload, services
@@ -37,6 +46,16 @@ from chatsapp.services import offload, services
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.04
+RELEASE_GRACE_S = 5.0
+
+Key = tuple[str, str]  # (user id, chat id)
+_ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
+_IDLE_RUN_FIELDS = {
+    "queued": 0,
+    "streaming": False,
+    "streaming_text": "",
+    "streaming_message_id": "",
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +72,10 @@ _app: Any = None
 _loop: asyncio.AbstractEventLoop | None = None
 _pending_directory: set[str] = set()
 _pending_memory: set[str] = set()
-_pumps: dict[tuple[str, str], asyncio.Task] = {}
+_pumps: dict[Key, asyncio.Task] = {}
+_watchers: dict[Key, set[str]] = {}  # client tokens watching each chat
+_tab_watching: dict[str, Key] = {}  # client token -> the chat it shows
+_releases: dict[Key, asyncio.TimerHandle] = {}
 _watched_directories: set[str] = set()
 _tasks: set[asyncio.Task] = set()
 
@@ -65,6 +87,75 @@ def install(app: Any, states: LiveStates) -> None:
     services().on_directory_opened(_watch_directory)
     services().on_conversation_opened(watch_conversation)
     logging.getLogger("reflex.app").addFilter(_SharedTokenNoise())
+    _hear_disconnects(app)
+    _lean_fan_out(app)
+    app.add_middleware(_ForgetEarlierSharedChanges())
+
+
+def _lean_fan_out(app: Any) -> None:
+    """Leave the router vars out of the deltas a shared-state change fans out to other tabs.
+
+    Reflex applies a shared change to each linked tab with ``app.modify_state(token,
+    previous_dirty_vars=...)``. Patching the shared state into the tab's tree marks the tab's
+    router vars dirty (``reflex.istate.shared._patch_state``, to refresh computed vars), so every
+    fanned-out frame re-sent ~1.1 KB of router data the tab already has (76 % of a streamed
+    frame). A fan-out never navigates the receiving tab: its router values are unchanged, so
+    they are un-marked before Reflex builds the delta. Events a tab sends itself, navigation
+    and hydration are untouched (no ``previous_dirty_vars``).
+    """
+    original = app.modify_state
+
+    @contextlib.asynccontextmanager
+    async def modify_state(token: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        fanned_out = kwargs.get("previous_dirty_vars")
+        if fanned_out is not None and not any(fanned_out.values()):
+            yield None  # the event changed no shared var: nothing to send (was a 65 B frame)
+            return
+        async with original(token, *args, **kwargs) as root:
+            yield root
+            if fanned_out is not None:
+                root.dirty_vars.difference_update(_ROUTER_FIELDS)
+
+    app.modify_state = modify_state
+
+
+class _ForgetEarlierSharedChanges(Middleware):
+    """Fan out only what *this* event changed in a shared state.
+
+    After each event Reflex sends every other linked tab the shared states' "previous dirty
+    vars", which only a state's ``_clean()`` resets, and ``_clean()`` skips states the event
+    did not change. So after a tab linked a shared state (every var dirty), each later event
+    of that tab (a keystroke in the rename box, a menu click) re-sent the whole chat list and
+    the whole transcript view to every other tab of the user (measured: 4.9 KB per event per
+    tab). Cleared before each event, they hold just what the event changes.
+    """
+
+    async def preprocess(self, app: Any, state: Any, event: Any) -> None:
+        links = getattr(state, "_reflex_internal_links", None) or {}
+        for name in links:
+            with contextlib.suppress(ValueError):
+                linked = state._get_state_from_cache(state.get_class_substate(name))
+                previous = getattr(linked, "_previous_dirty_vars", None)
+                if previous:
+                    previous.clear()
+        return None
+
+
+def _hear_disconnects(app: Any) -> None:
+    """Call :func:`tab_left` when a tab's socket closes (Reflex offers no hook of its own)."""
+    namespace = getattr(app, "event_namespace", None)
+    if namespace is None:
+        return
+    original = namespace.on_disconnect
+
+    def on_disconnect(sid: str) -> Any:
+        token = namespace.sid_to_token.get(sid)
+        result = original(sid)
+        if token:
+            tab_left(token)
+        return result
+
+    namespace.on_disconnect = on_disconnect
 
 
 class _SharedTokenNoise(logging.Filter):
@@ -81,16 +172,66 @@ class _SharedTokenNoise(logging.Filter):
         )
 
 
-def watch_conversation(user_id: str, chat_id: str) -> None:
-    """Make sure run events of ``chat_id`` reach its shared state (idempotent).
+def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
+    """Tab ``client_token`` shows ``chat_id``: its run events reach the shared state (idempotent).
 
-    Registered with ``Services.on_conversation_opened``: runs when a tab opens the chat.
+    Registered with ``Services.on_conversation_opened``: runs when a tab opens the chat. The
+    tab stops watching the chat it showed before.
     """
     _capture_loop()
     key = (user_id, chat_id)
+    previous = _tab_watching.get(client_token)
+    if previous is not None and previous != key:
+        _unwatch(client_token, previous)
+    _tab_watching[client_token] = key
+    _watchers.setdefault(key, set()).add(client_token)
+    pending = _releases.pop(key, None)
+    if pending is not None:
+        pending.cancel()
     task = _pumps.get(key)
     if task is None or task.done():
         _pumps[key] = _spawn(_pump_runs(user_id, chat_id))
+
+
+def tab_left(client_token: str) -> None:
+    """The tab closed its socket: it no longer watches any chat."""
+    key = _tab_watching.pop(client_token, None)
+    if key is not None:
+        _unwatch(client_token, key)
+
+
+def footprint() -> dict[str, int]:
+    """What the bridge holds now (the soak and load benches print it)."""
+    return {
+        "pumps": sum(1 for task in _pumps.values() if not task.done()),
+        "watched_chats": len(_watchers),
+        "watching_tabs": len(_tab_watching),
+        "tasks": len(_tasks),
+    }
+
+
+def _unwatch(client_token: str, key: Key) -> None:
+    tabs = _watchers.get(key)
+    if tabs is None:
+        return
+    tabs.discard(client_token)
+    if tabs:
+        return
+    del _watchers[key]
+    loop = _loop
+    if loop is None or loop.is_closed():
+        _release(key)
+    elif key not in _releases:
+        _releases[key] = loop.call_later(RELEASE_GRACE_S, _release, key)
+
+
+def _release(key: Key) -> None:
+    _releases.pop(key, None)
+    if key in _watchers:
+        return  # a tab came back within the grace period
+    task = _pumps.pop(key, None)
+    if task is not None and not task.done():
+        task.cancel()  # closes subscribe(): the runtime may release the chat's event log
 
 
 # ── directory events ────────────────────────────────────────────────
@@ -170,6 +311,13 @@ async def _pump_runs(user_id: str, chat_id: str) -> None:
                 state.streaming_text += text
         last_flush = time.monotonic()
 
+    async with _modify(token, conversation) as state:
+        # A pump that comes back rebuilds these from the log's replay; stale ones would show
+        # a reply as streaming forever (the pump that saw it end was released). Set only when
+        # stale: each assignment would be a frame to every tab.
+        for name, idle in _IDLE_RUN_FIELDS.items():
+            if getattr(state, name) != idle:
+                setattr(state, name, idle)
     async for event in runtime.subscribe(chat_id):
         kind = event.type
         if kind == "message.delta":
@@ -224,8 +372,10 @@ def _capture_loop() -> None:
         _loop = asyncio.get_running_loop()
 
 
-def _spawn(coro: Awaitable[None]) -> asyncio.Task:
-    task = asyncio.ensure_future(coro)
+def _spawn(coro: Coroutine[Any, Any, None]) -> asyncio.Task:
+    # A fresh context: a task started from inside an event must not carry that event's viewer
+    # (chatsapp.states.linking tells the linking event apart by it).
+    task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
     _tasks.add(task)
     task.add_done_callback(_finished)
     return task

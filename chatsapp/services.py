@@ -46,7 +46,7 @@ class Services:
         # The session-state ceiling of every chat: the runtimes enforce it, the panel shows it.
         self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
-        self._on_conversation_opened: list[Callable[[str, str], Any]] = []
+        self._on_conversation_opened: list[Callable[[str, str, str], Any]] = []
         self._accounts: Accounts | None = None
 
     def accounts(self) -> Accounts:
@@ -122,16 +122,16 @@ class Services:
     def on_directory_opened(self, callback: Callable[[str, Chats], Any]) -> None:
         self._on_directory_opened.append(callback)
 
-    def conversation_opened(self, user_id: str, chat_id: str) -> None:
-        """A tab shows ``chat_id``: whoever pushes its live updates (the bridge) hears of it.
+    def conversation_opened(self, user_id: str, chat_id: str, client_token: str) -> None:
+        """Tab ``client_token`` shows ``chat_id``: the bridge, which pushes its updates, hears it.
 
         A hook rather than a call into the bridge, so the states that report it never import
         the module that imports them.
         """
         for callback in self._on_conversation_opened:
-            callback(user_id, chat_id)
+            callback(user_id, chat_id, client_token)
 
-    def on_conversation_opened(self, callback: Callable[[str, str], Any]) -> None:
+    def on_conversation_opened(self, callback: Callable[[str, str, str], Any]) -> None:
         self._on_conversation_opened.append(callback)
 
 

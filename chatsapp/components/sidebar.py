@@ -7,7 +7,7 @@ import reflex as rx
 from chatsapp.components.auth_pages import sign_out_button
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.conversation import ChatTabState
-from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState, SidebarTabState
 from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece
 from chatsapp.states.search import SearchTabState
@@ -177,6 +177,24 @@ def _undo_bar() -> rx.Component:
     )
 
 
+def _first_page() -> rx.Component:
+    """The shared first page: one component per slot, placed by CSS ``order``.
+
+    Each slot renders from its own var, so a rename delivers (and React diffs) one row;
+    see :class:`SharedDirectoryState` for why the page is slots and not a list.
+    """
+    slots = []
+    for k in range(PAGE_SIZE):
+        row: ChatRow = getattr(SharedDirectoryState, f"slot_{k}")
+        slots.append(
+            rx.cond(
+                row.id != "",
+                rx.box(_chat_item(row), order=SharedDirectoryState.positions[k], width="100%"),
+            )
+        )
+    return rx.flex(*slots, direction="column", gap="var(--space-1)", width="100%")
+
+
 def _chat_list() -> rx.Component:
     searching = SearchTabState.title_query.strip() != ""
     # A plain overflow box: Radix ScrollArea lays its content out as a table that grows to
@@ -187,10 +205,10 @@ def _chat_list() -> rx.Component:
                 searching,
                 rx.foreach(SearchTabState.title_results, _chat_item),
                 rx.fragment(
-                    rx.foreach(SharedDirectoryState.chats, _chat_item),
+                    _first_page(),
                     rx.foreach(SidebarTabState.more_chats, _chat_item),
                     rx.cond(
-                        SharedDirectoryState.loaded & (SharedDirectoryState.chats.length() == 0),
+                        SharedDirectoryState.loaded & (SharedDirectoryState.count == 0),
                         rx.text(
                             "No chats yet", size="2", color_scheme="gray", id="chat-list-empty"
                         ),
@@ -203,7 +221,7 @@ def _chat_list() -> rx.Component:
                         ),
                     ),
                     rx.cond(
-                        SidebarTabState.has_more & (SharedDirectoryState.chats.length() >= 40),
+                        SidebarTabState.has_more & (SharedDirectoryState.count >= PAGE_SIZE),
                         rx.box(
                             height="1px",
                             on_mount=SidebarTabState.load_more,

@@ -21,6 +21,7 @@ from backend.uploads import (
 from chatsapp.identity import conversation_token, current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import EntryRow, FileRow, entry_row
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
@@ -106,13 +107,14 @@ class ChatTabState(rx.State):
             self.missing = True
             return rx.toast.error("That chat does not exist or was deleted.")
         conversation = await self.get_state(SharedConversationState)
-        linked = await conversation._link_to(conversation_token(chat_id))
+        linked = await link_quietly(conversation, conversation_token(chat_id))
         linked.chat_id = chat_id
         linked.title = summary.title
         if not linked.loaded or linked.deleted:
             linked.deleted = False
             await linked.refresh(user_id)
-        services().conversation_opened(user_id, chat_id)  # its run events now reach `linked`
+        # Its run events now reach `linked`, for as long as a tab watches it.
+        services().conversation_opened(user_id, chat_id, self.router.session.client_token)
         if self.highlight_message_id:
             await self._reveal(linked, self.highlight_message_id)
             return rx.call_script(_scroll_to(self.highlight_message_id))
@@ -141,7 +143,7 @@ class ChatTabState(rx.State):
         if not self.active_chat_id:
             return None  # already left (the watcher can mount twice)
         directory = await self.get_state(SharedDirectoryState)
-        target = next((c.id for c in directory.chats if c.id != self.active_chat_id), "")
+        target = next((c.id for c in directory.rows() if c.id != self.active_chat_id), "")
         self.active_chat_id = ""
         return [
             rx.toast.warning("This chat was deleted in another tab."),

@@ -9,6 +9,7 @@ import reflex as rx
 from backend.errors import ChatsError
 from chatsapp.identity import current_user_id, directory_token
 from chatsapp.services import offload, services
+from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import ChatRow, chat_row
 
 PAGE_SIZE = 40
@@ -21,22 +22,63 @@ class SharedDirectoryState(rx.SharedState):
     Written by this state's handlers and by the bridge (``chatsapp.bridge``) when the directory
     reports a change, so edits made anywhere (another tab, a generated title, a finished
     reply bumping the order) appear in every tab without a reload.
+
+    Per-row updates: Reflex re-sends the whole value of each changed var, so the page is held
+    in ``PAGE_SIZE`` slot vars (``slot_0`` …) rather than one list. A chat keeps its slot while
+    it stays on the page; ``positions[k]`` is slot k's place in the list (``PAGE_SIZE`` when
+    empty) and the sidebar orders the slots with CSS ``order``. A rename re-sends one row; a
+    reply bumping a chat to the top re-sends that row and ``positions`` (40 small ints).
     """
 
-    chats: list[ChatRow] = []
+    positions: list[int] = [PAGE_SIZE] * PAGE_SIZE
+    count: int = 0
     loaded: bool = False
+    for _slot in range(PAGE_SIZE):
+        __annotations__[f"slot_{_slot}"] = "ChatRow"
+        locals()[f"slot_{_slot}"] = ChatRow()
+    del _slot
 
     @rx.event
     async def link(self) -> None:
         user_id = current_user_id()
-        linked = await self._link_to(directory_token(user_id))
+        linked = await link_quietly(self, directory_token(user_id))
         if not linked.loaded:
             await linked.reload(user_id)
 
     async def reload(self, user_id: str) -> None:
+        """Re-read the first page; only the slots whose row changed are re-sent."""
         summaries = await offload(services().directory(user_id).list_chats, limit=PAGE_SIZE)
-        self.chats = [chat_row(s) for s in summaries]
-        self.loaded = True
+        self.place([chat_row(s) for s in summaries])
+
+    def place(self, rows: list[ChatRow]) -> None:
+        """Show ``rows`` (newest first, at most ``PAGE_SIZE``), keeping each chat's slot."""
+        current = [self.slot(k) for k in range(PAGE_SIZE)]
+        wanted = {row.id for row in rows}
+        slot_of = {row.id: k for k, row in enumerate(current) if row.id in wanted}
+        free = [k for k, row in enumerate(current) if row.id not in slot_of]
+        positions = [PAGE_SIZE] * PAGE_SIZE
+        for place, row in enumerate(rows[:PAGE_SIZE]):
+            k = slot_of[row.id] if row.id in slot_of else free.pop(0)
+            positions[k] = place
+            if current[k] != row:
+                setattr(self, f"slot_{k}", row)
+        for k in free:
+            if current[k].id:
+                setattr(self, f"slot_{k}", ChatRow())
+        if positions != self.positions:
+            self.positions = positions
+        if self.count != len(rows):
+            self.count = len(rows)
+        if not self.loaded:
+            self.loaded = True
+
+    def slot(self, k: int) -> ChatRow:
+        return getattr(self, f"slot_{k}")
+
+    def rows(self) -> list[ChatRow]:
+        """The shown page in list order (for paging cursors and "the next chat")."""
+        placed = sorted((p, k) for k, p in enumerate(self.positions) if p < PAGE_SIZE)
+        return [self.slot(k) for _p, k in placed]
 
 
 class SidebarTabState(rx.State):
@@ -71,7 +113,7 @@ class SidebarTabState(rx.State):
         if self.loading_more or not self.has_more:
             return
         directory = await self.get_state(SharedDirectoryState)
-        shown = directory.chats + self.more_chats
+        shown = directory.rows() + self.more_chats
         if len(shown) < PAGE_SIZE:
             self.has_more = False
             return

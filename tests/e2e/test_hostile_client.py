@@ -102,7 +102,7 @@ class TestAHostileClientLearnsNothing:
         bob.send(event(OwnerTabState, "setvar"), {"var_name": "_owner", "value": alice.user_id})
         bob.send(event(AccountTabState, "setvar"), {"var_name": "username", "value": "alice"})
         bob.send(event(AccountTabState, "setvar"), {"var_name": "is_admin", "value": True})
-        bob.send(event(SharedDirectoryState, "setvar"), {"var_name": "chats", "value": []})
+        bob.send(event(SharedDirectoryState, "setvar"), {"var_name": "positions", "value": []})
         bob.send(event(AccountTabState, "load"))
         updates = bob.settle()
         assert any(_has(u, "username", "bob") for u in updates)

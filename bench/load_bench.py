@@ -1,0 +1,406 @@
+"""Load on one node: many real websocket tabs (not browsers) against a production build.
+
+Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]``
+(a few minutes). Starts the production app (``tests/e2e/app_server.start_app`` from a private
+copy, see ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
+``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
+(hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
+loop in this process. The app and its process group are stopped whatever happens.
+
+Phases, each printing one line:
+
+1. ``rss_per_idle_tab``: the app's RSS (every process of its group) before and after the tabs
+   connect and settle, divided by the number of tabs. Goal ≤ 200 KB.
+2. ``model_gap``: one reply streaming alone, watched by two tabs: the gap between streamed
+   frames (the offline assistant writes a chunk every ``CHUNK_DELAY_S``): the model's own gap.
+3. ``stream_under_load``: ``--streams`` users send at once; every tab of theirs watches. Time to
+   first token (send → first frame with streamed text, at the sending tab) and inter-token gaps
+   (between frames that carry new words, at every watching tab; a frame carries what the model
+   wrote in one bridge flush). Goal: p95 gap ≤ 2 × the model's own gap (the same gap measured
+   with one reply streaming alone).
+4. ``sidebar_fanout``: one more account with ``--tabs-per-user x users`` tabs (default 200)
+   besides the others; one tab renames a chat, timed until the *last* tab receives the row.
+   Goal p95 ≤ 250 ms.
+5. ``errors``: connection failures, timeouts, and error lines in the app log. Goal 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import socketio  # noqa: E402
+
+from backend.chats import Chats  # noqa: E402
+from bench.ui_bench import private_tree  # noqa: E402
+from chatsapp.bridge import FLUSH_INTERVAL_S  # noqa: E402
+from chatsapp.identity import SESSION_COOKIE  # noqa: E402
+from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
+from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
+from tests.e2e import app_server  # noqa: E402
+from tests.e2e.app_server import AppServer, start_app  # noqa: E402
+from tests.e2e.raw_client import HYDRATE, NAMESPACE  # noqa: E402
+
+CHUNK_DELAY_S = 0.05  # the offline assistant's pace: one word per chunk
+PROMPT = "Tell me about it"  # stopwords only: the same deterministic reply everywhere
+TIMEOUT_S = 120.0
+CONNECT_AT_ONCE = 20
+FANOUT_SAMPLES, FANOUT_WARMUP = 12, 2
+FANOUT_TIMEOUT_S = 20.0
+GOAL_RSS_PER_TAB_KB = 200.0
+GOAL_GAP_RATIO = 2.0
+GOAL_FANOUT_MS = 250.0
+CONVERSATION = SharedConversationState.get_full_name()
+DIRECTORY = SharedDirectoryState.get_full_name()
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def event(state: type, handler: str) -> str:
+    return f"{state.get_full_name()}.{handler}"
+
+
+def conversation_var(update: dict[str, Any], name: str) -> Any:
+    return (update.get("delta") or {}).get(CONVERSATION, {}).get(f"{name}_rx_state_")
+
+
+@dataclass
+class Tab:
+    """One socket.io client on the shared loop; every update goes to ``on_update`` hooks."""
+
+    backend_url: str
+    session_token: str
+    path: str
+    client_token: str = field(default_factory=lambda: str(uuid.uuid4()))
+    hooks: list[Callable[[dict[str, Any], float], None]] = field(default_factory=list)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    sio: socketio.AsyncClient = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sio = socketio.AsyncClient(reconnection=False)
+        self.sio.on("event", self._on_update, namespace=NAMESPACE)
+
+    async def _on_update(self, update: Any) -> None:
+        at = time.monotonic()
+        parsed = json.loads(update) if isinstance(update, str) else update
+        delta = parsed.get("delta") or {}
+        if any(key.endswith("on_load_internal_state") for key in delta):
+            self.settled.set()  # the reply to a hydrate: everything sent before was handled
+        for hook in list(self.hooks):
+            hook(parsed, at)
+
+    async def emit(self, name: str, payload: dict[str, Any] | None = None) -> None:
+        router = {"pathname": self.path, "asPath": self.path, "query": {}}
+        message = {"name": name, "payload": payload or {}, "router_data": router}
+        await self.sio.emit("event", message, namespace=NAMESPACE)
+
+    async def open(self) -> None:
+        await self.sio.connect(
+            f"{self.backend_url}?token={self.client_token}",
+            socketio_path=NAMESPACE,
+            namespaces=[NAMESPACE],
+            transports=["websocket"],
+            headers={"Cookie": f"{SESSION_COOKIE}={self.session_token}"},
+            wait_timeout=TIMEOUT_S,
+        )
+        await self.emit(HYDRATE)
+        await self.emit(event(SharedDirectoryState, "link"))
+        await self.emit(event(ChatTabState, "open_chat"))
+        await self.settle()
+
+    async def settle(self) -> None:
+        self.settled.clear()
+        await self.emit(HYDRATE)
+        await asyncio.wait_for(self.settled.wait(), TIMEOUT_S)
+
+    async def close(self) -> None:
+        if self.sio.connected:
+            await self.sio.disconnect()
+
+
+@dataclass
+class Person:
+    username: str
+    user_id: str
+    token: str
+    chat_id: str
+    tabs: list[Tab] = field(default_factory=list)
+
+
+def make_person(app: AppServer, username: str) -> Person:
+    token = app.session_token(username)
+    accounts = app.accounts()
+    try:
+        user = accounts.user_by_username(username)
+        assert user is not None
+        user_id = user.id
+    finally:
+        accounts.close()
+    with Chats(app.data_dir, user_id) as chats:
+        chat_id = chats.create_chat(f"Chat of {username}").id
+    return Person(username, user_id, token, chat_id)
+
+
+async def connect(app: AppServer, person: Person, count: int, errors: list[str]) -> None:
+    for _ in range(count):
+        tab = Tab(app.backend_url, person.token, f"/chat/{person.chat_id}")
+        try:
+            await tab.open()
+            person.tabs.append(tab)
+        except Exception as exc:  # counted and reported: the run goes on
+            errors.append(f"connect {person.username}: {exc!r}")
+
+
+async def connect_all(app: AppServer, people: list[Person], per: int, errors: list[str]) -> None:
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+
+    async def one(person: Person) -> None:
+        async with gate:
+            await connect(app, person, per, errors)
+
+    await asyncio.gather(*(one(person) for person in people))
+
+
+# ── measurements ────────────────────────────────────────────────────
+
+
+def group_rss_kb(pgid: int) -> int:
+    """RSS of every process in the app's process group (kB, from /proc)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid:  # field 5 of stat: pgrp
+                continue
+            for line in (entry / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
+@dataclass
+class Stream:
+    sent_at: float = 0.0
+    first_at: float = 0.0
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    gaps: list[float] = field(default_factory=list)  # between frames carrying new words
+    words: int = 0  # of the reply, at the sending tab
+    frames: int = 0  # streamed frames, at the sending tab
+
+
+def watch_stream(tab: Tab, stream: Stream, *, sender: bool) -> Callable[[], None]:
+    last: dict[str, Any] = {"at": 0.0, "words": 0}
+
+    def hook(update: dict[str, Any], at: float) -> None:
+        text = conversation_var(update, "streaming_text")
+        if text:
+            words = len(str(text).split())
+            if sender and not stream.first_at:
+                stream.first_at = at
+            if last["at"] and words > last["words"]:
+                stream.gaps.append(at - last["at"])
+            last["at"], last["words"] = at, words
+            if sender:
+                stream.frames, stream.words = stream.frames + 1, words
+        if sender and conversation_var(update, "streaming") is False and stream.first_at:
+            stream.done.set()
+
+    tab.hooks.append(hook)
+    return lambda: tab.hooks.remove(hook)
+
+
+async def stream_replies(people: list[Person]) -> list[Stream]:
+    streams = [Stream() for _ in people]
+    detach = []
+    for person, stream in zip(people, streams, strict=True):
+        for index, tab in enumerate(person.tabs):
+            detach.append(watch_stream(tab, stream, sender=index == 0))
+    try:
+        for person, stream in zip(people, streams, strict=True):
+            stream.sent_at = time.monotonic()
+            await person.tabs[0].emit(event(ChatTabState, "send"), {"text": PROMPT})
+        await asyncio.wait_for(asyncio.gather(*(s.done.wait() for s in streams)), TIMEOUT_S)
+    finally:
+        for undo in detach:
+            undo()
+    return streams
+
+
+async def rename_fanout(person: Person, title: str) -> tuple[float | None, int]:
+    """Seconds from the rename event until the last of ``person``'s other tabs has the row
+    (``None`` and how many never got it, after ``FANOUT_TIMEOUT_S``)."""
+    renamer, others = person.tabs[0], person.tabs[1:]
+    pending = {id(tab) for tab in others}
+    arrived = asyncio.Event()
+    last_at = 0.0
+    undo = []
+    for tab in others:
+
+        def hook(update: dict[str, Any], at: float, key: int = id(tab)) -> None:
+            nonlocal last_at
+            directory = (update.get("delta") or {}).get(DIRECTORY, {})
+            if key in pending and title in json.dumps(directory):
+                pending.discard(key)
+                last_at = max(last_at, at)
+                if not pending:
+                    arrived.set()
+
+        tab.hooks.append(hook)
+        undo.append((tab, hook))
+    try:
+        start = {"chat_id": person.chat_id, "title": ""}
+        await renamer.emit(event(SidebarTabState, "start_rename"), start)
+        await renamer.emit(event(SidebarTabState, "set_edit_title"), {"value": title})
+        sent_at = time.monotonic()
+        await renamer.emit(event(SidebarTabState, "commit_rename"))
+        try:
+            await asyncio.wait_for(arrived.wait(), FANOUT_TIMEOUT_S)
+        except TimeoutError:
+            return None, len(pending)
+        return last_at - sent_at, 0
+    finally:
+        for tab, hook in undo:
+            tab.hooks.remove(hook)
+
+
+# ── the run ─────────────────────────────────────────────────────────
+
+
+async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
+    lines: list[str] = []
+    errors: list[str] = []
+    pgid = app.process.pid
+    people = [make_person(app, f"load{n:03d}") for n in range(users)]
+    warm = make_person(app, "warmup")
+    await connect(app, warm, 2, errors)  # the first tabs load every module and cache
+    await asyncio.sleep(2)
+    before = group_rss_kb(pgid)
+    started = time.monotonic()
+    await connect_all(app, people, per, errors)
+    connected = sum(len(p.tabs) for p in people)
+    await asyncio.sleep(3)  # let background work of the connects finish
+    after = group_rss_kb(pgid)
+    per_tab = (after - before) / max(connected, 1)
+    lines.append(
+        f"rss_per_idle_tab: ratio={per_tab / GOAL_RSS_PER_TAB_KB:.2f} goal=<=1.0 "
+        f"({per_tab:.0f} KB per tab: app RSS {before / 1024:.0f} MB -> {after / 1024:.0f} MB "
+        f"with {connected} tabs of {users} users connected in "
+        f"{time.monotonic() - started:.0f} s, hydrated, sidebar linked, a chat open)"
+    )
+    print(lines[-1], flush=True)
+
+    (solo,) = await stream_replies([warm])
+    model_gap = statistics.median(solo.gaps)
+    lines.append(
+        f"model_gap: {model_gap * 1000:.0f} ms median between streamed frames, one reply alone "
+        f"({solo.words} words in {solo.frames} frames; offline assistant chunk delay "
+        f"{CHUNK_DELAY_S * 1000:.0f} ms, bridge flush {FLUSH_INTERVAL_S * 1000:.0f} ms; "
+        f"time to first token {(solo.first_at - solo.sent_at) * 1000:.0f} ms)"
+    )
+    print(lines[-1], flush=True)
+
+    busy = await stream_replies(people[:streams])
+    ttft = [(s.first_at - s.sent_at) * 1000 for s in busy]
+    gaps = [g * 1000 for s in busy for g in s.gaps]
+    p95_gap = percentile(gaps, 0.95)
+    lines.append(
+        f"stream_under_load: ratio={p95_gap / (model_gap * 1000) / GOAL_GAP_RATIO:.2f} goal=<=1.0 "
+        f"(p95 inter-token gap {p95_gap:.0f} ms vs 2 x model gap {2 * model_gap * 1000:.0f} ms; "
+        f"gaps p50 {percentile(gaps, 0.5):.0f} ms over {len(gaps)} frames at "
+        f"{streams * per} watching tabs; time to first token p50 {percentile(ttft, 0.5):.0f} ms "
+        f"p95 {percentile(ttft, 0.95):.0f} ms; {streams} replies at once, {connected} tabs "
+        f"connected; {load_average()})"
+    )
+    print(lines[-1], flush=True)
+
+    crowd = make_person(app, "crowd")
+    await connect_all(app, [crowd], users * per, errors)
+    samples = []
+    for n in range(FANOUT_WARMUP + FANOUT_SAMPLES):
+        took, missed = await rename_fanout(crowd, f"Renamed {n} {uuid.uuid4().hex[:6]}")
+        if took is None:
+            errors.append(f"rename {n}: {missed} of {len(crowd.tabs) - 1} tabs never got it")
+        elif n >= FANOUT_WARMUP:
+            samples.append(took * 1000)
+    p95_fan = percentile(samples, 0.95) if samples else float("nan")
+    lines.append(
+        f"sidebar_fanout: ratio={p95_fan / GOAL_FANOUT_MS:.2f} goal=<=1.0 "
+        f"(p95 {p95_fan:.0f} ms p50 {percentile(samples, 0.5):.0f} ms until the last of "
+        f"{len(crowd.tabs) - 1} other tabs of one user receives a renamed row; "
+        f"{len(samples)} renames timed; {connected + len(crowd.tabs)} tabs connected in all; "
+        f"{load_average()})"
+    )
+    print(lines[-1], flush=True)
+
+    for person in [*people, warm, crowd]:
+        await asyncio.gather(*(tab.close() for tab in person.tabs), return_exceptions=True)
+    log = app.log_path.read_text(errors="replace") if app.log_path.exists() else ""
+    log_errors = [ln for ln in log.splitlines() if "Traceback" in ln or " ERROR" in ln]
+    lines.append(
+        f"errors: {len(errors) + len(log_errors)} goal=0 ({len(errors)} client-side, "
+        f"{len(log_errors)} error lines in the app log"
+        + (f"; first: {(errors + log_errors)[0][:200]}" if errors or log_errors else "")
+        + ")"
+    )
+    print(lines[-1], flush=True)
+    return lines
+
+
+def load_average() -> str:
+    return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--tabs-per-user", type=int, default=4)
+    parser.add_argument("--streams", type=int, default=20)
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
+        base = Path(tmp)
+        (base / "data").mkdir()
+        app_server.ROOT = private_tree(base / "app")
+        app = start_app(
+            base / "data",
+            base / "app.log",
+            env={"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)},
+            mode="prod",
+        )
+        try:
+            asyncio.run(run(app, args.users, args.tabs_per_user, args.streams))
+        except BaseException:
+            print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
+            raise
+        finally:
+            app.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""A server that runs for months (issue 14), over real websockets: 2,000 chats opened and closed.
+
+A production build; one signed-in person opens 2,000 chats, each in a tab of its own (a
+socket.io client speaking Reflex's protocol, ``bench/load_bench.Tab``) that closes again, a
+few at a time. At each checkpoint the app's open descriptors, threads and RSS (every process
+of its group) are printed (``-s``); from the warm-up on they must stay on a plateau.
+
+Reflex keeps a closed tab's state in memory until ``redis_token_expiration`` (an hour by
+default); the run sets ``REFLEX_REDIS_TOKEN_EXPIRATION`` to a minute so the plateau shows within
+the run (a deployment chooses the same trade-off: a tab that comes back after the expiry
+re-hydrates from storage, which this app does on every page load anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backend.chats import Chats
+from bench.load_bench import Tab, group_rss_kb
+from tests.e2e.app_server import AppServer, start_app
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+CHATS = 2_000
+AT_ONCE = 10
+CHECKPOINT_EVERY = 250
+WARM_UP = 500
+TOKEN_EXPIRATION_S = 60
+FD_WOBBLE = 3 * AT_ONCE + 9  # sockets of tabs in flight, plus chat files swapping in the LRU
+MAX_RSS_GROWTH_RATIO = 1.15
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    base = tmp_path_factory.mktemp("ws-soak")
+    (base / "data").mkdir()
+    server = start_app(
+        base / "data",
+        base / "app.log",
+        mode="prod",
+        env={
+            "CHATS_OFFLINE_CHUNK_DELAY_S": "0",
+            "REFLEX_REDIS_TOKEN_EXPIRATION": str(TOKEN_EXPIRATION_S),
+        },
+    )
+    yield server
+    server.stop()
+
+
+def descriptors(pgid: int) -> tuple[int, int]:
+    """Open descriptors and threads of every process in the group."""
+    fds = threads = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid:
+                continue
+            fds += len(list((entry / "fd").iterdir()))
+            threads += int(fields[17])  # field 20 of stat: num_threads
+        except (OSError, ValueError, IndexError):
+            continue
+    return fds, threads
+
+
+async def test_opening_and_closing_2000_chats_keeps_the_server_on_a_plateau(app: AppServer):
+    token = app.session_token("soak")
+    accounts = app.accounts()
+    try:
+        user = accounts.user_by_username("soak")
+        assert user is not None
+        user_id = user.id
+    finally:
+        accounts.close()
+    with Chats(app.data_dir, user_id) as chats:
+        chat_ids = [chats.create_chat(f"Soak {n}").id for n in range(CHATS)]
+    pgid = app.process.pid
+    gate = asyncio.Semaphore(AT_ONCE)
+
+    async def visit(chat_id: str) -> None:
+        async with gate:
+            tab = Tab(app.backend_url, token, f"/chat/{chat_id}")
+            try:
+                await tab.open()
+            finally:
+                await tab.close()
+
+    figures: dict[int, tuple[int, int, int]] = {}
+    started = time.monotonic()
+    for start in range(0, CHATS, CHECKPOINT_EVERY):
+        await asyncio.gather(*(visit(c) for c in chat_ids[start : start + CHECKPOINT_EVERY]))
+        done = start + CHECKPOINT_EVERY
+        if done in (WARM_UP, CHATS):
+            # Both ends of the plateau are read after the token expiry, once the states of
+            # the tabs closed so far could have been dropped, and the pumps' grace is over.
+            await asyncio.sleep(TOKEN_EXPIRATION_S + 5)
+        fds, threads = descriptors(pgid)
+        figures[done] = (fds, threads, group_rss_kb(pgid))
+        print(
+            f"{done:5d} chats opened and closed in {time.monotonic() - started:5.0f} s: "
+            f"{fds} descriptors, {threads} threads, RSS {figures[done][2] / 1024:.0f} MB",
+            flush=True,
+        )
+    base_fds, _threads, base_rss = figures[WARM_UP]
+    end_fds, _threads, end_rss = figures[CHATS]
+    assert end_fds <= base_fds + FD_WOBBLE, figures
+    assert end_rss <= base_rss * MAX_RSS_GROWTH_RATIO, figures

@@ -1,0 +1,110 @@
+"""A server stopped while a reply streams: the reply is kept, marked, and can be answered again.
+
+Production build, its own data folder. A slow offline reply is streaming in a signed-in tab
+when the server gets SIGTERM (a clean stop: the lifespan saves each partial reply and marks it
+interrupted) or SIGKILL (nothing runs: the next process recovers it from the chat file). After
+a restart on the same data, the reloaded tab shows the reply as incomplete with Retry, and
+Retry answers it in full.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from backend.chats import Chats
+from tests.e2e.app_server import AppServer, start_app
+
+TIMEOUT_MS = 60_000
+SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a stop lands mid-stream
+PROMPT = "Tell me about it"  # stopwords only: the offline assistant's fixed reply
+FULL_REPLY_START = "I'm the offline assistant"
+
+
+def start(data_dir: Path, name: str) -> AppServer:
+    log = data_dir.parent / f"{name}.log"
+    return start_app(data_dir, log, mode="prod", env={"CHATS_OFFLINE_CHUNK_DELAY_S": SLOW_CHUNK_S})
+
+
+@pytest.fixture
+def servers(data_dir: Path) -> Iterator[list[AppServer]]:
+    started: list[AppServer] = []
+    yield started
+    for server in started:
+        server.stop()
+
+
+def user_id_of(server: AppServer, username: str) -> str:
+    server.session_token(username)
+    accounts = server.accounts()
+    try:
+        user = accounts.user_by_username(username)
+        assert user is not None
+        return user.id
+    finally:
+        accounts.close()
+
+
+def open_chat(browser: Browser, server: AppServer, chat_id: str) -> Page:
+    page = server.signed_in_context(browser, "erin").new_page()
+    page.goto(f"{server.url}/chat/{chat_id}")
+    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+    return page
+
+
+def last_reply(server: AppServer, user_id: str, chat_id: str) -> dict:
+    with Chats(server.data_dir, user_id) as chats:
+        return chats.get_chat(chat_id).session.get_history()[-1]
+
+
+def text_of(message: dict) -> str:
+    return "".join(p.get("text", "") for p in message["parts"] if p.get("type") == "text")
+
+
+def kill(server: AppServer, signum: int) -> None:
+    os.killpg(server.process.pid, signum)
+    server.process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retried(
+    browser: Browser, data_dir: Path, servers: list[AppServer], signum: int
+):
+    first = start(data_dir, "first")
+    servers.append(first)
+    user_id = user_id_of(first, "erin")
+    with Chats(first.data_dir, user_id) as chats:
+        chat_id = chats.create_chat("Stopped mid-reply").id
+    page = open_chat(browser, first, chat_id)
+    page.locator("#composer").fill(PROMPT)
+    page.locator("#composer").press("Enter")
+    streaming = page.locator("#streaming-reply")
+    expect(streaming).to_contain_text("offline assistant", timeout=TIMEOUT_MS)
+
+    kill(first, signum)
+
+    reply = last_reply(first, user_id, chat_id)
+    assert reply["role"] == "assistant"
+    if signum == signal.SIGTERM:  # the clean stop saved what had streamed
+        assert text_of(reply).startswith(FULL_REPLY_START)
+        assert (reply.get("metadata") or {}).get("status") == "failed", reply.get("metadata")
+
+    second = start(data_dir, "second")
+    servers.append(second)
+    page = open_chat(browser, second, chat_id)
+    interrupted = page.locator(".message-assistant").last
+    expect(interrupted.locator(".retry")).to_be_visible(timeout=TIMEOUT_MS)
+    if signum == signal.SIGTERM:
+        expect(interrupted.locator(".message-text")).to_contain_text(FULL_REPLY_START)
+
+    interrupted.locator(".retry").click()
+    answered = page.locator(".message-assistant").last
+    expect(answered.locator(".message-text")).to_contain_text(
+        "CHATS_MODEL", timeout=TIMEOUT_MS
+    )  # the last sentence of the offline reply: it ran to the end
+    expect(answered.locator(".retry")).to_have_count(0)

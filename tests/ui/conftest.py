@@ -1,0 +1,1 @@
+from tests.support.fixtures import anyio_backend  # noqa: F401

@@ -1,0 +1,159 @@
+"""Bounded pumps: a chat's run events are pumped only while a tab watches it.
+
+The bridge runs against a real runtime (a ``tmp_path`` data folder) and a stand-in for the
+Reflex app that records what the pump writes, so these run in milliseconds and need no browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backend.config import Settings
+from chatsapp import bridge
+from chatsapp import services as services_module
+from chatsapp.services import Services
+
+pytestmark = pytest.mark.anyio
+USER = "alice"
+WAIT_S = 10.0
+
+
+@dataclass
+class View:
+    """The fields of ``SharedConversationState`` the pump writes."""
+
+    queued: int = 0
+    streaming: bool = False
+    streaming_text: str = ""
+    streaming_message_id: str = ""
+    error: str = ""
+    view_leaf_id: str = ""
+    refreshed: list[str] = field(default_factory=list)
+
+    async def refresh(self, user_id: str) -> None:
+        self.refreshed.append(user_id)
+
+
+class _Root:
+    def __init__(self, view: View) -> None:
+        self.view = view
+
+    async def get_state(self, _cls: type) -> View:
+        return self.view
+
+
+class FakeApp:
+    """Plays ``app.modify_state`` and a socket namespace whose disconnects the bridge hears."""
+
+    def __init__(self) -> None:
+        self.views: dict[str, View] = {}
+        self.event_namespace = _Namespace()
+        self.middleware: list[Any] = []
+
+    def add_middleware(self, middleware: Any) -> None:
+        self.middleware.append(middleware)
+
+    @contextlib.asynccontextmanager
+    async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
+        yield _Root(self.views.setdefault(token.ident, View()))
+
+
+class _Namespace:
+    def __init__(self) -> None:
+        self.sid_to_token: dict[str, str] = {}
+
+    def on_disconnect(self, sid: str) -> None:
+        self.sid_to_token.pop(sid, None)
+
+
+@pytest.fixture
+def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Services, FakeApp]]:
+    env = {"CHATS_DATA_DIR": str(tmp_path), "CHATS_OFFLINE_CHUNK_DELAY_S": "0"}
+    served = Services(Settings.from_env(env))
+    monkeypatch.setattr(services_module, "_services", served)
+    for name in ("_pumps", "_watchers", "_tab_watching", "_releases"):
+        monkeypatch.setattr(bridge, name, {})
+    monkeypatch.setattr(bridge, "_tasks", set())
+    monkeypatch.setattr(bridge, "_watched_directories", set())
+    monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
+    app = FakeApp()
+    bridge.install(app, bridge.LiveStates(directory=View, memory=View, conversation=View))
+    yield served, app
+    for task in list(bridge._pumps.values()):
+        task.cancel()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(WAIT_S):
+        while not condition():
+            await asyncio.sleep(0.005)
+
+
+def watchers(served: Services) -> int:
+    return served.runtime(USER).footprint().watchers
+
+
+def new_chat(served: Services) -> str:
+    return served.directory(USER).create_chat().id
+
+
+class TestPumpsFollowTheTabsThatWatch:
+    async def test_a_pump_is_released_when_its_last_tab_leaves(self, live) -> None:
+        served, _app = live
+        chat = new_chat(served)
+        served.conversation_opened(USER, chat, "tab-1")
+        served.conversation_opened(USER, chat, "tab-2")
+        await until(lambda: watchers(served) == 1)
+        assert bridge.footprint()["pumps"] == 1
+
+        bridge.tab_left("tab-1")
+        await asyncio.sleep(0)  # a release would be scheduled on the loop
+        assert bridge.footprint()["pumps"] == 1  # tab-2 still watches
+
+        bridge.tab_left("tab-2")
+        await until(lambda: watchers(served) == 0)
+        held = bridge.footprint()
+        assert held == {"pumps": 0, "watched_chats": 0, "watching_tabs": 0, "tasks": 0}
+        assert served.runtime(USER).footprint().event_logs == 0
+
+    async def test_a_pump_comes_back_when_a_tab_returns_and_delivers_the_reply(self, live) -> None:
+        served, app = live
+        chat = new_chat(served)
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        bridge.tab_left("tab-1")
+        await until(lambda: bridge.footprint()["pumps"] == 0)
+
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        view = app.views[f"conv-{chat}"]
+        runtime = served.runtime(USER)
+        await runtime.send_message(chat, "hello")
+        await runtime.wait_idle(chat)
+        # run.queued and run.completed each re-read the window; the reply streamed in between.
+        await until(lambda: len(view.refreshed) == 2)
+        assert (view.streaming, view.queued, view.error) == (False, 0, "")
+
+    async def test_opening_another_chat_releases_the_one_the_tab_showed(self, live) -> None:
+        served, _app = live
+        first, second = new_chat(served), new_chat(served)
+        served.conversation_opened(USER, first, "tab-1")
+        served.conversation_opened(USER, second, "tab-1")
+        await until(lambda: bridge.footprint()["pumps"] == 1 and watchers(served) == 1)
+        assert set(bridge._pumps) == {(USER, second)}
+
+    async def test_a_tab_whose_socket_closes_stops_watching(self, live) -> None:
+        served, app = live
+        chat = new_chat(served)
+        app.event_namespace.sid_to_token["sid-1"] = "tab-1"
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        app.event_namespace.on_disconnect("sid-1")
+        await until(lambda: watchers(served) == 0 and bridge.footprint()["pumps"] == 0)

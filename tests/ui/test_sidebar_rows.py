@@ -1,0 +1,69 @@
+"""Per-row sidebar updates: a change to one chat re-sends that chat's row, not the list.
+
+``SharedDirectoryState.place`` is what the bridge's reload runs; the vars it marks dirty are
+exactly what Reflex puts in the delta every tab of the user receives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState
+from chatsapp.states.rows import ChatRow
+
+
+def row(n: int, title: str = "", updated_at: int = 0) -> ChatRow:
+    return ChatRow(id=f"c{n}", title=title or f"Chat {n}", updated_at=updated_at or 1000 - n)
+
+
+@pytest.fixture
+def directory() -> SharedDirectoryState:
+    state = SharedDirectoryState(_reflex_internal_init=True)
+    state.place([row(n) for n in range(5)])
+    state._clean()
+    return state
+
+
+def sent(state: SharedDirectoryState) -> set[str]:
+    return set(state.dirty_vars)
+
+
+class TestPerRowUpdates:
+    def test_a_rename_re_sends_only_that_chats_row(self, directory) -> None:
+        slot = next(k for k in range(PAGE_SIZE) if directory.slot(k).id == "c3")
+        rows = directory.rows()
+        rows[3] = dataclasses.replace(rows[3], title="Trip to Lisbon")
+        directory.place(rows)
+        assert sent(directory) == {f"slot_{slot}"}
+        assert [r.title for r in directory.rows()][3] == "Trip to Lisbon"
+
+    def test_a_bumped_chat_moves_to_the_top_re_sending_its_row_and_the_positions(
+        self, directory
+    ) -> None:
+        rows = directory.rows()
+        bumped = dataclasses.replace(rows[4], preview="fine, thanks", updated_at=5000)
+        directory.place([bumped, *rows[:4]])
+        slot = next(k for k in range(PAGE_SIZE) if directory.slot(k).id == "c4")
+        assert sent(directory) == {f"slot_{slot}", "positions"}
+        assert [r.id for r in directory.rows()] == ["c4", "c0", "c1", "c2", "c3"]
+
+    def test_an_unchanged_list_sends_nothing(self, directory) -> None:
+        directory.place(directory.rows())
+        assert sent(directory) == set()
+
+    def test_a_deleted_chat_frees_its_slot_and_a_new_chat_takes_a_free_one(self, directory) -> None:
+        rows = directory.rows()
+        directory.place([r for r in rows if r.id != "c2"])
+        assert [r.id for r in directory.rows()] == ["c0", "c1", "c3", "c4"]
+        assert directory.count == 4
+        directory.place([row(9, updated_at=9000), *directory.rows()])
+        assert [r.id for r in directory.rows()] == ["c9", "c0", "c1", "c3", "c4"]
+        assert directory.count == 5
+
+    def test_more_chats_than_a_page_shows_the_newest_page(self) -> None:
+        state = SharedDirectoryState(_reflex_internal_init=True)
+        state.place([row(n) for n in range(PAGE_SIZE)])
+        assert len(state.rows()) == PAGE_SIZE
+        assert state.count == PAGE_SIZE
