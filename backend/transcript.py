@@ -77,6 +77,8 @@ class TranscriptEntry:
     sent_at: int = 0  # ms since the epoch the message was stored; 0 when unknown (an overlay)
     files: tuple[FileView, ...] = ()
     # Which model wrote an assistant reply (``metadata.model`` / ``metadata.endpoint``).
+    # Why a failed reply stopped (the runtime's sentence: a model error, or the server stopping).
+    error: str = ""
     model: str = ""
     endpoint: str = ""
 
@@ -187,6 +189,7 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         tool_calls=tuple(tools),
         status=status if status in _SHOWN_STATUSES else "",
         is_summary=is_compaction_message(message),
+        error=well_formed_text(str(metadata.get("error") or ""))[:300] if metadata else "",
         model=str(metadata.get("model") or "") if metadata else "",
         endpoint=str(metadata.get("endpoint") or "") if metadata else "",
     )

@@ -248,7 +248,12 @@ def message_view(entry: EntryRow) -> rx.Component:
         rx.cond(
             entry.status == "failed",
             rx.hstack(
-                rx.badge("incomplete: the model failed", color_scheme="red"),
+                rx.badge(
+                    rx.cond(entry.error != "", "incomplete: " + entry.error, "incomplete"),
+                    color_scheme="red",
+                    white_space="normal",
+                    class_name="failure-reason",
+                ),
                 rx.button(
                     rx.icon("rotate-ccw", size=12),
                     "Retry",

@@ -74,6 +74,7 @@ class EntryRow:
     sent_at: int = 0  # ms since the epoch; 0 when unknown
     files: list[FileRow] = dataclasses.field(default_factory=list)
     model_label: str = ""  # which model wrote an assistant reply ("" when unknown)
+    error: str = ""  # why a failed reply stopped
 
 
 @dataclasses.dataclass
@@ -101,6 +102,7 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
         images=list(entry.images),
         tools=[ToolRow(t.name, t.input, t.output) for t in entry.tool_calls],
         status=entry.status,
+        error=entry.error,
         pending=entry.status in ("queued", "running"),
         is_summary=entry.is_summary,
         position=f"{entry.sibling_index}/{entry.sibling_count}" if entry.sibling_count > 1 else "",

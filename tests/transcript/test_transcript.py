@@ -97,6 +97,19 @@ class TestProjection:
         assert entry.tool_calls[0].name == "remember"
         assert entry.status == "cancelled"
 
+    def test_a_failed_reply_says_why_it_stopped(self):
+        interrupted = "The app stopped while this reply was being written."
+        entry = entry_from_message(
+            {
+                "id": "a",
+                "role": "assistant",
+                "parts": [{"type": "text", "text": "half a rep"}],
+                "metadata": {"status": "failed", "error": interrupted},
+            }
+        )
+        assert (entry.status, entry.error) == ("failed", interrupted)
+        assert entry_from_message(msg("u", text="hi")).error == ""
+
     def test_an_assistant_reply_names_the_model_and_endpoint_that_wrote_it(self):
         entry = entry_from_message(
             msg(
