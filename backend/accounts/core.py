@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
 from backend.accounts import throttle
 from backend.accounts.adoption import former_local_directory
@@ -24,13 +23,14 @@ from backend.clock import now_ms
 from backend.config import Settings
 from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
 from backend.storage import Database
+from backend.storage.closing import Closing
 
 ACCOUNTS_FILE = "accounts.sqlite"
 Clock = Callable[[], int]  # integer milliseconds, as every store of the project
 _ID_ATTEMPTS = 5  # minting retries on an id collision (30 random bits per slug)
 
 
-class AccountsCore:
+class AccountsCore(Closing):
     """The shared state of one ``accounts.sqlite`` (see the module docstring)."""
 
     def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
@@ -49,17 +49,6 @@ class AccountsCore:
 
     def close(self) -> None:
         self._db.close()
-
-    def __enter__(self) -> AccountsCore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _now_ms(self) -> int:
         return self._clock()

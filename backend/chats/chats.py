@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from types import TracebackType
 
 from backend.chats.directory import ChatRecord, DirectoryStore
 from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
@@ -51,13 +50,14 @@ from backend.errors import InvalidInputError, StorageError
 from backend.sessions import SearchResult, Sessions
 from backend.sessions.search import check_limit
 from backend.storage import Database
+from backend.storage.closing import Closing
 
 DEFAULT_LIST_LIMIT = 50
 DEFAULT_SEARCH_LIMIT = 20
 DEFAULT_MAX_OPEN_CHATS = 64
 
 
-class Chats:
+class Chats(Closing):
     """The directory of one user / workspace (see the module docstring)."""
 
     def __init__(
@@ -400,17 +400,6 @@ class Chats:
     @property
     def closed(self) -> bool:
         return self._closed
-
-    def __enter__(self) -> Chats:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _check_limit(limit: int | None, default: int) -> int:

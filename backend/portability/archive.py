@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import IO
 
 from backend.errors import InvalidInputError
+from backend.storage.closing import Closing
 
 
-class ImportSource:
+class ImportSource(Closing):
     """A file to import from; use as a context manager."""
 
     def __init__(self, path: str | Path) -> None:
@@ -91,9 +92,3 @@ class ImportSource:
         if self.zip is not None:
             self.zip.close()
         self._raw.close()
-
-    def __enter__(self) -> ImportSource:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -25,7 +25,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
 from backend.sessions.events import SessionChangeListener
 from backend.sessions.feed import ChangeFeed
@@ -34,9 +33,10 @@ from backend.sessions.sanitize import check_storable_text
 from backend.sessions.schema import mark_retired
 from backend.sessions.store import SessionStore
 from backend.storage import Database
+from backend.storage.closing import Closing
 
 
-class Sessions:
+class Sessions(Closing):
     """The conversation store of one SQLite file."""
 
     def __init__(
@@ -97,14 +97,3 @@ class Sessions:
         """Close the file (if this object opened it)."""
         if self._owns_database:
             self.database.close()
-
-    def __enter__(self) -> Sessions:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
