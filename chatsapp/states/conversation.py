@@ -81,18 +81,21 @@ class SharedConversationState(rx.SharedState):
         chats = services().directory(user_id)
         chat = await offload(chats.get_chat, self.chat_id)
         window, views = await offload(_read_views, chat.reader, dict(self.leaf_of))
-        self.entries = [entry_row(e) for e in window.entries]
-        self.has_earlier = window.has_earlier
-        self.newest_id = window.leaf_id or ""
-        branches = {
-            leaf: [entry_row(e) for e in branch.entries] for leaf, branch in views.windows.items()
+        # Each assignment is a frame to every tab of the chat: only what changed is assigned
+        # (a tab choosing a branch re-reads, and must not re-send the newest path to all).
+        changed = {
+            "entries": [entry_row(e) for e in window.entries],
+            "has_earlier": window.has_earlier,
+            "newest_id": window.leaf_id or "",
+            "leaf_of": views.leaf_of,
+            "branches": {
+                leaf: [entry_row(e) for e in rows.entries] for leaf, rows in views.windows.items()
+            },
+            "loaded": True,
         }
-        # Assigned only when changed: each assignment is a frame to every tab of the chat.
-        if views.leaf_of != self.leaf_of:
-            self.leaf_of = views.leaf_of
-        if branches != self.branches:
-            self.branches = branches
-        self.loaded = True
+        for name, value in changed.items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
 
     def follow(self, leaf: str) -> None:
         """A tab chose the branch ending at ``leaf``: keep it moving along with new messages."""
