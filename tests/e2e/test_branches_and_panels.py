@@ -182,7 +182,7 @@ class TestChatFiles:
 
         send(tab, "Now there is something to keep")
         wait_for_reply_end(tab)
-        assert files_of(app_server.data_dir, chat_id) != []
+        assert files_of(app_server.data_dir, chat_id) != [], sorted(app_server.data_dir.rglob("*"))
 
 
 def files_of(data_dir: Path, chat_id: str) -> list[Path]:
