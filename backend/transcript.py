@@ -11,12 +11,16 @@ carry the lone surrogate a stored message may hold.
 Branch rule: a sibling of entry *i* is another child of entry *i-1* (the previous entry on the
 path is its parent). Choosing a sibling shows the newest leaf below it (the most recently
 written descendant), which is where the user last was on that branch.
+
+Each viewer (a browser tab) looks at a branch of its own (:func:`follow_branches`): a new
+message below the leaf it shows moves it along (a reply in its branch), a new message anywhere
+else (a regenerate, an edit, a send from a viewer on another branch) leaves it where it is.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -114,6 +118,43 @@ def load_window(
         leaf_id=resolved_leaf,
         total_bytes=int(recent.total_content_bytes),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class BranchViews:
+    """Where each followed branch stands after the newest message (see :func:`follow_branches`)."""
+
+    leaf_of: dict[str, str]  # the leaf a viewer chose -> the leaf it shows now
+    windows: dict[str, TranscriptWindow]  # by shown leaf, for those off the newest path
+
+
+def follow_branches(
+    session: SessionReader, newest: TranscriptWindow, followed: Mapping[str, str]
+) -> BranchViews:
+    """Move each followed branch along: ``followed`` maps the leaf a viewer chose to the leaf
+    it showed until now, ``newest`` is the window of the newest message.
+
+    A shown leaf the newest message descends from (a reply in that branch) becomes the newest
+    leaf; any other keeps its branch, at the newest leaf below it (a message written there
+    meanwhile). "" (a chat that was empty) follows the newest. Branches off the newest path get
+    their own window; a leaf that no longer resolves to a message follows the newest.
+    """
+    newest_id = newest.leaf_id or ""
+    on_newest_path = {entry.id for entry in newest.entries}
+    leaf_of: dict[str, str] = {}
+    windows: dict[str, TranscriptWindow] = {}
+    for chosen, shown in followed.items():
+        leaf = newest_id if not shown or shown in on_newest_path else shown
+        if leaf != newest_id:
+            leaf = newest_leaf_below(session, leaf)
+        if leaf != newest_id and leaf not in windows:
+            window = load_window(session, leaf_id=leaf)
+            if window.leaf_id != leaf:  # gone (deleted or compacted away): follow the newest
+                leaf = newest_id
+            else:
+                windows[leaf] = window
+        leaf_of[chosen] = leaf
+    return BranchViews(leaf_of, windows)
 
 
 def load_earlier(

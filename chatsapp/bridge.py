@@ -345,7 +345,6 @@ async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
         await state.refresh(user_id)
     elif kind in ("run.completed", "run.failed", "run.cancelled"):
         state.streaming, state.streaming_text, state.streaming_message_id = False, "", ""
-        state.view_leaf_id = ""
         if kind == "run.failed":
             state.error = str(event.data.get("error", "The model failed."))
         await state.refresh(user_id)

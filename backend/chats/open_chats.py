@@ -1,8 +1,11 @@
 """``Chat``, the handle of one conversation, and ``OpenChats``, the directory's open chat files.
 
 ``Chat.session`` opens the chat's ``Sessions`` once and caches it here (LRU,
-``max_open_chats``). An entry is never closed while a ``Chat`` handle that used it is alive,
-so **hold the Chat** (not only ``chat.session``) for as long as you use the session.
+``max_open_chats``); it creates the file, so only a writer uses it. ``Chat.reader`` never
+does: a chat never written reads as an empty conversation (SPEC: the file is created on first
+write), so opening a new chat in the UI leaves nothing on disk. An entry is never closed while
+a ``Chat`` handle that used it is alive, so **hold the Chat** (not only ``chat.session``) for
+as long as you use the session.
 
 Each open file is wired to the message index (:mod:`backend.chats.index`): a lease is taken
 before the file opens, the file's change feed is observed, and closing flushes and releases
@@ -23,7 +26,7 @@ from functools import partial
 from backend.chats.directory import ChatRecord
 from backend.chats.index import CONVERSATION
 from backend.chats.parts import DirectoryParts
-from backend.errors import ChatNotFoundError
+from backend.errors import ChatNotFoundError, ChatsError
 from backend.sessions import Session, SessionChangeEvent, Sessions
 from backend.storage import Database
 
@@ -46,6 +49,19 @@ class Chat:
     def session(self) -> Session:
         """The conversation (``backend.sessions.Session``); creates the file on first use."""
         return self._files.entry(self).sessions.session(CONVERSATION)
+
+    @property
+    def reader(self) -> Session:
+        """The conversation for reading; never creates the file.
+
+        The chat's own session once its file exists; before that, an empty conversation that
+        refuses writes (a write through it would be lost: write through :attr:`session`).
+        """
+        if self.has_file:
+            return self.session
+        if not self._files.is_current(self, allow_deleted=False):
+            raise ChatNotFoundError(self.id)
+        return self._files.unwritten()
 
     @property
     def sessions(self) -> Sessions:
@@ -102,6 +118,7 @@ class OpenChats:
         self._check_open = check_open
         self._lock = threading.Lock()  # leaf lock: the cache only
         self._open: OrderedDict[int, OpenChat] = OrderedDict()
+        self._unwritten: Sessions | None = None
 
     def __len__(self) -> int:
         return len(self._open)
@@ -143,6 +160,19 @@ class OpenChats:
         for victim in victims:
             self.close_entry(victim)
         return winner
+
+    def unwritten(self) -> Session:
+        """The empty, write-refusing conversation every never-written chat reads as.
+
+        One in-memory file with the real schema, so every read answers exactly as an empty
+        chat file would; marked retired, so a write raises instead of vanishing.
+        """
+        with self._lock:
+            if self._unwritten is None:
+                empty = Sessions(":memory:", retired_error=_write_to_unwritten)
+                empty.retire()
+                self._unwritten = empty
+            return self._unwritten.session(CONVERSATION)
 
     def has_file(self, chat: Chat) -> bool:
         with self._lock:
@@ -233,5 +263,15 @@ class OpenChats:
         with self._lock:
             entries = list(self._open.values())
             self._open.clear()
+            unwritten, self._unwritten = self._unwritten, None
         for entry in entries:
             self.close_entry(entry)
+        if unwritten is not None:
+            unwritten.close()
+
+
+def _write_to_unwritten() -> ChatsError:
+    return ChatsError(
+        "a chat never written is read through an empty session that takes no writes: "
+        "write through Chat.session (it creates the file)"
+    )

@@ -48,18 +48,39 @@ class Bindings:
         record = conv.store.load_conversation(conv.chat_id)
         if record is not None:
             return record
-        agent = self.agents.get(self.default_agent_id or self.agents.default_id())
-        pinned = self.default_version_policy == "pinned"
+        default = self.default_record(conv.chat_id)
         return conv.store.ensure_conversation(
             conv.chat_id,
+            tenant_id=default.tenant_id,
+            owner_principal_id=default.owner_principal_id,
+            participant_ids=default.participant_ids,
+            agent_id=default.agent_id,
+            agent_version_policy=default.agent_version_policy,
+            agent_version=default.agent_version,
+            title=default.title,
+            now=default.created_at,
+        )
+
+    def default_record(self, chat_id: str) -> Conversation:
+        """The record a chat gets on its first write, not stored: what a never-written chat
+        reads as (its file is created on first write, not by looking at it)."""
+        agent = self.agents.get(self.default_agent_id or self.agents.default_id())
+        pinned = self.default_version_policy == "pinned"
+        now = self._clock()
+        return Conversation(
+            id=chat_id,
             tenant_id=self.tenant_id,
             owner_principal_id=self.owner_principal_id,
             participant_ids=(self.owner_principal_id,),
             agent_id=agent.id,
             agent_version_policy=self.default_version_policy,
             agent_version=agent.version if pinned else None,
-            title=chat_title(self._directory, conv.chat_id, default="") or "",
-            now=self._clock(),
+            session_state_version=0,
+            title=chat_title(self._directory, chat_id, default="") or "",
+            last_run_id=None,
+            archived_at=None,
+            created_at=now,
+            updated_at=now,
         )
 
     def agent_for(self, record: Conversation) -> AgentDefinition:
@@ -84,8 +105,7 @@ class Bindings:
         conv.store.set_model(conv.chat_id, model, self._clock())
         return self._reload(conv)
 
-    def binding(self, conv: OpenChat) -> AgentBinding:
-        record = self.ensure_record(conv)
+    def binding_of(self, record: Conversation) -> AgentBinding:
         agent = self.agent_for(record)
         return AgentBinding(
             agent_id=record.agent_id,

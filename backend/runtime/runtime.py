@@ -78,7 +78,7 @@ from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.open_chats import ActiveRun, Footprint, OpenChat, OpenChats
-from backend.runtime.ports import ChatPort, DirectoryPort
+from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
@@ -298,17 +298,19 @@ class ChatRuntime:
         """
         if self._closed:
             raise ChatsError("the runtime is closed")
-        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
+        await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
         event_log = self._open_chats.watch(chat_id)
         try:
-            await self._recover_watched(chat_id, chat)
+            await self._recover_watched(chat_id)
             async for event in event_log.subscribe(after_seq):
                 yield event
         finally:
             self._open_chats.unwatch(chat_id)
 
     async def run_status(self, chat_id: str) -> RunStatusView:
-        conv = await self._open(chat_id)
+        conv = await self._open_written(chat_id)
+        if conv is None:
+            return RunStatusView(running=None, queued=(), last_seq=0)
         runs = await asyncio.to_thread(conv.store.open_runs, chat_id)
         running = next((r for r in runs if r.status == RunStatus.RUNNING), None)
         queued = tuple(r for r in runs if r.status == RunStatus.QUEUED)
@@ -335,8 +337,11 @@ class ChatRuntime:
     # ── the conversation record and session state ───────────────────
 
     async def get_conversation(self, chat_id: str) -> Conversation:
-        """The conversation record (created with the default binding on first use)."""
-        conv = await self._open(chat_id)
+        """The conversation record (stored with the default binding by the chat's first write;
+        a chat never written reads as that default)."""
+        conv = await self._open_written(chat_id)
+        if conv is None:
+            return await asyncio.to_thread(self._bindings.default_record, chat_id)
         return await asyncio.to_thread(self._bindings.ensure_record, conv)
 
     async def bind_agent(
@@ -359,8 +364,8 @@ class ChatRuntime:
 
     async def agent_binding(self, chat_id: str) -> AgentBinding:
         """The chat header's agent and model: bound version, newest version, next model."""
-        conv = await self._open(chat_id)
-        return await asyncio.to_thread(self._bindings.binding, conv)
+        record = await self.get_conversation(chat_id)
+        return await asyncio.to_thread(self._bindings.binding_of, record)
 
     async def set_model(self, chat_id: str, model: ModelRef | None) -> Conversation:
         """The chat's model from its next turn on (``None``: its agent's, else the default).
@@ -377,7 +382,9 @@ class ChatRuntime:
 
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
         """The thread's newest compacted summary (the session's compaction records)."""
-        conv = await self._open(chat_id)
+        conv = await self._open_written(chat_id)
+        if conv is None:
+            return None
         compactions = await asyncio.to_thread(conv.session.get_compactions)
         if not compactions:
             return None
@@ -391,7 +398,9 @@ class ChatRuntime:
         )
 
     async def get_session_state(self, chat_id: str) -> SessionState:
-        conv = await self._open(chat_id)
+        conv = await self._open_written(chat_id)
+        if conv is None:
+            return SessionState(version=0, data={})  # what the first write starts from
 
         def load() -> SessionState:
             self._bindings.ensure_record(conv)
@@ -459,20 +468,25 @@ class ChatRuntime:
             await self._recover(conv)
         return conv
 
+    async def _open_written(self, chat_id: str, *, recheck: bool = False) -> OpenChat | None:
+        """:meth:`_open` for a reader: ``None`` for a chat never written, which has no file
+        and reads as its defaults (looking at a chat must not create it: SPEC, first write)."""
+        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
+        if chat_id not in self._open_chats and not await asyncio.to_thread(lambda: chat.has_file):
+            return None
+        return await self._open(chat_id, recheck=recheck)
+
     async def _recover(self, conv: OpenChat) -> None:
         """Fail orphaned runs, and let the worker take (or follow) the runs still open."""
         await self._recovery.recover(conv)
         if conv.followed:
             self._queue.wake(conv)
 
-    async def _recover_watched(self, chat_id: str, chat: ChatPort) -> None:
-        """Before a watcher replays events: recover the chat's runs, if it has a file at all."""
+    async def _recover_watched(self, chat_id: str) -> None:
+        """Before a watcher replays events: recover the chat's runs, if it has a file at all
+        (a chat never written has no runs, and watching must not create its file)."""
         try:
-            if chat_id not in self._open_chats and not await asyncio.to_thread(
-                lambda: chat.has_file
-            ):
-                return  # never written: no runs (and watching must not create the file)
-            await self._open(chat_id, recheck=True)
+            await self._open_written(chat_id, recheck=True)
         except ChatNotFoundError:
             pass  # deleted meanwhile: the subscription simply sees nothing
         except Exception:  # watching still works; the next open retries the recovery

@@ -13,6 +13,8 @@ from chatsapp.states.conversation import (
     ATTACHMENT_KINDS,
     ChatTabState,
     SharedConversationState,
+    shown_on_branch,
+    shown_rows,
 )
 from chatsapp.states.status import ModelTabState
 
@@ -71,9 +73,33 @@ def _chat_menu() -> rx.Component:
             ),
             rx.menu.item(
                 "Export as Markdown",
-                on_select=rx.download(url=chat_export_url(chat_id, "md")),
+                # The branch this tab shows (the route reads ``leaf``; without it, the newest).
+                on_select=rx.download(url=chat_export_url(chat_id, "md") + "?leaf=" + _leaf()),
                 id="export-chat-markdown",
             ),
+        ),
+    )
+
+
+def _leaf() -> rx.Var[str]:
+    """The last message of the branch this tab shows ("" for an empty chat)."""
+    rows = shown_rows(ChatTabState.view_leaf_id)
+    return rx.cond(rows.length() > 0, rows[-1].id, "").to(str)
+
+
+def _other_branch_hint() -> rx.Component:
+    """A reply was written on another branch since this tab chose its own: offer, not jump."""
+    return rx.cond(
+        shown_on_branch(ChatTabState.view_leaf_id)
+        & (SharedConversationState.newest_id != ChatTabState.seen_newest_id),
+        rx.button(
+            rx.icon("git-branch", size=14),
+            "New reply on another branch",
+            size="1",
+            variant="soft",
+            on_click=ChatTabState.show_newest,
+            id="other-branch-hint",
+            align_self="center",
         ),
     )
 
@@ -92,7 +118,8 @@ def _transcript() -> rx.Component:
                 ),
             ),
             rx.foreach(ChatTabState.earlier, message_view),
-            rx.foreach(SharedConversationState.entries, message_view),
+            rx.foreach(shown_rows(ChatTabState.view_leaf_id), message_view),
+            _other_branch_hint(),
             rx.cond(
                 SharedConversationState.queued > 0,
                 rx.badge(
@@ -112,7 +139,7 @@ def _transcript() -> rx.Component:
                 ),
             ),
             rx.cond(
-                SharedConversationState.entries.length() == 0,
+                shown_rows(ChatTabState.view_leaf_id).length() == 0,
                 rx.center(
                     rx.text("Send a message to start.", color_scheme="gray"),
                     padding="4rem",

@@ -1,4 +1,12 @@
-"""The active chat: a live view shared by every tab that has it open, plus per-tab input."""
+"""The active chat: a live view shared by every tab that has it open, plus per-tab input.
+
+Each tab looks at a branch of its own (SPEC; RFC edge case 14). The shared view holds the
+newest path (``entries``, where a reply streams) and, for the branches tabs chose that are off
+it, their windows (``branches``); which one a tab shows is :meth:`SharedConversationState.
+rows_for` its chosen leaf, computed in the browser by :func:`shown_rows` from vars it already
+has, so a tab's choice costs no frame of its own and the bridge needs no per-tab hook. Which
+branch moves along with a new message is ``backend.transcript.follow_branches``'s rule.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +16,15 @@ from collections.abc import AsyncIterator
 import reflex as rx
 
 from backend.errors import ChatNotFoundError, ChatsError
-from backend.transcript import load_earlier, load_window, newest_leaf_below
+from backend.transcript import (
+    BranchViews,
+    SessionReader,
+    TranscriptWindow,
+    follow_branches,
+    load_earlier,
+    load_window,
+    newest_leaf_below,
+)
 from backend.uploads import (
     ATTACHABLE_NAMES,
     accepted_extensions,
@@ -31,6 +47,9 @@ ATTACHMENT_ACCEPT = accepted_extensions()
 ATTACHMENT_KINDS = ATTACHABLE_NAMES
 
 REVEAL_MAX_PAGES = 40  # a search hit up to ~2,000 messages back is scrolled into view
+# Branches followed per chat (the leaves tabs chose, newest choices kept): bounds the windows
+# each refresh reads and ships; a tab whose choice was dropped follows the newest path.
+MAX_FOLLOWED_BRANCHES = 16
 
 
 class SharedConversationState(rx.SharedState):
@@ -43,9 +62,11 @@ class SharedConversationState(rx.SharedState):
 
     chat_id: str = ""
     title: str = ""
-    entries: list[EntryRow] = []
+    entries: list[EntryRow] = []  # the newest path
     has_earlier: bool = False
-    view_leaf_id: str = ""
+    newest_id: str = ""  # the newest message (the last of ``entries``)
+    leaf_of: dict[str, str] = {}  # leaf a tab chose -> the leaf its branch shows now
+    branches: dict[str, list[EntryRow]] = {}  # shown leaf -> its window, off the newest path
     streaming_text: str = ""
     streaming_message_id: str = ""
     streaming: bool = False
@@ -55,20 +76,76 @@ class SharedConversationState(rx.SharedState):
     loaded: bool = False
 
     async def refresh(self, user_id: str) -> None:
-        """Re-read the visible window from the conversation store."""
+        """Re-read the newest path and move each followed branch along (reading a chat never
+        written creates no file: it reads as empty)."""
         chats = services().directory(user_id)
         chat = await offload(chats.get_chat, self.chat_id)
-        window = await offload(load_window, chat.session, leaf_id=self.view_leaf_id or None)
-        self.entries = [entry_row(e) for e in window.entries]
-        self.has_earlier = window.has_earlier
-        self.loaded = True
+        window, views = await offload(_read_views, chat.reader, dict(self.leaf_of))
+        # Each assignment is a frame to every tab of the chat: only what changed is assigned
+        # (a tab choosing a branch re-reads, and must not re-send the newest path to all).
+        changed = {
+            "entries": [entry_row(e) for e in window.entries],
+            "has_earlier": window.has_earlier,
+            "newest_id": window.leaf_id or "",
+            "leaf_of": views.leaf_of,
+            "branches": {
+                leaf: [entry_row(e) for e in rows.entries] for leaf, rows in views.windows.items()
+            },
+            "loaded": True,
+        }
+        for name, value in changed.items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+
+    def follow(self, leaf: str) -> None:
+        """A tab chose the branch ending at ``leaf``: keep it moving along with new messages."""
+        followed = {k: v for k, v in self.leaf_of.items() if k != leaf}
+        followed[leaf] = self.leaf_of.get(leaf, leaf)
+        followed = dict(list(followed.items())[-MAX_FOLLOWED_BRANCHES:])
+        if followed != self.leaf_of:
+            self.leaf_of = followed
+
+    def rows_for(self, chosen: str) -> list[EntryRow]:
+        """The rows a tab that chose ``chosen`` shows (:func:`shown_rows` is its browser twin)."""
+        return self.branches.get(self.leaf_of.get(chosen, chosen), self.entries)
+
+    def on_branch(self, chosen: str) -> bool:
+        """Whether that tab shows a branch off the newest path."""
+        return self.leaf_of.get(chosen, chosen) in self.branches
+
+
+def _read_views(
+    reader: SessionReader, followed: dict[str, str]
+) -> tuple[TranscriptWindow, BranchViews]:
+    window = load_window(reader)
+    return window, follow_branches(reader, window, followed)
+
+
+def _shown_leaf(chosen: rx.Var[str]) -> rx.Var[str]:
+    leaf_of = SharedConversationState.leaf_of
+    return rx.cond(leaf_of.contains(chosen), leaf_of[chosen], chosen).to(str)
+
+
+def shown_rows(chosen: rx.Var[str]) -> rx.Var[list[EntryRow]]:
+    """In the browser: the rows of the branch a tab chose (the twin of ``rows_for``)."""
+    shown, branches = _shown_leaf(chosen), SharedConversationState.branches
+    return rx.cond(branches.contains(shown), branches[shown], SharedConversationState.entries).to(
+        list[EntryRow]
+    )
+
+
+def shown_on_branch(chosen: rx.Var[str]) -> rx.Var[bool]:
+    """In the browser: whether that tab shows a branch off the newest path (``on_branch``)."""
+    return SharedConversationState.branches.contains(_shown_leaf(chosen))
 
 
 class ChatTabState(rx.State):
-    """Per tab: which chat this tab shows, the composer, earlier pages, notices.
+    """Per tab: which chat and branch this tab shows, the composer, earlier pages, notices.
 
     Earlier pages live here, not in the shared view, so scrolling back in one tab does not
-    grow the transcript every other tab receives.
+    grow the transcript every other tab receives. ``view_leaf_id`` is the leaf this tab chose
+    (the shared view moves it along, see the module); ``seen_newest_id`` the newest message
+    when it chose, so a reply written on another branch since is offered, not jumped to.
     """
 
     active_chat_id: str = ""
@@ -83,6 +160,8 @@ class ChatTabState(rx.State):
     edit_text: str = ""
     highlight_message_id: str = ""
     missing: bool = False
+    view_leaf_id: str = ""
+    seen_newest_id: str = ""
 
     def _user(self) -> str:
         return current_user_id()
@@ -113,6 +192,7 @@ class ChatTabState(rx.State):
         if not linked.loaded or linked.deleted:
             linked.deleted = False
             await linked.refresh(user_id)
+        self._choose(linked, linked.newest_id)
         # Its run events now reach `linked`, for as long as a tab watches it.
         services().conversation_opened(user_id, chat_id, self.router.session.client_token)
         if self.highlight_message_id:
@@ -122,14 +202,14 @@ class ChatTabState(rx.State):
 
     async def _reveal(self, conversation: SharedConversationState, message_id: str) -> None:
         """Load earlier pages (this tab only) until ``message_id`` is shown, within a bound."""
-        if any(e.id == message_id for e in conversation.entries) or not conversation.entries:
+        rows = conversation.rows_for(self.view_leaf_id)
+        if any(e.id == message_id for e in rows) or not rows:
             return
         chat = await self._active_chat()
-        leaf = conversation.entries[-1].id
-        anchor = conversation.entries[0].id
+        leaf, anchor = rows[-1].id, rows[0].id
         for _ in range(REVEAL_MAX_PAGES):
             page, more = await offload(
-                load_earlier, chat.session, leaf_id=leaf, before_id=anchor, count=50
+                load_earlier, chat.reader, leaf_id=leaf, before_id=anchor, count=50
             )
             self.earlier = [entry_row(e) for e in page] + self.earlier
             self.earlier_has_more = more
@@ -170,7 +250,8 @@ class ChatTabState(rx.State):
         documents = list(self._pending_parts)
         conversation = await self.get_state(SharedConversationState)
         # Viewing another branch: the new message continues the branch on screen.
-        parent_id = conversation.entries[-1].id if conversation.view_leaf_id else None
+        on_branch = conversation.on_branch(self.view_leaf_id)
+        parent_id = conversation.rows_for(self.view_leaf_id)[-1].id if on_branch else None
         try:
             await runtime.send_message(
                 self.active_chat_id,
@@ -239,10 +320,18 @@ class ChatTabState(rx.State):
 
     # ── branches ────────────────────────────────────────────────────
 
+    def _choose(self, conversation: SharedConversationState, leaf: str) -> None:
+        """This tab shows the branch ending at ``leaf`` from now on (it moves along with it)."""
+        self.view_leaf_id, self.seen_newest_id = leaf, conversation.newest_id
+        conversation.follow(leaf)
+
     @rx.event
     async def regenerate(self, assistant_message_id: str) -> None:
+        """A new reply beside this one; this tab moves to it (the others stay where they are)."""
         runtime = services().runtime(self._user())
-        await runtime.regenerate(self.active_chat_id, assistant_message_id)
+        ticket = await runtime.regenerate(self.active_chat_id, assistant_message_id)
+        self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
+        self.earlier, self.earlier_has_more = [], True
 
     @rx.event
     def start_edit(self, message_id: str, text: str) -> None:
@@ -266,18 +355,29 @@ class ChatTabState(rx.State):
             return rx.toast.error(f"The edited message is over the {limit:,}-byte limit.")
         self.editing_message_id = ""
         runtime = services().runtime(self._user())
-        await runtime.edit_message(self.active_chat_id, message_id, text)
+        ticket = await runtime.edit_message(self.active_chat_id, message_id, text)
+        self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
+        self.earlier, self.earlier_has_more = [], True
         return None
 
     @rx.event
     async def show_sibling(self, sibling_id: str) -> None:
-        user_id = self._user()
+        """Show another version of a message (in this tab only), at its newest leaf."""
         chat = await self._active_chat()
-        leaf = await offload(newest_leaf_below, chat.session, sibling_id)
+        leaf = await offload(newest_leaf_below, chat.reader, sibling_id)
         conversation = await self.get_state(SharedConversationState)
-        conversation.view_leaf_id = leaf
-        await conversation.refresh(user_id)
+        self._choose(conversation, leaf)
+        if leaf != conversation.newest_id and not conversation.on_branch(leaf):
+            await conversation.refresh(self._user())  # read that branch's window
         self.earlier, self.earlier_has_more = [], True
+
+    @rx.event
+    async def show_newest(self):  # noqa: ANN201
+        """The "new reply on another branch" hint was clicked: show the newest path."""
+        conversation = await self.get_state(SharedConversationState)
+        self._choose(conversation, conversation.newest_id)
+        self.earlier, self.earlier_has_more = [], True
+        return rx.call_script(_scroll_to_bottom())
 
     @rx.event
     async def fork_from(self, message_id: str):  # noqa: ANN201
@@ -295,12 +395,12 @@ class ChatTabState(rx.State):
     @rx.event
     async def load_earlier(self) -> None:
         conversation = await self.get_state(SharedConversationState)
-        shown = self.earlier + conversation.entries
+        shown = self.earlier + conversation.rows_for(self.view_leaf_id)
         if not shown:
             return
         chat = await self._active_chat()
-        leaf = conversation.entries[-1].id if conversation.entries else shown[-1].id
-        page, more = await offload(load_earlier, chat.session, leaf_id=leaf, before_id=shown[0].id)
+        leaf, first = shown[-1].id, shown[0].id
+        page, more = await offload(load_earlier, chat.reader, leaf_id=leaf, before_id=first)
         self.earlier = [entry_row(e) for e in page] + self.earlier
         self.earlier_has_more = more
 

@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 
 from backend.chats import Chats
-from backend.errors import ChatNotFoundError, InvalidIdError, StorageError
+from backend.errors import ChatNotFoundError, ChatsError, InvalidIdError, StorageError
 from backend.sessions import Sessions
 from tests.chats.conftest import FakeClock, text_message
 
@@ -92,6 +92,31 @@ class TestRowWithoutChildDatabase:
         chats.delete_chat(summary.id)
         chats.sweep(now_ms=chats._clock() + WINDOW_S * 1000)
         assert list(chats.layout.chats_folder.iterdir()) == []
+
+    def test_its_reader_reads_as_an_empty_conversation_and_creates_no_file(self, chats):
+        chat = chats.get_chat(chats.create_chat().id)
+        reader = chat.reader
+        assert reader.get_history() == []
+        assert reader.get_latest_leaf() is None
+        assert reader.get_branches(None) == []
+        assert not chats.layout.chat_path(chat.id, chat.generation).exists()
+
+    def test_its_reader_refuses_writes_instead_of_losing_them(self, chats):
+        chat = chats.get_chat(chats.create_chat().id)
+        with pytest.raises(ChatsError, match="never written"):
+            chat.reader.append_message(text_message("m1", "lost?"))
+        assert chat.session.get_history() == []
+
+    def test_once_written_its_reader_is_the_chat_s_own_session(self, chats):
+        chat = chats.get_chat(chats.create_chat().id)
+        chat.session.append_message(text_message("m1", "kept"))
+        assert [m["id"] for m in chat.reader.get_history()] == ["m1"]
+
+    def test_the_reader_of_a_deleted_chat_is_a_key_error(self, chats):
+        chat = chats.get_chat(chats.create_chat().id)
+        chats.delete_chat(chat.id)
+        with pytest.raises(KeyError):
+            chat.reader  # noqa: B018
 
 
 class TestSoftDelete:

@@ -5,7 +5,13 @@ import base64
 import pytest
 
 from backend.sessions import Sessions
-from backend.transcript import entry_from_message, load_earlier, load_window, newest_leaf_below
+from backend.transcript import (
+    entry_from_message,
+    follow_branches,
+    load_earlier,
+    load_window,
+    newest_leaf_below,
+)
 
 
 def msg(mid: str, role: str = "user", text: str | None = None, **extra) -> dict:
@@ -68,6 +74,49 @@ class TestBranches:
         assert newest_leaf_below(session, "a1") == "u2"
         window = load_window(session, leaf_id=newest_leaf_below(session, "a1"))
         assert [e.id for e in window.entries] == ["u1", "a1", "u2"]
+
+
+class TestEachViewerFollowsItsOwnBranch:
+    """Tabs look at branches of their own: only a reply in a tab's branch moves it."""
+
+    @staticmethod
+    def chat_with_one_reply(session):
+        session.append_message(msg("u1"))
+        session.append_message(msg("a1", "assistant"))
+
+    def test_a_reply_in_the_branch_a_viewer_looks_at_moves_it_to_the_reply(self, session):
+        self.chat_with_one_reply(session)
+        session.append_message(msg("u2"))
+        session.append_message(msg("a2", "assistant"))
+        views = follow_branches(session, load_window(session), {"a1": "a1"})
+        assert views.leaf_of == {"a1": "a2"}
+        assert views.windows == {}
+
+    def test_a_regenerated_reply_leaves_a_viewer_of_the_old_one_on_its_branch(self, session):
+        self.chat_with_one_reply(session)
+        session.append_message(msg("a1b", "assistant"), parent_id="u1")
+        views = follow_branches(session, load_window(session), {"a1": "a1", "a1b": "a1b"})
+        assert views.leaf_of == {"a1": "a1", "a1b": "a1b"}
+        assert [e.id for e in views.windows["a1"].entries] == ["u1", "a1"]
+        assert views.windows["a1"].entries[-1].sibling_count == 2
+        assert set(views.windows) == {"a1"}  # the newest branch is the shared window
+
+    def test_a_message_written_below_a_branch_off_the_newest_path_is_shown_there(self, session):
+        self.chat_with_one_reply(session)
+        session.append_message(msg("u2"), parent_id="a1")
+        session.append_message(msg("a1b", "assistant"), parent_id="u1")  # newest elsewhere
+        views = follow_branches(session, load_window(session), {"a1": "a1"})
+        assert views.leaf_of == {"a1": "u2"}
+        assert [e.id for e in views.windows["u2"].entries] == ["u1", "a1", "u2"]
+
+    def test_a_viewer_of_an_empty_chat_follows_its_first_messages(self, session):
+        self.chat_with_one_reply(session)
+        assert follow_branches(session, load_window(session), {"": ""}).leaf_of == {"": "a1"}
+
+    def test_a_leaf_that_is_gone_follows_the_newest(self, session):
+        self.chat_with_one_reply(session)
+        views = follow_branches(session, load_window(session), {"x": "gone"})
+        assert (views.leaf_of, views.windows) == ({"x": "a1"}, {})
 
 
 class TestProjection:

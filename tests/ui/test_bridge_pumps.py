@@ -34,7 +34,6 @@ class View:
     streaming_text: str = ""
     streaming_message_id: str = ""
     error: str = ""
-    view_leaf_id: str = ""
     refreshed: list[str] = field(default_factory=list)
 
     async def refresh(self, user_id: str) -> None:
