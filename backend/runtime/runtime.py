@@ -337,7 +337,7 @@ class ChatRuntime:
     async def get_conversation(self, chat_id: str) -> Conversation:
         """The conversation record (created with the default binding on first use)."""
         conv = await self._open(chat_id)
-        return await asyncio.to_thread(self._bindings.ensure_record, conv)
+        return await asyncio.to_thread(self._bindings.conversation, conv)
 
     async def bind_agent(
         self,
@@ -371,9 +371,10 @@ class ChatRuntime:
         return await asyncio.to_thread(self._bindings.set_model, conv, model)
 
     async def set_archived(self, chat_id: str, archived: bool = True) -> Conversation:
-        """Mark the conversation record archived (or not); it keeps running if messaged."""
-        conv = await self._open(chat_id)
-        return await asyncio.to_thread(self._bindings.set_archived, conv, archived)
+        """Archive the chat (or not) through its directory; it keeps running if messaged."""
+        change = self.chats.archive_chat if archived else self.chats.unarchive_chat
+        await asyncio.to_thread(change, chat_id)
+        return await self.get_conversation(chat_id)
 
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
         """The thread's newest compacted summary (the session's compaction records)."""
