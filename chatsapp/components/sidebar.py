@@ -361,7 +361,7 @@ def _new_chat_buttons() -> rx.Component:
                 ),
             ),
             rx.menu.content(
-                rx.menu.label("New chat with"),
+                rx.text("New chat with", size="1", color_scheme="gray", padding="0.25rem 0.5rem"),
                 rx.foreach(SidebarTabState.agent_choices, _agent_choice),
                 id="new-chat-agents",
             ),
