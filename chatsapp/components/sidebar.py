@@ -18,7 +18,8 @@ SIDEBAR_WIDTH = "18rem"
 _ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
 
 
-def _chat_item(row: ChatRow) -> rx.Component:
+def _chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
+    """One chat row; ``label_archived=False`` in the Archived section, where every row is."""
     is_active = ChatTabState.active_chat_id == row.id
     return rx.cond(
         SidebarTabState.editing_id == row.id,
@@ -48,7 +49,9 @@ def _chat_item(row: ChatRow) -> rx.Component:
                         rx.cond(
                             row.archived,
                             rx.badge("archived", size="1", color_scheme="gray", flex_shrink="0"),
-                        ),
+                        )
+                        if label_archived
+                        else rx.fragment(),
                         rx.moment(
                             row.updated_iso,
                             from_now=True,
@@ -269,6 +272,10 @@ def _chat_list() -> rx.Component:
     )
 
 
+def _archived_item(row: ChatRow) -> rx.Component:
+    return _chat_item(row, label_archived=False)
+
+
 def _archived_section() -> rx.Component:
     """Archived chats, collapsed by default; its own title filter; unarchive from a row's menu."""
     filtering = SearchTabState.archived_query.strip() != ""
@@ -299,8 +306,8 @@ def _archived_section() -> rx.Component:
                 ),
                 rx.cond(
                     filtering,
-                    rx.foreach(SearchTabState.archived_results, _chat_item),
-                    rx.foreach(SharedArchiveState.rows, _chat_item),
+                    rx.foreach(SearchTabState.archived_results, _archived_item),
+                    rx.foreach(SharedArchiveState.rows, _archived_item),
                 ),
                 rx.cond(
                     rx.cond(

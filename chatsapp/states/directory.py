@@ -11,12 +11,13 @@ from backend.runtime import DEFAULT_AGENT_ID, start_chat
 from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.linking import link_to_user_list
+from chatsapp.states.models import BUILTIN_AGENT_LABEL
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, chat_row
 from chatsapp.states.search import SearchTabState
 
 PAGE_SIZE = 40
 UNDO_SECONDS = 8.0
-BUILTIN_AGENT_CHOICE = AgentChoiceRow(DEFAULT_AGENT_ID, "Default assistant")
+BUILTIN_AGENT_CHOICE = AgentChoiceRow(DEFAULT_AGENT_ID, BUILTIN_AGENT_LABEL)
 
 
 async def open_new_chat_with(agent_id: str):  # noqa: ANN201
