@@ -25,7 +25,7 @@ MIN_AUTO_ARCHIVE_DAYS = 1
 MAX_AUTO_ARCHIVE_DAYS = 3650
 DAY_MS = 86_400_000
 ARCHIVE_BATCH = 100
-"""Rows read per step of a pass (each is archived in its own short transaction)."""
+"""Chats archived per transaction of a pass (short, so other writers wait little)."""
 
 
 def check_days(days: object) -> int | None:
@@ -76,15 +76,18 @@ class AutoArchive:
             return []
         cutoff = now - days * DAY_MS
         archived: list[str] = []
-        while True:
-            batch = self._directory.untouched_since(cutoff, ARCHIVE_BATCH)
+        while batch := self._directory.untouched_since(cutoff, ARCHIVE_BATCH):
             moved = 0
-            for record in batch:
-                try:
-                    self._archive(record.id, now)
-                except ChatNotFoundError:
-                    continue  # deleted since the read: nothing to archive
-                archived.append(record.id)
-                moved += 1
+            # One commit per batch (each archive joins it), not one per chat: the first pass
+            # after turning the policy on may archive thousands.
+            with self._database.transaction():
+                for record in batch:
+                    try:
+                        self._archive(record.id, now)
+                    except ChatNotFoundError:
+                        continue  # deleted since the read: nothing to archive
+                    archived.append(record.id)
+                    moved += 1
             if len(batch) < ARCHIVE_BATCH or moved == 0:
-                return archived
+                break
+        return archived
