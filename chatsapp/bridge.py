@@ -74,6 +74,10 @@ _app: Any = None
 _loop: asyncio.AbstractEventLoop | None = None
 _pending_directory: set[str] = set()
 _pending_memory: set[str] = set()
+_pending_archive: set[str] = set()
+# Events that may change the archived list whatever chat they name ("changed": another
+# process did something the rows do not tell).
+_ARCHIVE_KINDS = frozenset(("archived", "unarchived", "deleted", "changed"))
 _pumps: dict[Key, asyncio.Task] = {}
 _watchers: dict[Key, set[str]] = {}  # client tokens watching each chat
 _tab_watching: dict[str, Key] = {}  # client token -> the chat it shows
@@ -262,6 +266,9 @@ def _on_directory_event(user_id: str, event: Any) -> None:
         if user_id not in _pending_directory:
             _pending_directory.add(user_id)
             _spawn(_refresh_directory(user_id))
+        if _touches_archive(kind, event) and user_id not in _pending_archive:
+            _pending_archive.add(user_id)
+            _spawn(_refresh_archive(user_id))
         chat_id = str(getattr(event, "chat_id", "") or "")
         if chat_id and kind in ("deleted", "renamed"):
             _spawn(_apply_chat_event(user_id, chat_id, kind))
@@ -276,8 +283,18 @@ async def _refresh_directory(user_id: str) -> None:
     _pending_directory.discard(user_id)
     async with _modify(directory_token(user_id), _states().directory) as state:
         await state.reload(user_id)
-    # Any chat change may move a chat into, out of or within the archived list; it is read
-    # only once a tab of the user has shown it, and re-sent only if it changed.
+
+
+def _touches_archive(kind: str, event: Any) -> bool:
+    """Whether the archived list may change: a reply or rename of a chat that is not archived
+    (nearly every event) leaves it alone, and costs it nothing."""
+    chat = getattr(event, "chat", None)
+    return kind in _ARCHIVE_KINDS or getattr(chat, "archived_at", None) is not None
+
+
+async def _refresh_archive(user_id: str) -> None:
+    """Re-read the archived list, once a tab of the user has shown it (re-sent if changed)."""
+    _pending_archive.discard(user_id)
     async with _modify(directory_token(user_id), _states().archive) as archive:
         if archive.loaded:
             await archive.reload(user_id)

@@ -8,8 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from backend.chats import (
+    ChatArchived,
+    ChatDeleted,
+    ChatRenamed,
+    ChatSummary,
+    ChatTurnRecorded,
+    ChatUnarchived,
+    DirectoryChanged,
+)
 from backend.chats.archive_policy import DAY_MS
 from backend.config import Settings
+from chatsapp import bridge
 from chatsapp.services import Services
 from tests.chats.conftest import FakeClock
 from tests.ui.test_bridge_pumps import USER, View, live, new_chat, until
@@ -53,6 +63,27 @@ class TestArchiveReachesEveryTab:
         # Events are handled in order: once the later one is shown, the earlier one was handled.
         await until(lambda: app.views[f"conv-{shown}"].archived)
         assert f"conv-{unseen}" not in app.views
+
+
+class TestOnlyArchiveChangesReReadTheArchivedList:
+    def summary(self, archived_at: int | None = None) -> ChatSummary:
+        return ChatSummary(id="c1", title="t", created_at=1, updated_at=2, archived_at=archived_at)
+
+    def test_a_reply_or_rename_in_a_listed_chat_leaves_the_archived_list_alone(self):
+        for event in (ChatTurnRecorded(USER, self.summary()), ChatRenamed(USER, self.summary())):
+            assert not bridge._touches_archive(event.type, event)
+
+    def test_archive_moves_deletes_foreign_changes_and_archived_chats_re_read_it(self):
+        archived = self.summary(archived_at=5)
+        for event in (
+            ChatArchived(USER, archived),
+            ChatUnarchived(USER, self.summary()),
+            ChatDeleted(USER, "c1"),
+            DirectoryChanged(USER),
+            ChatTurnRecorded(USER, archived),
+            ChatRenamed(USER, archived),
+        ):
+            assert bridge._touches_archive(event.type, event), event
 
 
 class TestThePolicyRunsWhileTheServerRuns:
