@@ -3,9 +3,9 @@
 Two sources feed it, both inside this worker process:
 
 * the directory's change feed (``Chats.subscribe``): created / renamed / deleted / turn
-  recorded / shared context changed. Listeners may fire on a worker thread (storage calls are
-  offloaded), so they only *schedule* work on the event loop; a burst of events coalesces into
-  one refresh per user.
+  recorded / archived / unarchived / shared context changed. Listeners may fire on a worker
+  thread (storage calls are offloaded), so they only *schedule* work on the event loop; a
+  burst of events coalesces into one refresh per user.
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
   chat applies them to ``SharedConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
   flushes so a fast model does not cost one websocket frame per token.
@@ -65,6 +65,8 @@ class LiveStates:
     directory: type[rx.State]  # ``reload(user_id)``
     memory: type[rx.State]  # ``reload(user_id)``
     conversation: type[rx.State]  # ``refresh(user_id)`` and the run/deletion fields
+    archive: type[rx.State]  # ``reload(user_id)``, ``loaded``: the archived chats
+    chat_settings: type[rx.State]  # ``archived``, ``loaded``: a chat header's archive badge
 
 
 _targets: LiveStates | None = None
@@ -72,6 +74,10 @@ _app: Any = None
 _loop: asyncio.AbstractEventLoop | None = None
 _pending_directory: set[str] = set()
 _pending_memory: set[str] = set()
+_pending_archive: set[str] = set()
+# Events that may change the archived list whatever chat they name ("changed": another
+# process did something the rows do not tell).
+_ARCHIVE_KINDS = frozenset(("archived", "unarchived", "deleted", "changed"))
 _pumps: dict[Key, asyncio.Task] = {}
 _watchers: dict[Key, set[str]] = {}  # client tokens watching each chat
 _tab_watching: dict[str, Key] = {}  # client token -> the chat it shows
@@ -260,9 +266,15 @@ def _on_directory_event(user_id: str, event: Any) -> None:
         if user_id not in _pending_directory:
             _pending_directory.add(user_id)
             _spawn(_refresh_directory(user_id))
+        if _touches_archive(kind, event) and user_id not in _pending_archive:
+            _pending_archive.add(user_id)
+            _spawn(_refresh_archive(user_id))
         chat_id = str(getattr(event, "chat_id", "") or "")
         if chat_id and kind in ("deleted", "renamed"):
             _spawn(_apply_chat_event(user_id, chat_id, kind))
+        if chat_id and kind in ("archived", "unarchived") and (user_id, chat_id) in _watchers:
+            # Only chats a tab of this worker shows: the policy may archive thousands at once.
+            _spawn(_apply_archive(chat_id, kind == "archived"))
 
     loop.call_soon_threadsafe(schedule)
 
@@ -271,6 +283,21 @@ async def _refresh_directory(user_id: str) -> None:
     _pending_directory.discard(user_id)
     async with _modify(directory_token(user_id), _states().directory) as state:
         await state.reload(user_id)
+
+
+def _touches_archive(kind: str, event: Any) -> bool:
+    """Whether the archived list may change: a reply or rename of a chat that is not archived
+    (nearly every event) leaves it alone, and costs it nothing."""
+    chat = getattr(event, "chat", None)
+    return kind in _ARCHIVE_KINDS or getattr(chat, "archived_at", None) is not None
+
+
+async def _refresh_archive(user_id: str) -> None:
+    """Re-read the archived list, once a tab of the user has shown it (re-sent if changed)."""
+    _pending_archive.discard(user_id)
+    async with _modify(directory_token(user_id), _states().archive) as archive:
+        if archive.loaded:
+            await archive.reload(user_id)
 
 
 async def _refresh_memory(user_id: str) -> None:
@@ -290,6 +317,12 @@ async def _apply_chat_event(user_id: str, chat_id: str, kind: str) -> None:
             state.loaded = False
         elif title:
             state.title = title
+
+
+async def _apply_archive(chat_id: str, archived: bool) -> None:
+    async with _modify(conversation_token(chat_id), _states().chat_settings) as header:
+        if header.loaded and header.archived != archived:
+            header.archived = archived
 
 
 # ── run events ──────────────────────────────────────────────────────

@@ -18,9 +18,11 @@ from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.export_routes import export_routes
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
+from chatsapp.states.archive import SharedArchiveState
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
+from chatsapp.states.models import SharedChatSettingsState
 
 app = rx.App(
     api_transformer=[auth_routes(), export_routes(), ContentSecurityPolicy],
@@ -39,6 +41,12 @@ async def _save_streaming_replies_on_stop() -> AsyncIterator[None]:
     await services().shutdown()
 
 
+@app.register_lifespan_task
+async def _archive_untouched_chats() -> None:
+    """The "archive chats untouched for N days" policy, applied while the server runs."""
+    await services().archive_untouched_periodically()
+
+
 signout_watch.install(app, AccountTabState)
 bridge.install(
     app,
@@ -46,5 +54,7 @@ bridge.install(
         directory=SharedDirectoryState,
         memory=SharedMemoryState,
         conversation=SharedConversationState,
+        archive=SharedArchiveState,
+        chat_settings=SharedChatSettingsState,
     ),
 )

@@ -20,6 +20,7 @@ from chatsapp.components.settings import settings_view
 from chatsapp.components.sidebar import sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.agents import AgentsTabState
+from chatsapp.states.archive import ArchivePolicyTabState, SharedArchiveState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.endpoints_admin import EndpointsAdminTabState
@@ -94,6 +95,7 @@ def _missing_chat() -> rx.Component:
 ON_LOAD_COMMON = [
     AccountTabState.load,
     SharedDirectoryState.link,
+    SharedArchiveState.link,
     SharedMemoryState.link,
     ModelTabState.load,
 ]
@@ -125,7 +127,7 @@ def register(app: rx.App) -> None:
         settings_page,
         route="/settings",
         title="Settings · Chats",
-        on_load=[*ON_LOAD_COMMON, SettingsTabState.load],
+        on_load=[*ON_LOAD_COMMON, SettingsTabState.load, ArchivePolicyTabState.load],
     )
     app.add_page(
         sign_in_page,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
@@ -17,14 +18,21 @@ from typing import Any, ParamSpec, TypeVar
 from backend.accounts import Accounts
 from backend.agents import AgentLibrary
 from backend.chats import Chats
+from backend.clock import now_ms
 from backend.config import Settings
 from backend.endpoints import ModelEndpoints
+from backend.errors import ChatsError
 from backend.runtime import DEFAULT_MAX_STATE_BYTES, ChatRuntime
 from backend.runtime.hosting import apply_storage_settings, lock_store_from_settings
 from backend.runtime.library_agents import LibraryAgents
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+logger = logging.getLogger(__name__)
+
+ARCHIVE_PASS_INTERVAL_S = 3600.0
+"""How often open directories apply "archive chats untouched for N days" (also at open)."""
 
 
 async def offload(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
@@ -35,8 +43,9 @@ async def offload(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
 class Services:
     """Lazily opened directories and runtimes, keyed by user id."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, clock: Callable[[], int] = now_ms) -> None:
         self.settings = settings
+        self._clock = clock
         apply_storage_settings(settings)  # before any database of this process opens
         self._lock = threading.Lock()
         self._directories: dict[str, Chats] = {}
@@ -85,6 +94,7 @@ class Services:
                     self.settings.data_dir,
                     user_id,
                     soft_delete_window_s=self.settings.soft_delete_window_s,
+                    clock=self._clock,
                 )
                 self._directories[user_id] = chats
                 opened = True
@@ -112,6 +122,32 @@ class Services:
                 )
                 self._runtimes[user_id] = runtime
             return runtime
+
+    def archive_untouched(self) -> int:
+        """One pass of the archive policy of every directory open here; how many it archived.
+
+        A directory runs a pass when it opens (at sign-in); this covers the people who stay.
+        """
+        with self._lock:
+            directories = list(self._directories.values())
+        archived = 0
+        for chats in directories:
+            try:
+                archived += len(chats.archive_untouched())
+            except ChatsError:  # closed meanwhile, or its file is busy: the next pass retries
+                logger.warning("archive pass failed for %s", chats.directory_id, exc_info=True)
+        return archived
+
+    async def archive_untouched_periodically(
+        self, interval_s: float = ARCHIVE_PASS_INTERVAL_S
+    ) -> None:
+        """Run :meth:`archive_untouched` every ``interval_s`` until cancelled (server stop)."""
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await offload(self.archive_untouched)
+            except Exception:  # the task must outlive one bad pass
+                logger.warning("archive pass failed", exc_info=True)
 
     async def shutdown(self) -> None:
         """Server stopping (SIGTERM): every streaming reply is saved and marked interrupted."""

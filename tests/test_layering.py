@@ -96,8 +96,10 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.agents",
         "backend.chats",
+        "backend.clock",
         "backend.config",
         "backend.endpoints",
+        "backend.errors",
         "backend.runtime",
     },
     # Who a tab is: decided from the connection (cookie, proxy header) by backend.accounts.
@@ -126,6 +128,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.models",
         "backend.portability",
+        "backend.runtime",  # its public names only (start_chat, DEFAULT_AGENT_ID), never built
         "backend.transcript",
         "backend.uploads",
         "chatsapp.identity",

@@ -3,7 +3,9 @@
 Modules, one concern each:
 
 * ``chats``         ``Chats``, the directory: composes the parts below, its public surface
-* ``lifecycle``     a chat's row through its life: create, rename, delete, restore, generations
+* ``lifecycle``     a chat's row through its life: create, rename, delete, restore, generations,
+                    archive
+* ``archive_policy`` "archive chats untouched for N days": the setting and one pass of it
 * ``purge``         the lazy sweep: deleted chats' and superseded generations' files removed
 * ``open_chats``    ``Chat`` (one conversation's handle) and the LRU of open chat files
 * ``parts``         what those three share: the database, chat and message index, layout
@@ -25,13 +27,16 @@ Modules, one concern each:
 * ``watch``         other processes' commits turned into directory events
 """
 
+from backend.chats.archive_policy import MAX_AUTO_ARCHIVE_DAYS, MIN_AUTO_ARCHIVE_DAYS
 from backend.chats.chats import Chats
 from backend.chats.events import (
+    ChatArchived,
     ChatCreated,
     ChatDeleted,
     ChatRenamed,
     ChatRestored,
     ChatTurnRecorded,
+    ChatUnarchived,
     DirectoryChanged,
     DirectoryEvent,
     DirectoryListener,
@@ -51,12 +56,15 @@ from backend.chats.text import (
 )
 
 __all__ = [
+    "MAX_AUTO_ARCHIVE_DAYS",
     "MAX_PREVIEW_CHARS",
     "MAX_TITLE_CHARS",
+    "MIN_AUTO_ARCHIVE_DAYS",
     "SNIPPET_ELLIPSIS",
     "SNIPPET_END",
     "SNIPPET_START",
     "Chat",
+    "ChatArchived",
     "ChatCreated",
     "ChatCursor",
     "ChatDeleted",
@@ -66,6 +74,7 @@ __all__ = [
     "ChatRestored",
     "ChatSummary",
     "ChatTurnRecorded",
+    "ChatUnarchived",
     "Chats",
     "DirectoryChanged",
     "DirectoryEvent",

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 
+from backend.chats.archive_policy import AutoArchive
 from backend.chats.directory import ChatRecord, DirectoryStore
 from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
 from backend.chats.fanout import fanout_search
@@ -117,6 +118,9 @@ class Chats(Closing):
                 generate_title=generate_title,
                 clock=self._clock,
             )
+            self._auto_archive = AutoArchive(
+                self.database, self._directory, self._lifecycle.archive
+            )
             self._watcher = ForeignChangeWatcher(
                 self.database, self._directory, self.directory_id, self._events.emit
             )
@@ -124,6 +128,7 @@ class Chats(Closing):
             self.sweep()
             self._purger.remove_stale_files()
             self._index.repair()
+            self._auto_archive.run(self._clock())
         except BaseException:
             self.database.close()
             if self._search_database is not None:
@@ -162,25 +167,29 @@ class Chats(Closing):
         limit: int | None = DEFAULT_LIST_LIMIT,
         before: int | ChatCursor | tuple[int, str] | None = None,
         search: str | None = None,
+        archived: bool = False,
     ) -> list[ChatSummary]:
-        """Live chats, newest ``updated_at`` first.
+        """Live chats, newest ``updated_at`` first: the main list, or the archived one.
 
         ``before`` is a cursor: an ``updated_at`` (the RFC's; rows tying with it are skipped)
         or a tie-stable ``ChatCursor`` / ``summary.cursor`` / ``(updated_at, id)``.
         ``search`` keeps chats whose title matches (every word, the last as a prefix); a blank
-        ``search`` is no filter.
+        ``search`` is no filter. Archived chats are left out, unless ``archived``, which lists
+        them alone.
         """
         self._check_open()
         limit = _check_limit(limit, DEFAULT_LIST_LIMIT)
         cursor = as_cursor(before)
         if search is not None and not isinstance(search, str):
             raise TypeError("search must be a string")
+        if not isinstance(archived, bool):
+            raise TypeError("archived must be a bool")
         if search is None or not search.strip():
-            return self._directory.list_live(limit, cursor)
+            return self._directory.list_live(limit, cursor, archived=archived)
         match = prefix_query(search)
         if match is None:
             return []
-        return self._directory.list_live(limit, cursor, match)
+        return self._directory.list_live(limit, cursor, match, archived=archived)
 
     def get_summary(self, chat_id: str) -> ChatSummary:
         """The sidebar row of a live chat."""
@@ -203,10 +212,44 @@ class Chats(Closing):
         self._check_open()
         return self._lifecycle.restore(chat_id)
 
+    def archive_chat(self, chat_id: str) -> ChatSummary:
+        """Move a chat from the main list to the archived one; idempotent.
+
+        The chat stays live: it opens, answers, and is found by every search (its summary's
+        ``archived_at`` says it is archived).
+        """
+        self._check_open()
+        return self._lifecycle.archive(chat_id)
+
+    def unarchive_chat(self, chat_id: str) -> ChatSummary:
+        """Bring an archived chat back to the main list; idempotent."""
+        self._check_open()
+        return self._lifecycle.unarchive(chat_id)
+
+    def auto_archive_days(self) -> int | None:
+        """The user's "archive chats untouched for N days" setting (``None``: off)."""
+        self._check_open()
+        return self._auto_archive.days()
+
+    def set_auto_archive_days(self, days: int | None) -> list[str]:
+        """Set (or turn off, ``None``) the policy, and apply it now; the ids it archived.
+
+        ``days`` must be a whole number from 1 to 3650 (``InvalidInputError``, nothing saved).
+        """
+        self._check_open()
+        self._auto_archive.set_days(days)
+        return self.archive_untouched()
+
+    def archive_untouched(self, *, now_ms: int | None = None) -> list[str]:
+        """One pass of the policy (nothing when it is off); the ids it archived."""
+        self._check_open()
+        return self._auto_archive.run(self._clock() if now_ms is None else now_ms)
+
     def search_chats(
         self, query: str, *, limit: int | None = DEFAULT_LIST_LIMIT
     ) -> list[ChatSummary]:
-        """Title search, best match first; any input is safe, blank gives ``[]``."""
+        """Title search, best match first, archived chats included (``archived_at`` tells);
+        any input is safe, blank gives ``[]``."""
         self._check_open()
         limit = _check_limit(limit, DEFAULT_LIST_LIMIT)
         match = prefix_query(query)

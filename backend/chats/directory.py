@@ -4,21 +4,28 @@ Tables (component ``chats.directory``)::
 
     directory_meta(key PK, value)   WITHOUT ROWID   per-directory secrets (the id key)
     chats(num INTEGER PK, id UNIQUE, title, created_at, updated_at, last_message_preview,
-          generation, deleted_at, purged_at)
+          generation, deleted_at, purged_at, archived_at, unarchived_at)
     chat_titles  fts5(title)   rowid = chats.num
 
 Invariants:
 
 * A chat is **live** iff ``deleted_at IS NULL``. Every list and search filters on it, so a
   soft delete hides the chat everywhere in the one statement that sets ``deleted_at``.
+* A live chat is **archived** iff ``archived_at IS NOT NULL``: the main list leaves it out,
+  the archived list shows only such chats, and searches (titles, messages) still find it.
+  This column is the one place the fact is kept and ``set_archived`` its one writer (the
+  conversation record's ``archived_at`` of seed 004 is read from here, never written).
+  ``unarchived_at`` counts as a touch for the "archive chats untouched for N days" policy, so
+  a chat the user just took back out is not archived again at the next pass.
 * ``purged_at`` is set once the chat's files are gone; the row stays as a tombstone so that
   re-creating the id moves ``generation`` forward (a stale writer of generation *n* can
   never reach generation *n+1*, whose file name differs).
 * ``chats`` keeps a rowid (``num``) on purpose, unlike the ``WITHOUT ROWID`` tables: FTS5
   tables are keyed by an integer rowid, and the message index stores the 8-byte ``num``
   instead of the 23-character id in every document row.
-* Newest-first listing reads the partial index ``chats_live_by_update`` in order and stops
-  after ``limit`` rows: the first page costs the same with 100 or 100,000 chats. The
+* Newest-first listing reads a partial index in order (``chats_listed_by_update`` for the
+  main list, ``chats_archived_by_update`` for the archived one) and stops after ``limit``
+  rows: the first page costs the same with 100 or 100,000 chats, archived or not. The
   ``(updated_at, id)`` order is total, so a cursor is stable when timestamps tie.
 
 Callers (``Chats`` and its parts) own transactions and events; this module never commits on
@@ -75,7 +82,21 @@ def _m002_chats(db: Database) -> None:
     )
 
 
-MIGRATIONS = (_m001_directory_meta, _m002_chats)
+def _m003_archive(db: Database) -> None:
+    """Archived chats leave the main list; existing rows start unarchived."""
+    db.execute("ALTER TABLE chats ADD COLUMN archived_at INTEGER")
+    db.execute("ALTER TABLE chats ADD COLUMN unarchived_at INTEGER")
+    db.execute(
+        "CREATE INDEX chats_listed_by_update ON chats (updated_at DESC, id DESC) "
+        "WHERE deleted_at IS NULL AND archived_at IS NULL"
+    )
+    db.execute(
+        "CREATE INDEX chats_archived_by_update ON chats (updated_at DESC, id DESC) "
+        "WHERE deleted_at IS NULL AND archived_at IS NOT NULL"
+    )
+
+
+MIGRATIONS = (_m001_directory_meta, _m002_chats, _m003_archive)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +112,8 @@ class ChatRecord:
     generation: int
     deleted_at: int | None
     purged_at: int | None
+    archived_at: int | None
+    unarchived_at: int | None
 
     @property
     def live(self) -> bool:
@@ -103,12 +126,16 @@ class ChatRecord:
             created_at=self.created_at,
             updated_at=self.updated_at,
             last_message_preview=self.last_message_preview,
+            archived_at=self.archived_at,
         )
 
 
 _COLUMNS = (
     "c.num, c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, "
-    "c.generation, c.deleted_at, c.purged_at"
+    "c.generation, c.deleted_at, c.purged_at, c.archived_at, c.unarchived_at"
+)
+_SUMMARY_COLUMNS = (
+    "c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, c.archived_at"
 )
 
 
@@ -123,6 +150,7 @@ def _summary(row: Any) -> ChatSummary:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         last_message_preview=row["last_message_preview"],
+        archived_at=row["archived_at"],
     )
 
 
@@ -144,6 +172,23 @@ class DirectoryStore:
         assert row is not None, "migration _m001_directory_meta stores the id key"
         return bytes(row["value"])
 
+    _PUT_META = (
+        "INSERT INTO directory_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    )
+    _DROP_META = "DELETE FROM directory_meta WHERE key = ?"
+
+    def load_setting(self, key: str) -> str | None:
+        """A per-directory setting (the user's), stored as text; ``None`` when unset."""
+        row = self.db.query_one(self._SELECT_META, (key,))
+        return None if row is None else bytes(row["value"]).decode()
+
+    def put_setting(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute(self._DROP_META, (key,))
+        else:
+            self.db.execute(self._PUT_META, (key, value.encode()))
+
     # ── reads ───────────────────────────────────────────────────────
 
     _SELECT_BY_ID = f"SELECT {_COLUMNS} FROM chats c WHERE c.id = ?"
@@ -159,23 +204,33 @@ class DirectoryStore:
         return _record(row) if row else None
 
     _LIST_LIVE = (
-        "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
-        "FROM chats c WHERE c.deleted_at IS NULL {cursor} "
+        f"SELECT {_SUMMARY_COLUMNS} "
+        "FROM chats c WHERE c.deleted_at IS NULL AND c.archived_at {archived} {cursor} "
         "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     _LIST_LIVE_MATCHING = (
-        "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
+        f"SELECT {_SUMMARY_COLUMNS} "
         "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
-        "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL {cursor} "
-        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+        "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL AND c.archived_at {archived} "
+        "{cursor} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
+    _NOT_ARCHIVED = "IS NULL"
+    _ARCHIVED = "IS NOT NULL"
     _BEFORE_TIME = "AND c.updated_at < ?"
     _BEFORE_CURSOR = "AND (c.updated_at, c.id) < (?, ?)"
 
     def list_live(
-        self, limit: int, before: ChatCursor | int | None, match: str | None = None
+        self,
+        limit: int,
+        before: ChatCursor | int | None,
+        match: str | None = None,
+        *,
+        archived: bool = False,
     ) -> list[ChatSummary]:
-        """Newest ``updated_at`` first; ``match`` is an already-quoted FTS5 title query."""
+        """Newest ``updated_at`` first; ``match`` is an already-quoted FTS5 title query.
+
+        The main list (``archived=False``) or the archived one (``archived=True``), never both.
+        """
         params: list[Any] = []
         cursor = ""
         if isinstance(before, ChatCursor):
@@ -184,24 +239,25 @@ class DirectoryStore:
         elif before is not None:
             cursor = self._BEFORE_TIME
             params.append(before)
+        which = self._ARCHIVED if archived else self._NOT_ARCHIVED
         if match is None:
-            sql = self._LIST_LIVE.format(cursor=cursor)
+            sql = self._LIST_LIVE.format(archived=which, cursor=cursor)
         else:
-            sql = self._LIST_LIVE_MATCHING.format(cursor=cursor)
+            sql = self._LIST_LIVE_MATCHING.format(archived=which, cursor=cursor)
             params.insert(0, match)
         params.append(limit)
         db = self.db if match is None else self.search_db
         return [_summary(row) for row in db.query(sql, params)]
 
     _SEARCH_TITLES = (
-        "SELECT c.id, c.title, c.created_at, c.updated_at, c.last_message_preview "
+        f"SELECT {_SUMMARY_COLUMNS} "
         "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
         "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL "
         "ORDER BY t.rank, c.updated_at DESC, c.id DESC LIMIT ?"
     )
 
     def search_titles(self, match: str, limit: int) -> list[ChatSummary]:
-        """Best title match first (bm25), newest first among equals."""
+        """Best title match first (bm25), newest first among equals; archived chats too."""
         rows = self.search_db.query(self._SEARCH_TITLES, (match, limit))
         return [_summary(row) for row in rows]
 
@@ -228,6 +284,17 @@ class DirectoryStore:
 
     def due_for_purge(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
         return [_record(r) for r in self.db.query(self._SELECT_DUE, (cutoff_ms, limit))]
+
+    _SELECT_UNTOUCHED = (
+        f"SELECT {_COLUMNS} FROM chats c "
+        "WHERE c.deleted_at IS NULL AND c.archived_at IS NULL AND c.updated_at < ? "
+        "AND coalesce(c.unarchived_at, 0) < ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+    )
+
+    def untouched_since(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
+        """Listed (live, unarchived) chats neither updated nor unarchived since ``cutoff_ms``."""
+        params = (cutoff_ms, cutoff_ms, limit)
+        return [_record(r) for r in self.db.query(self._SELECT_UNTOUCHED, params)]
 
     _WATERMARKS = (
         "SELECT (SELECT coalesce(max(num), 0) FROM chats), "
@@ -274,12 +341,12 @@ class DirectoryStore:
         row = self.db.query_one(self._INSERT, (chat_id, title, now_ms, now_ms))
         assert row is not None
         self.db.execute(self._INSERT_TITLE, (row[0], title))
-        return ChatRecord(row[0], chat_id, title, now_ms, now_ms, None, 1, None, None)
+        return ChatRecord(row[0], chat_id, title, now_ms, now_ms, None, 1, None, None, None, None)
 
     _RECREATE = (
         "UPDATE chats SET title = ?, created_at = ?, updated_at = ?, "
         "last_message_preview = NULL, generation = generation + 1, deleted_at = NULL, "
-        "purged_at = NULL WHERE num = ?"
+        "purged_at = NULL, archived_at = NULL, unarchived_at = NULL WHERE num = ?"
     )
     _UPDATE_TITLE = "UPDATE chat_titles SET title = ? WHERE rowid = ?"
 
@@ -288,7 +355,7 @@ class DirectoryStore:
         self.db.execute(self._RECREATE, (title, now_ms, now_ms, old.num))
         self._set_title_index(old.num, title)
         return ChatRecord(
-            old.num, old.id, title, now_ms, now_ms, None, old.generation + 1, None, None
+            old.num, old.id, title, now_ms, now_ms, None, old.generation + 1, None, None, None, None
         )
 
     def _set_title_index(self, num: int, title: str) -> None:
@@ -325,6 +392,24 @@ class DirectoryStore:
     def restore(self, record: ChatRecord) -> ChatRecord:
         self.db.execute(self._RESTORE, (record.num,))
         return replace(record, deleted_at=None)
+
+    _ARCHIVE = "UPDATE chats SET archived_at = ? WHERE num = ? AND archived_at IS NULL"
+    _UNARCHIVE = (
+        "UPDATE chats SET archived_at = NULL, unarchived_at = ? "
+        "WHERE num = ? AND archived_at IS NOT NULL"
+    )
+
+    def archive(self, record: ChatRecord, now_ms: int) -> ChatRecord | None:
+        """Archive ``record``; ``None`` if it already was (nothing written)."""
+        if self.db.execute(self._ARCHIVE, (now_ms, record.num)).rowcount == 0:
+            return None
+        return replace(record, archived_at=now_ms)
+
+    def unarchive(self, record: ChatRecord, now_ms: int) -> ChatRecord | None:
+        """Take ``record`` out of the archive; ``None`` if it was not archived."""
+        if self.db.execute(self._UNARCHIVE, (now_ms, record.num)).rowcount == 0:
+            return None
+        return replace(record, archived_at=None, unarchived_at=now_ms)
 
     _RECORD_TURN = "UPDATE chats SET updated_at = ?, last_message_preview = ? WHERE num = ?"
 

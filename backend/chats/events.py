@@ -14,6 +14,9 @@ type                     meaning
 ``deleted``              ``chat_id`` was soft-deleted: drop it from lists, close its tab
 ``restored``             a soft-deleted chat is back: ``chat``
 ``turn_recorded``        a reply finished: ``chat`` has a new preview and ``updated_at``
+``archived``             ``chat`` left the main list for the archived one (by hand, or
+                         by the "untouched for N days" policy)
+``unarchived``           ``chat`` is back in the main list
 ``shared_context``       shared memory ``label`` changed: ``kind`` is ``set``, ``append``
                          (``content`` = the whole block now) or ``index`` (``key``,
                          ``content`` = the entry)
@@ -92,6 +95,28 @@ class ChatTurnRecorded:
 
 
 @dataclass(frozen=True, slots=True)
+class ChatArchived:
+    type: ClassVar[str] = "archived"
+    directory_id: str
+    chat: ChatSummary
+
+    @property
+    def chat_id(self) -> str:
+        return self.chat.id
+
+
+@dataclass(frozen=True, slots=True)
+class ChatUnarchived:
+    type: ClassVar[str] = "unarchived"
+    directory_id: str
+    chat: ChatSummary
+
+    @property
+    def chat_id(self) -> str:
+        return self.chat.id
+
+
+@dataclass(frozen=True, slots=True)
 class SharedContextChanged:
     type: ClassVar[str] = "shared_context"
     directory_id: str
@@ -113,6 +138,8 @@ DirectoryEvent = (
     | ChatDeleted
     | ChatRestored
     | ChatTurnRecorded
+    | ChatArchived
+    | ChatUnarchived
     | SharedContextChanged
     | DirectoryChanged
 )

@@ -88,7 +88,10 @@ class ChatImports:
         created_at: int,
         updated_at: int,
         preview: str | None = None,
+        archived_at: int | None = None,
     ) -> ImportTarget:
+        """Where to write one source conversation; a new chat gets the source's times, preview
+        and archive (``archived_at``); a chat imported before keeps its own archive."""
         title = clean_title(title)
         preview = clean_preview(preview) if preview else None
         with self._db.transaction():
@@ -105,6 +108,8 @@ class ChatImports:
                     return ImportTarget(record.summary(), status)
             record = self._insert_new(title, self._clock())
             record = self._directory.backdate(record, created_at, updated_at, preview)
+            if archived_at is not None:
+                record = self._directory.archive(record, archived_at) or record
             if source is not None:
                 self._sources.begin(
                     source.format, source.source_id, record.num, digest, self._clock()

@@ -14,6 +14,10 @@
   (``<id>.g<n>.sqlite``). A load that names a generation (``get_chat(id, generation=g)``,
   ``record_chat_turn(..., generation=g)``) refuses a stale ``g`` with ``ChatNotFoundError``,
   so a client that held the old chat cannot write into the new one (RFC edge case 4).
+* **Archive** is a flag on a live chat (``archive`` / ``unarchive``), orthogonal to the
+  states above: an archived chat leaves the main list for the archived one, and is still
+  opened, answered, searched, deleted and restored like any other (a restore keeps it
+  archived). Both are idempotent; only a change is announced.
 * **Lazy files.** Creating a chat writes only the directory row (RFC edge case 1): the chat's
   file is created when ``Chat.session`` is first used, and everything that reads chats
   (fan-out, repair, purge) tolerates a row without a file.
@@ -27,11 +31,13 @@ from collections.abc import Callable
 
 from backend.chats.directory import ChatRecord
 from backend.chats.events import (
+    ChatArchived,
     ChatCreated,
     ChatDeleted,
     ChatRenamed,
     ChatRestored,
     ChatTurnRecorded,
+    ChatUnarchived,
     DirectoryEvent,
 )
 from backend.chats.ids import ChatIds
@@ -134,6 +140,28 @@ class ChatLifecycle:
                 return record.summary()
             summary = self._directory.restore(record).summary()
             self._emit_after_commit(ChatRestored(self._directory_id, summary))
+        return summary
+
+    def archive(self, chat_id: str, now: int | None = None) -> ChatSummary:
+        """Move a live chat to the archived list (``now``: the policy's pass time)."""
+        with self._database.transaction():
+            record = self.load_live(chat_id)
+            archived = self._directory.archive(record, self._clock() if now is None else now)
+            if archived is None:
+                return record.summary()
+            summary = archived.summary()
+            self._emit_after_commit(ChatArchived(self._directory_id, summary))
+        return summary
+
+    def unarchive(self, chat_id: str) -> ChatSummary:
+        """Bring an archived chat back to the main list (it counts as touched now)."""
+        with self._database.transaction():
+            record = self.load_live(chat_id)
+            unarchived = self._directory.unarchive(record, self._clock())
+            if unarchived is None:
+                return record.summary()
+            summary = unarchived.summary()
+            self._emit_after_commit(ChatUnarchived(self._directory_id, summary))
         return summary
 
     def record_turn(self, chat_id: str, preview: str, generation: int | None) -> ChatSummary:

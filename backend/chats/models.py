@@ -30,7 +30,11 @@ class ChatCursor(NamedTuple):
 
 
 class ChatSummary(SQLModel):
-    """One sidebar row. Timestamps are integer milliseconds."""
+    """One sidebar row. Timestamps are integer milliseconds.
+
+    ``archived_at`` is set while the chat is archived (out of the main list, under
+    "Archived"); searches label such a chat by it.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -39,6 +43,11 @@ class ChatSummary(SQLModel):
     created_at: int
     updated_at: int
     last_message_preview: str | None = None
+    archived_at: int | None = None
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
 
     @property
     def cursor(self) -> ChatCursor:

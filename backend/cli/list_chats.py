@@ -1,4 +1,4 @@
-"""``chats list --user U [--json]``: every live chat, newest first."""
+"""``chats list --user U [--json]``: every live chat (archived ones too), newest first."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def list_chats(cli: CliContext, user: str, as_json: bool) -> None:
     """List a user's chats, one per line: id, last update (UTC), title.
 
     With --json: an array of chat summaries (id, title, created_at, updated_at,
-    last_message_preview; times in ms).
+    last_message_preview, archived_at; times in ms).
     """
     chats = cli.directory(user)
     summaries = [chats.get_summary(chat_id) for chat_id in all_chat_ids(chats)]

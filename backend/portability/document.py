@@ -64,6 +64,8 @@ class ImportedConversation:
     state: StateDocument | None = None
     preview_text: str | None = None
     """The sidebar preview as the source had it (an export; "" for none); None: derive it."""
+    archived_at: int | None = None
+    """When the source archived it (an export of this app); a new chat starts archived."""
 
     def digest(self) -> str:
         """Fingerprint of everything written: equal digests mean a re-import has nothing new."""

@@ -21,7 +21,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from typing import IO, Any
 
-from backend.chats import Chats
+from backend.chats import Chats, ChatSummary
 from backend.clock import now_ms
 from backend.portability.document import (
     ARCHIVE_FORMAT,
@@ -75,6 +75,7 @@ def write_chat(
         if conversation is not None:
             record = dataclasses.asdict(conversation)
             record["participant_ids"] = list(conversation.participant_ids)
+            record["archived_at"] = summary.archived_at  # the directory keeps archive
             loaded = store.load_state(chat_id)
             if loaded.updated_at or loaded.data:
                 state = {"data": loaded.data, "updated_at": loaded.updated_at}
@@ -185,12 +186,15 @@ def _text(raw: IO[bytes]) -> io.TextIOWrapper:
 
 
 def all_chat_ids(chats: Chats, page: int = 500) -> list[str]:
-    """Every live chat id, newest first (paged through ``list_chats``)."""
-    ids: list[str] = []
-    before = None
-    while True:
-        rows = chats.list_chats(limit=page, before=before)
-        ids.extend(row.id for row in rows)
-        if len(rows) < page:
-            return ids
-        before = rows[-1].cursor
+    """Every live chat id, archived or not, newest first (paged through ``list_chats``)."""
+    found: list[ChatSummary] = []
+    for archived in (False, True):
+        before = None
+        while True:
+            rows = chats.list_chats(limit=page, before=before, archived=archived)
+            found.extend(rows)
+            if len(rows) < page:
+                break
+            before = rows[-1].cursor
+    found.sort(key=lambda summary: summary.cursor, reverse=True)
+    return [summary.id for summary in found]

@@ -79,6 +79,7 @@ def write_conversation(
         created_at=conversation.created_at,
         updated_at=conversation.updated_at,
         preview=preview,
+        archived_at=conversation.archived_at,
     )
     if target.status == "unchanged":
         report.unchanged += 1

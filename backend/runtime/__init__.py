@@ -6,6 +6,7 @@ Modules, one concern each (a sent message walks them top to bottom):
 * ``ports``        ``DirectoryPort`` / ``ChatPort``: what the runtime needs from ``backend.chats``
 * ``open_chats``   per-chat runtime objects (``OpenChat``) and the cache that keeps them open
 * ``bindings``     the conversation record: owner, and the agent (version) it is bound to
+* ``new_chat``     ``start_chat``: a new chat bound to the agent the user picked
 * ``run_queue``    enqueue, claim under a per-chat lease, one worker draining each busy chat
 * ``execute``      one run: gather material, stream, tool rounds, commit or fail
 * ``window``       the prompt's history window, the thread summary, the compaction trigger
@@ -45,6 +46,7 @@ from backend.runtime.events import EventLog
 from backend.runtime.library_agents import LibraryAgents
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
 from backend.runtime.model_choice import ModelSource, SingleModel
+from backend.runtime.new_chat import start_chat
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
@@ -96,4 +98,5 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolError",
+    "start_chat",
 ]

@@ -9,6 +9,7 @@ an existing record keeps its binding. The record also keeps the chat's chosen mo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from backend.models import ModelRef
@@ -83,6 +84,13 @@ class Bindings:
             updated_at=now,
         )
 
+    def conversation(self, chat_id: str, conv: OpenChat | None) -> Conversation:
+        """The record as handed out (``conv`` is None for a chat never written: it reads as the
+        default); its ``archived_at`` is the directory's (the one place)."""
+        record = self.default_record(chat_id) if conv is None else self.ensure_record(conv)
+        archived_at = self._directory.get_summary(chat_id).archived_at
+        return dataclasses.replace(record, archived_at=archived_at)
+
     def agent_for(self, record: Conversation) -> AgentDefinition:
         if record.agent_version_policy == "pinned":
             return self.agents.get(record.agent_id, record.agent_version)
@@ -115,12 +123,6 @@ class Bindings:
             model=self.model_for(record, agent),
             chosen_model=record.model,
         )
-
-    def set_archived(self, conv: OpenChat, archived: bool) -> Conversation:
-        self.ensure_record(conv)
-        now = self._clock()
-        conv.store.set_archived(conv.chat_id, now if archived else None, now)
-        return self._reload(conv)
 
     def _reload(self, conv: OpenChat) -> Conversation:
         record = conv.store.load_conversation(conv.chat_id)

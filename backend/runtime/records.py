@@ -39,6 +39,10 @@ class Conversation:
     ``agent_version`` is set when ``agent_version_policy == "pinned"``: every run of this
     conversation uses exactly that version. Under ``"latest"`` each run resolves the newest
     version at claim time (and records it on the run).
+
+    ``archived_at``: the runtime hands out the directory's value (``ChatSummary.archived_at``,
+    the one place archive is kept, see ``backend.chats.directory``); the conversation table's
+    own column is no longer written by archiving.
     """
 
     id: str

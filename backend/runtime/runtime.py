@@ -340,9 +340,7 @@ class ChatRuntime:
         """The conversation record (stored with the default binding by the chat's first write;
         a chat never written reads as that default)."""
         conv = await self._open_written(chat_id)
-        if conv is None:
-            return await asyncio.to_thread(self._bindings.default_record, chat_id)
-        return await asyncio.to_thread(self._bindings.ensure_record, conv)
+        return await asyncio.to_thread(self._bindings.conversation, chat_id, conv)
 
     async def bind_agent(
         self,
@@ -376,9 +374,10 @@ class ChatRuntime:
         return await asyncio.to_thread(self._bindings.set_model, conv, model)
 
     async def set_archived(self, chat_id: str, archived: bool = True) -> Conversation:
-        """Mark the conversation record archived (or not); it keeps running if messaged."""
-        conv = await self._open(chat_id)
-        return await asyncio.to_thread(self._bindings.set_archived, conv, archived)
+        """Archive the chat (or not) through its directory; it keeps running if messaged."""
+        change = self.chats.archive_chat if archived else self.chats.unarchive_chat
+        await asyncio.to_thread(change, chat_id)
+        return await self.get_conversation(chat_id)
 
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
         """The thread's newest compacted summary (the session's compaction records)."""

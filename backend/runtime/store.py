@@ -134,7 +134,6 @@ _UPDATE_MODEL = """
 UPDATE runtime_conversation SET model_endpoint = ?, model_name = ?, updated_at = ? WHERE id = ?
 """
 _UPDATE_TITLE = "UPDATE runtime_conversation SET title = ?, updated_at = ? WHERE id = ?"
-_UPDATE_ARCHIVED = "UPDATE runtime_conversation SET archived_at = ?, updated_at = ? WHERE id = ?"
 _UPDATE_LAST_RUN = "UPDATE runtime_conversation SET last_run_id = ?, updated_at = ? WHERE id = ?"
 _BUMP_STATE_VERSION = """
 UPDATE runtime_conversation
@@ -258,9 +257,6 @@ class RuntimeStore:
 
     def set_title(self, conversation_id: str, title: str, now: int) -> None:
         self.db.execute(_UPDATE_TITLE, (well_formed_text(title), now, conversation_id))
-
-    def set_archived(self, conversation_id: str, archived_at: int | None, now: int) -> None:
-        self.db.execute(_UPDATE_ARCHIVED, (archived_at, now, conversation_id))
 
     def set_last_run(self, conversation_id: str, run_id: str, now: int) -> None:
         self.db.execute(_UPDATE_LAST_RUN, (run_id, now, conversation_id))

@@ -1,4 +1,5 @@
-"""The Settings page: Import (an export file from here or elsewhere) and Export (downloads)."""
+"""The Settings page: Archive (the automatic archive policy), Import (an export file from here
+or elsewhere) and Export (downloads)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import reflex as rx
 
 from chatsapp.components.auth_pages import backend_url
 from chatsapp.export_routes import ALL_PATH, CHAT_PATH
+from chatsapp.states.archive import ArchivePolicyTabState
 from chatsapp.states.settings import RefusedRow, SettingsTabState
 
 IMPORT_UPLOAD_ID = "import-upload"
@@ -135,10 +137,52 @@ def _export_section() -> rx.Component:
     )
 
 
+def _archive_section() -> rx.Component:
+    state = ArchivePolicyTabState
+    return rx.vstack(
+        rx.heading("Archive", size="4"),
+        rx.text(
+            "Archive chats untouched for this many days (",
+            state.limits,
+            "; blank: never). Archived chats leave the list for the Archived section of the "
+            "sidebar, and every search still finds them.",
+            size="2",
+            color_scheme="gray",
+        ),
+        rx.form(
+            rx.hstack(
+                rx.input(
+                    value=state.days,
+                    on_change=state.set_days,
+                    placeholder="Off",
+                    type="number",
+                    min=1,
+                    width="8rem",
+                    id="auto-archive-days",
+                ),
+                rx.text("days", size="2"),
+                rx.button("Save", type="submit", variant="soft", id="auto-archive-save"),
+                align="center",
+                spacing="2",
+            ),
+            on_submit=lambda _form: ArchivePolicyTabState.save(),
+        ),
+        rx.cond(
+            state.error != "",
+            rx.text(state.error, size="2", color_scheme="red", id="auto-archive-error"),
+        ),
+        spacing="3",
+        width="100%",
+        id="archive-section",
+    )
+
+
 def settings_view() -> rx.Component:
     return rx.box(
         rx.vstack(
             rx.heading("Settings", size="6"),
+            _archive_section(),
+            rx.separator(size="4"),
             _import_section(),
             rx.separator(size="4"),
             _export_section(),

@@ -1,4 +1,5 @@
-"""The sidebar: new chat, title search, the chat list with rename/delete, message search."""
+"""The sidebar: new chat (or "New chat with ▾" an agent), title search, the chat list with
+rename/archive/delete, message search, and the collapsible "Archived" section."""
 
 from __future__ import annotations
 
@@ -6,17 +7,19 @@ import reflex as rx
 
 from chatsapp.components.auth_pages import sign_out_button
 from chatsapp.states.account import AccountTabState
+from chatsapp.states.archive import SharedArchiveState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState, SidebarTabState
 from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
-from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece
+from chatsapp.states.rows import AgentChoiceRow, ChatRow, HitRow, SnippetPiece
 from chatsapp.states.search import SearchTabState
 
 SIDEBAR_WIDTH = "18rem"
 _ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
 
 
-def _chat_item(row: ChatRow) -> rx.Component:
+def _chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
+    """One chat row; ``label_archived=False`` in the Archived section, where every row is."""
     is_active = ChatTabState.active_chat_id == row.id
     return rx.cond(
         SidebarTabState.editing_id == row.id,
@@ -43,6 +46,12 @@ def _chat_item(row: ChatRow) -> rx.Component:
                             flex="1",
                             min_width="0",
                         ),
+                        rx.cond(
+                            row.archived,
+                            rx.badge("archived", size="1", color_scheme="gray", flex_shrink="0"),
+                        )
+                        if label_archived
+                        else rx.fragment(),
                         rx.moment(
                             row.updated_iso,
                             from_now=True,
@@ -88,6 +97,19 @@ def _chat_item(row: ChatRow) -> rx.Component:
                         on_click=SidebarTabState.start_rename(row.id, row.title),
                         class_name="rename-chat",
                     ),
+                    rx.cond(
+                        row.archived,
+                        rx.menu.item(
+                            "Unarchive",
+                            on_click=SidebarTabState.unarchive_chat(row.id),
+                            class_name="unarchive-chat",
+                        ),
+                        rx.menu.item(
+                            "Archive",
+                            on_click=SidebarTabState.archive_chat(row.id),
+                            class_name="archive-chat",
+                        ),
+                    ),
                     rx.menu.item(
                         "Delete",
                         color="red",
@@ -115,7 +137,15 @@ def _snippet(piece: SnippetPiece) -> rx.Component:
 def _hit(hit: HitRow) -> rx.Component:
     return rx.link(
         rx.vstack(
-            rx.text(hit.title, size="1", weight="bold"),
+            rx.hstack(
+                rx.text(hit.title, size="1", weight="bold"),
+                rx.cond(
+                    hit.archived,
+                    rx.badge("archived", size="1", color_scheme="gray", class_name="hit-archived"),
+                ),
+                spacing="1",
+                align="center",
+            ),
             rx.text(rx.foreach(hit.pieces, _snippet), size="1", class_name="hit-snippet"),
             spacing="0",
             align="start",
@@ -242,6 +272,113 @@ def _chat_list() -> rx.Component:
     )
 
 
+def _archived_item(row: ChatRow) -> rx.Component:
+    return _chat_item(row, label_archived=False)
+
+
+def _archived_section() -> rx.Component:
+    """Archived chats, collapsed by default; its own title filter; unarchive from a row's menu."""
+    filtering = SearchTabState.archived_query.strip() != ""
+    return rx.vstack(
+        rx.button(
+            rx.icon(
+                rx.cond(SidebarTabState.archived_open, "chevron-down", "chevron-right"), size=14
+            ),
+            rx.icon("archive", size=14),
+            "Archived",
+            variant="ghost",
+            size="1",
+            on_click=SidebarTabState.toggle_archived,
+            id="toggle-archived",
+            aria_expanded=SidebarTabState.archived_open,
+        ),
+        rx.cond(
+            SidebarTabState.archived_open,
+            rx.vstack(
+                rx.input(
+                    rx.input.slot(rx.icon("search", size=14)),
+                    placeholder="Filter archived chats",
+                    value=SearchTabState.archived_query,
+                    on_change=SearchTabState.set_archived_query.debounce(SEARCH_DEBOUNCE_MS),
+                    size="1",
+                    width="100%",
+                    id="archived-filter",
+                ),
+                rx.cond(
+                    filtering,
+                    rx.foreach(SearchTabState.archived_results, _archived_item),
+                    rx.foreach(SharedArchiveState.rows, _archived_item),
+                ),
+                rx.cond(
+                    rx.cond(
+                        filtering,
+                        SearchTabState.archived_results.length() == 0,
+                        SharedArchiveState.loaded & (SharedArchiveState.rows.length() == 0),
+                    ),
+                    rx.text(
+                        rx.cond(filtering, "No archived chat matches", "No archived chats"),
+                        size="1",
+                        color_scheme="gray",
+                        id="archived-empty",
+                    ),
+                ),
+                spacing="1",
+                width="100%",
+                max_height="40vh",
+                overflow_y="auto",
+                id="archived-list",
+            ),
+        ),
+        spacing="1",
+        width="100%",
+        id="archived-section",
+    )
+
+
+def _agent_choice(choice: AgentChoiceRow) -> rx.Component:
+    return rx.menu.item(
+        rx.text(choice.name, style=_ONE_LINE),
+        rx.cond(choice.is_default, rx.text("default", size="1", color_scheme="gray")),
+        on_click=SidebarTabState.create_chat_with(choice.id),
+        class_name="new-chat-agent",
+        custom_attrs={"data-agent-id": choice.id},
+    )
+
+
+def _new_chat_buttons() -> rx.Component:
+    """ "New chat" (the default agent) and "▾": a new chat with an agent picked from a menu."""
+    return rx.hstack(
+        rx.button(
+            rx.icon("square-pen", size=16),
+            "New chat",
+            rx.spacer(),
+            rx.text("Ctrl ⇧ O", size="1", color_scheme="gray"),
+            flex="1",
+            variant="soft",
+            on_click=SidebarTabState.create_chat,
+            id="new-chat",
+        ),
+        rx.menu.root(
+            rx.menu.trigger(
+                rx.icon_button(
+                    rx.icon("chevron-down", size=16),
+                    variant="soft",
+                    aria_label="New chat with…",
+                    id="new-chat-with",
+                ),
+            ),
+            rx.menu.content(
+                rx.text("New chat with", size="1", color_scheme="gray", padding="0.25rem 0.5rem"),
+                rx.foreach(SidebarTabState.agent_choices, _agent_choice),
+                id="new-chat-agents",
+            ),
+            on_open_change=SidebarTabState.load_agent_choices,
+        ),
+        spacing="1",
+        width="100%",
+    )
+
+
 def _account_footer() -> rx.Component:
     """Who is signed in here, their account page, the admin page for admins, sign-out."""
     return rx.hstack(
@@ -280,16 +417,7 @@ def sidebar() -> rx.Component:
                 width="100%",
                 align="center",
             ),
-            rx.button(
-                rx.icon("square-pen", size=16),
-                "New chat",
-                rx.spacer(),
-                rx.text("Ctrl ⇧ O", size="1", color_scheme="gray"),
-                width="100%",
-                variant="soft",
-                on_click=SidebarTabState.create_chat,
-                id="new-chat",
-            ),
+            _new_chat_buttons(),
             rx.input(
                 rx.input.slot(rx.icon("search", size=14)),
                 placeholder="Search titles",
@@ -316,6 +444,7 @@ def sidebar() -> rx.Component:
             _message_search(),
             _undo_bar(),
             _chat_list(),
+            _archived_section(),
             _account_footer(),
             spacing="3",
             padding="1rem",

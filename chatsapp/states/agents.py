@@ -23,6 +23,7 @@ from backend.agents import (
 from backend.errors import ChatsError
 from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
+from chatsapp.states.directory import open_new_chat_with
 from chatsapp.states.models import (
     AUTO_KEY,
     ModelChoiceRow,
@@ -220,10 +221,4 @@ class AgentsTabState(rx.State):
     @rx.event
     async def new_chat_with(self, agent_id: str):  # noqa: ANN201
         """A new chat bound to this agent (pinned to its newest version)."""
-        user_id = current_user_id()
-        try:
-            summary = await offload(services().directory(user_id).create_chat)
-            await services().runtime(user_id).bind_agent(summary.id, agent_id)
-        except ChatsError as exc:
-            return rx.toast.error(f"Could not start the chat: {exc}")
-        return rx.redirect(f"/chat/{summary.id}")
+        return await open_new_chat_with(agent_id)

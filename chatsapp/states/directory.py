@@ -7,13 +7,26 @@ import asyncio
 import reflex as rx
 
 from backend.errors import ChatsError
-from chatsapp.identity import current_user_id, directory_token
+from backend.runtime import DEFAULT_AGENT_ID, start_chat
+from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
-from chatsapp.states.linking import link_quietly
-from chatsapp.states.rows import ChatRow, chat_row
+from chatsapp.states.linking import link_to_user_list
+from chatsapp.states.models import BUILTIN_AGENT_LABEL
+from chatsapp.states.rows import AgentChoiceRow, ChatRow, chat_row
+from chatsapp.states.search import SearchTabState
 
 PAGE_SIZE = 40
 UNDO_SECONDS = 8.0
+BUILTIN_AGENT_CHOICE = AgentChoiceRow(DEFAULT_AGENT_ID, BUILTIN_AGENT_LABEL)
+
+
+async def open_new_chat_with(agent_id: str):  # noqa: ANN201
+    """Start a chat bound to ``agent_id`` and open it; a toast says why not."""
+    try:
+        record = await start_chat(services().runtime(current_user_id()), agent_id)
+    except ChatsError as exc:
+        return rx.toast.error(f"Could not start the chat: {exc}")
+    return rx.redirect(f"/chat/{record.id}")
 
 
 class SharedDirectoryState(rx.SharedState):
@@ -40,10 +53,7 @@ class SharedDirectoryState(rx.SharedState):
 
     @rx.event
     async def link(self) -> None:
-        user_id = current_user_id()
-        linked = await link_quietly(self, directory_token(user_id))
-        if not linked.loaded:
-            await linked.reload(user_id)
+        await link_to_user_list(self)
 
     async def reload(self, user_id: str) -> None:
         """Re-read the first page; only the slots whose row changed are re-sent."""
@@ -82,9 +92,11 @@ class SharedDirectoryState(rx.SharedState):
 
 
 class SidebarTabState(rx.State):
-    """Per tab: further pages, inline rename, the undo bar (searches: ``SearchTabState``).
+    """Per tab: further pages, inline rename, the undo bar, archive, "New chat with ▾"
+    (searches: ``SearchTabState``).
 
-    Each tab scrolls on its own; only the first page of the list is shared.
+    Each tab scrolls on its own; only the first page of the list is shared (and the first
+    page of archived chats: ``chatsapp.states.archive.SharedArchiveState``).
     """
 
     more_chats: list[ChatRow] = []
@@ -95,6 +107,8 @@ class SidebarTabState(rx.State):
     undo_chat_id: str = ""
     undo_title: str = ""
     collapsed: bool = False
+    archived_open: bool = False
+    agent_choices: list[AgentChoiceRow] = []
 
     def _chats(self):
         return services().directory(current_user_id())
@@ -105,6 +119,21 @@ class SidebarTabState(rx.State):
     async def create_chat(self):  # noqa: ANN201
         summary = await offload(self._chats().create_chat)
         return rx.redirect(f"/chat/{summary.id}")
+
+    @rx.event
+    async def load_agent_choices(self, menu_open: bool) -> None:
+        """The "New chat with ▾" menu opened: list the agents as they are now."""
+        if not menu_open:
+            return
+        found = await offload(services().agents(current_user_id()).list_agents)
+        choices = [BUILTIN_AGENT_CHOICE]
+        choices += [AgentChoiceRow(a.agent_id, a.name, a.is_default) for a in found]
+        self.agent_choices = choices
+
+    @rx.event
+    async def create_chat_with(self, agent_id: str):  # noqa: ANN201
+        """A new chat bound to the agent picked in the menu."""
+        return await open_new_chat_with(agent_id)
 
     # ── infinite scroll ─────────────────────────────────────────────
 
@@ -188,6 +217,32 @@ class SidebarTabState(rx.State):
         except (ChatsError, KeyError) as exc:
             return rx.toast.error(f"Could not restore the chat: {exc}")
         return rx.redirect(f"/chat/{chat_id}")
+
+    # ── archive ─────────────────────────────────────────────────────
+
+    @rx.event
+    async def archive_chat(self, chat_id: str):  # noqa: ANN201
+        return await self._set_archived(chat_id, True)
+
+    @rx.event
+    async def unarchive_chat(self, chat_id: str):  # noqa: ANN201
+        return await self._set_archived(chat_id, False)
+
+    async def _set_archived(self, chat_id: str, archived: bool):
+        """Every tab's lists follow through the directory's event; this tab's own pages now."""
+        chats = self._chats()
+        try:
+            await offload(chats.archive_chat if archived else chats.unarchive_chat, chat_id)
+        except (ChatsError, KeyError) as exc:
+            return rx.toast.error(f"Could not change the archive: {exc}")
+        if archived:
+            self.more_chats = [row for row in self.more_chats if row.id != chat_id]
+        (await self.get_state(SearchTabState)).archive_changed(chat_id, archived)
+        return None
+
+    @rx.event
+    def toggle_archived(self) -> None:
+        self.archived_open = not self.archived_open
 
     @rx.event
     def toggle_sidebar(self) -> None:

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatsapp.identity import SignedOutError, Viewer, current_viewer
+from chatsapp.identity import (
+    SignedOutError,
+    Viewer,
+    current_user_id,
+    current_viewer,
+    directory_token,
+)
 
 
 class _QuietDuringLink(set):
@@ -49,3 +55,15 @@ async def link_quietly(state: Any, token: str) -> Any:
     if viewer is not None and getattr(linked, "_previous_dirty_vars", None) is not None:
         linked._previous_dirty_vars = _QuietDuringLink(viewer)
     return linked
+
+
+async def link_to_user_list(state: Any) -> None:
+    """Link a list shared by every tab of the user, reading it if no tab has yet.
+
+    ``state`` is the shared state of an on_load (its class has ``loaded`` and
+    ``reload(user_id)``); the tabs already linked are sent nothing.
+    """
+    user_id = current_user_id()
+    linked = await link_quietly(state, directory_token(user_id))
+    if not linked.loaded:
+        await linked.reload(user_id)

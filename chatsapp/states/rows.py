@@ -18,6 +18,16 @@ class ChatRow:
     preview: str = ""
     updated_iso: str = ""
     updated_at: int = 0
+    archived: bool = False
+
+
+@dataclasses.dataclass
+class AgentChoiceRow:
+    """An agent a new chat can start with ("New chat with ▾")."""
+
+    id: str = ""
+    name: str = ""
+    is_default: bool = False
 
 
 @dataclasses.dataclass
@@ -40,6 +50,7 @@ class HitRow:
     message_id: str = ""
     title: str = ""
     pieces: list[SnippetPiece] = dataclasses.field(default_factory=list)
+    archived: bool = False  # the hit's chat is archived (results label it)
 
 
 @dataclasses.dataclass
@@ -91,6 +102,7 @@ def chat_row(summary: object) -> ChatRow:
         preview=str(getattr(summary, "last_message_preview", "") or ""),
         updated_iso=datetime.fromtimestamp(updated_at / 1000, tz=UTC).isoformat(),
         updated_at=updated_at,
+        archived=getattr(summary, "archived_at", None) is not None,
     )
 
 

@@ -7,6 +7,7 @@ and never holding this tab's state lock while SQLite works.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,6 +23,7 @@ from chatsapp.states.newest import search_is_running, search_newest
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row
 
 MESSAGE_HITS_SHOWN = 30
+ARCHIVED_RESULTS_SHOWN = 50
 
 # A search's outcome: the rows to show and an error sentence ("" when it worked).
 Outcome = tuple[list[Any], str]
@@ -35,10 +37,13 @@ class SearchTabState(rx.State):
     message_query: str = ""
     message_hits: list[HitRow] = []
     message_search_open: bool = False
+    archived_query: str = ""
+    archived_results: list[ChatRow] = []
     search_error: str = ""
     # Wall-clock start of the running search loop of each kind (0 = none is running).
     _title_search_since: float = 0.0
     _message_search_since: float = 0.0
+    _archived_search_since: float = 0.0
 
     def _chats(self):
         return services().directory(current_user_id())
@@ -54,6 +59,27 @@ class SearchTabState(rx.State):
         if self._claim("_title_search_since"):
             return SearchTabState.search_titles
         return None  # the running search picks the new query up when it ends
+
+    @rx.event
+    def set_archived_query(self, value: str) -> EventHandler | None:
+        """The "Archived" section's own filter: archived chats whose title matches."""
+        self.archived_query = value
+        if not value.strip():
+            self.archived_results, self.search_error = [], ""
+            return None
+        if self._claim("_archived_search_since"):
+            return SearchTabState.search_archived
+        return None
+
+    def archive_changed(self, chat_id: str, archived: bool) -> None:
+        """This tab (un)archived a chat: its results here say so at once (others: next search)."""
+        if not archived and any(r.id == chat_id for r in self.archived_results):
+            self.archived_results = [r for r in self.archived_results if r.id != chat_id]
+        if any(r.id == chat_id and r.archived != archived for r in self.title_results):
+            self.title_results = [
+                dataclasses.replace(r, archived=archived) if r.id == chat_id else r
+                for r in self.title_results
+            ]
 
     @rx.event
     def set_message_query(self, value: str) -> EventHandler | None:
@@ -95,6 +121,20 @@ class SearchTabState(rx.State):
             return [chat_row(s) for s in await offload(chats.search_chats, query)]
 
         await self._search_newest("title_query", "title_results", "_title_search_since", search)
+
+    @rx.event(background=True)
+    async def search_archived(self) -> None:
+        chats = self._chats()
+
+        async def search(query: str) -> list[ChatRow]:
+            found = await offload(
+                chats.list_chats, archived=True, search=query, limit=ARCHIVED_RESULTS_SHOWN
+            )
+            return [chat_row(s) for s in found]
+
+        await self._search_newest(
+            "archived_query", "archived_results", "_archived_search_since", search
+        )
 
     @rx.event(background=True)
     async def search_messages(self) -> None:
@@ -143,18 +183,19 @@ class SearchTabState(rx.State):
 def _hit_rows(chats: Any, query: str) -> list[HitRow]:
     """Message hits with their chat's title (one synchronous pass, run on a worker thread)."""
     hits = chats.search_messages(query, limit=MESSAGE_HITS_SHOWN)
-    titles: dict[str, str] = {}
+    summaries: dict[str, Any] = {}
     for chat_id in dict.fromkeys(hit.chat_id for hit in hits):
         try:
-            titles[chat_id] = chats.get_summary(chat_id).title
+            summaries[chat_id] = chats.get_summary(chat_id)
         except (KeyError, ValueError):
             continue  # deleted since the search: its hits keep a generic title
     return [
         HitRow(
             chat_id=hit.chat_id,
             message_id=hit.message_id,
-            title=titles.get(hit.chat_id, "Chat"),
+            title=summaries[hit.chat_id].title if hit.chat_id in summaries else "Chat",
             pieces=[SnippetPiece(t, is_hit) for t, is_hit in split_snippet(hit.snippet)],
+            archived=hit.chat_id in summaries and summaries[hit.chat_id].archived,
         )
         for hit in hits
     ]

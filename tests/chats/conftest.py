@@ -37,3 +37,11 @@ def chats(tmp_path, clock):
     directory = Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=3600)
     yield directory
     directory.close()
+
+
+@pytest.fixture
+def events(chats):
+    """Every directory event of ``chats``, in order."""
+    seen = []
+    chats.subscribe(seen.append)
+    return seen

@@ -255,6 +255,7 @@ class TestSummaries:
             "created_at",
             "updated_at",
             "last_message_preview",
+            "archived_at",
         }
         assert set(summary.model_dump()) == set(ChatSummary.model_fields)
 

@@ -12,13 +12,6 @@ from backend.chats import (
 )
 
 
-@pytest.fixture
-def events(chats):
-    seen = []
-    chats.subscribe(seen.append)
-    return seen
-
-
 class TestEvents:
     def test_each_chat_write_emits_its_event_with_the_new_summary(self, chats, events):
         summary = chats.create_chat("a")
@@ -114,4 +107,5 @@ class TestEvents:
             "created_at",
             "updated_at",
             "last_message_preview",
+            "archived_at",
         }

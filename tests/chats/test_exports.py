@@ -8,12 +8,15 @@ def test_backend_chats_exports_exactly_its_public_names():
     assert_public_surface(
         backend.chats,
         {
+            "MAX_AUTO_ARCHIVE_DAYS",
             "MAX_PREVIEW_CHARS",
             "MAX_TITLE_CHARS",
+            "MIN_AUTO_ARCHIVE_DAYS",
             "SNIPPET_ELLIPSIS",
             "SNIPPET_END",
             "SNIPPET_START",
             "Chat",
+            "ChatArchived",
             "ChatCreated",
             "ChatCursor",
             "ChatDeleted",
@@ -23,6 +26,7 @@ def test_backend_chats_exports_exactly_its_public_names():
             "ChatRestored",
             "ChatSummary",
             "ChatTurnRecorded",
+            "ChatUnarchived",
             "Chats",
             "DirectoryChanged",
             "DirectoryEvent",

@@ -38,5 +38,6 @@ def test_the_public_surface_is_pinned_and_sorted():
             "Tool",
             "ToolContext",
             "ToolError",
+            "start_chat",
         },
     )

@@ -245,8 +245,6 @@ class TestRuns:
         assert record.session_state_version == 0
         assert (record.title, record.last_run_id, record.archived_at) == ("", None, None)
         assert record.created_at == record.updated_at == 1
-        store.set_archived("c1", 99, now=100)
-        assert store.load_conversation("c1").archived_at == 99
 
     def test_ensure_keeps_an_existing_binding(self, store):
         store.update_binding("c1", "assistant", "latest", None, now=2)

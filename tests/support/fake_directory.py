@@ -27,6 +27,7 @@ class FakeChat:
     session: Session
     title: str = "New chat"
     preview: str = ""
+    archived_at: int | None = None
     generation: int = 1
     has_file: bool = True  # the file is created with the chat
 
@@ -74,7 +75,23 @@ class FakeDirectory:
             created_at=0,
             updated_at=0,
             last_message_preview=chat.preview or None,
+            archived_at=chat.archived_at,
         )
+
+    def delete_chat(self, chat_id: str) -> None:
+        with self._lock:
+            chat = self._chats.pop(chat_id, None)
+        if chat is not None:
+            chat.sessions.close()
+
+    def archive_chat(self, chat_id: str) -> ChatSummary:
+        chat = self.get_chat(chat_id)
+        chat.archived_at = chat.archived_at or 1
+        return self.get_summary(chat_id)
+
+    def unarchive_chat(self, chat_id: str) -> ChatSummary:
+        self.get_chat(chat_id).archived_at = None
+        return self.get_summary(chat_id)
 
     def rename_chat(self, chat_id: str, title: str) -> ChatSummary:
         self.get_chat(chat_id).title = title

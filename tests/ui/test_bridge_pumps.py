@@ -27,7 +27,7 @@ WAIT_S = 10.0
 
 @dataclass
 class View:
-    """The fields of ``SharedConversationState`` the pump writes."""
+    """The fields of the shared states the bridge writes (the pump's, lists', a header's)."""
 
     queued: int = 0
     streaming: bool = False
@@ -35,9 +35,15 @@ class View:
     streaming_message_id: str = ""
     error: str = ""
     refreshed: list[str] = field(default_factory=list)
+    loaded: bool = False
+    archived: bool = False
+    reloads: int = 0
 
     async def refresh(self, user_id: str) -> None:
         self.refreshed.append(user_id)
+
+    async def reload(self, user_id: str) -> None:
+        self.reloads += 1
 
 
 class _Root:
@@ -83,7 +89,12 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Serv
     monkeypatch.setattr(bridge, "_watched_directories", set())
     monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
     app = FakeApp()
-    bridge.install(app, bridge.LiveStates(directory=View, memory=View, conversation=View))
+    bridge.install(
+        app,
+        bridge.LiveStates(
+            directory=View, memory=View, conversation=View, archive=View, chat_settings=View
+        ),
+    )
     yield served, app
     for task in list(bridge._pumps.values()):
         task.cancel()

@@ -140,7 +140,16 @@ def convert(document: dict[str, Any], source: ImportSource | None = None) -> Imp
         if state is None
         else StateDocument(dict(state["data"]), int(state["updated_at"])),
         preview_text=chat.get("last_message_preview") or "",  # "": none, as exported
+        archived_at=_archived_at(chat, record),
     )
+
+
+def _archived_at(chat: dict[str, Any], record: dict[str, Any] | None) -> int | None:
+    """The chat row's (the directory keeps archive); older exports had it in the record only."""
+    value = chat.get("archived_at")
+    if value is None and record is not None:
+        value = record.get("archived_at")
+    return None if value is None else int(value)
 
 
 def _loader(listing: dict[str, Any], source: ImportSource | None) -> Loader:

@@ -1,0 +1,131 @@
+"""User stories: archived chats leave the list for "Archived" in every tab, can be found and
+brought back; "New chat with ▾" starts a chat with the agent picked."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.app_server import AppServer
+from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+
+USER = "archie"  # a person of their own: other stories' chats stay out of these lists
+
+
+def main_list_item(page: Page, chat_id: str):
+    return page.locator(f'#chat-list .chat-item[data-chat-id="{chat_id}"]')
+
+
+def archived_item(page: Page, chat_id: str):
+    return page.locator(f'#archived-list .chat-item[data-chat-id="{chat_id}"]')
+
+
+def rename(page: Page, chat_id: str, title: str) -> None:
+    chat_item(page, chat_id).locator(".chat-menu").click()
+    page.locator(".rename-chat").click()
+    page.locator(".rename-input input").fill(title)
+    page.locator(".rename-input input").press("Enter")
+    expect(main_list_item(page, chat_id)).to_contain_text(title, timeout=TIMEOUT_MS)
+
+
+def archive(page: Page, chat_id: str) -> None:
+    main_list_item(page, chat_id).locator(".chat-menu").click()
+    page.locator(".archive-chat").click()
+
+
+def open_archived(page: Page) -> None:
+    page.locator("#toggle-archived").click()
+    expect(page.locator("#archived-filter")).to_be_visible(timeout=TIMEOUT_MS)
+
+
+class TestArchive:
+    def test_a_chat_archived_in_one_tab_moves_to_archived_in_the_other(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server, user=USER)
+        tab_b = open_tab(browser, app_server, user=USER)
+        open_archived(tab_b)
+        chat_id = create_chat(tab_a)
+        expect(main_list_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+
+        archive(tab_a, chat_id)
+        expect(main_list_item(tab_b, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(archived_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(main_list_item(tab_a, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)  # header
+
+    def test_the_archived_filter_finds_by_title_and_unarchive_brings_a_chat_back(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server, user=USER)
+        tab_b = open_tab(browser, app_server, user=USER)
+        lisbon = create_chat(tab_a)
+        rename(tab_a, lisbon, "Lisbon itinerary")
+        budget = create_chat(tab_a)
+        rename(tab_a, budget, "Budget 2027")
+        archive(tab_a, lisbon)
+        archive(tab_a, budget)
+        open_archived(tab_a)
+        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(archived_item(tab_a, budget)).to_be_visible(timeout=TIMEOUT_MS)
+
+        tab_a.locator("#archived-filter").fill("lisb")
+        expect(archived_item(tab_a, budget)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        tab_a.locator("#archived-filter").fill("nothing like it")
+        expect(tab_a.locator("#archived-empty")).to_be_visible(timeout=TIMEOUT_MS)
+        tab_a.locator("#archived-filter").fill("lisb")
+        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+
+        archived_item(tab_a, lisbon).locator(".chat-menu").click()
+        tab_a.locator(".unarchive-chat").click()
+        expect(archived_item(tab_a, lisbon)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(main_list_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(main_list_item(tab_b, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(main_list_item(tab_b, budget)).to_have_count(0)
+
+    def test_message_search_still_finds_an_archived_chat_and_labels_it(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server, user=USER)
+        chat_id = create_chat(tab)
+        tab.locator("#composer").fill("Notes on the quokka census")
+        tab.locator("#composer").press("Enter")
+        expect(tab.locator(".message-user").last).to_contain_text("quokka", timeout=TIMEOUT_MS)
+        archive(tab, chat_id)
+        expect(main_list_item(tab, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+
+        tab.locator("#toggle-message-search").click()
+        tab.locator("#message-search").fill("quokka census")
+        hit = tab.locator(f'.message-hit[href^="/chat/{chat_id}"]')
+        expect(hit).to_be_visible(timeout=TIMEOUT_MS)
+        expect(hit.locator(".hit-archived")).to_have_text("archived")
+
+
+class TestNewChatWithAnAgent:
+    def test_new_chat_with_starts_a_chat_bound_to_the_agent_picked(
+        self, app_server: AppServer, browser: Browser
+    ):
+        library = app_server.signed_in_context(
+            browser, USER, viewport={"width": 1280, "height": 900}
+        ).new_page()
+        library.goto(app_server.url + "/agents")
+        library.locator("#agent-new").click()
+        library.locator("#agent-name").fill("Travel planner")
+        library.locator("#agent-instructions").fill("Plan trips.")
+        library.locator("#agent-save").click()
+        expect(library.locator(".agent-name", has_text="Travel planner")).to_be_visible(
+            timeout=TIMEOUT_MS
+        )
+
+        tab = open_tab(browser, app_server, user=USER)
+        tab.locator("#new-chat-with").click()
+        tab.locator(".new-chat-agent", has_text="Travel planner").click()
+        tab.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("Travel planner", timeout=TIMEOUT_MS)
+        chat_id = tab.url.rsplit("/", 1)[-1]
+        expect(main_list_item(tab, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+
+        tab.locator("#new-chat-with").click()
+        tab.locator(".new-chat-agent", has_text="Default assistant").click()
+        tab.wait_for_url(lambda url: chat_id not in url and "/chat/" in url, timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)
