@@ -33,7 +33,9 @@ class TestArchiveThroughTheRuntime:
     async def test_the_conversation_table_is_not_a_second_copy_of_the_flag(self, tmp_path, chats):
         chat_id = chats.create_chat().id
         runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        await runtime.bind_agent(chat_id, DEFAULT_AGENT.id)  # a write: the record is stored
         await runtime.set_archived(chat_id)
+        assert (await runtime.get_conversation(chat_id)).archived_at is not None
         stored = RuntimeStore(chats.get_chat(chat_id).database).load_conversation(chat_id)
         assert stored is not None and stored.archived_at is None
         await runtime.aclose()

@@ -47,7 +47,7 @@ class TestOpeningAnUnwrittenChat:
         chat_id = chats.create_chat().id
         runtime = make_runtime(tmp_path, chats, ScriptedModel("unused"))
         before = await runtime.get_conversation(chat_id)
-        stored = await runtime.set_archived(chat_id, True)
+        stored = await runtime.set_model(chat_id, None)  # a write to the record
         assert file_of(chats, chat_id).exists()
         assert (stored.agent_id, stored.agent_version_policy, stored.agent_version) == (
             before.agent_id,
