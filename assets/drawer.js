@@ -13,6 +13,10 @@ if (!window.__chatsDrawerInstalled) {
   const setOpen = (open) => {
     if (open === isOpen()) return;
     const sidebar = document.getElementById("sidebar");
+    // Modal while open: what lies under the backdrop takes no focus, clicks or screen reader.
+    for (const id of ["main-pane", "memory-panel"]) {
+      document.getElementById(id)?.toggleAttribute("inert", open);
+    }
     if (open) {
       root.dataset.drawer = "open";
       returnFocus = document.activeElement;

@@ -8,6 +8,7 @@ conversation column. Each story signs in its own person, so no other story's cha
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
@@ -28,6 +29,8 @@ TABLET: dict[str, Any] = {
     "has_touch": True,
 }
 DESKTOP: dict[str, Any] = {"viewport": {"width": 1280, "height": 800}}
+# What is left of the phone's height above an on-screen keyboard.
+KEYBOARD_OPEN_HEIGHT = 480
 
 # One code line far wider than a phone, and display math.
 WIDE_MESSAGE = "```python\nwidth = '" + "w" * 240 + "'\n```\n\n$$\n\\sum_{k=1}^{n} k\n$$"
@@ -49,6 +52,7 @@ def open_drawer(page: Page) -> None:
     drawer_button(page).click()
     expect(page.locator("#sidebar")).to_be_visible()
     expect(drawer_button(page)).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#main-pane")).to_have_attribute("inert", "")  # modal while open
     # Slid fully in (it animates from the left edge).
     page.wait_for_function("document.getElementById('sidebar').getBoundingClientRect().left >= 0")
 
@@ -56,6 +60,7 @@ def open_drawer(page: Page) -> None:
 def expect_drawer_closed(page: Page) -> None:
     expect(page.locator("#sidebar")).to_be_hidden(timeout=TIMEOUT_MS)
     expect(drawer_button(page)).to_have_attribute("aria-expanded", "false")
+    expect(page.locator("#main-pane")).not_to_have_attribute("inert", "")
 
 
 def swipe_left(page: Page, y: int) -> None:
@@ -137,6 +142,29 @@ class TestPhoneDrawer:
         swipe_left(page, y=PHONE_HEIGHT // 2)
         expect_drawer_closed(page)
 
+    def test_the_composer_stays_in_view_when_an_on_screen_keyboard_shrinks_the_page(
+        self, app_server: AppServer, browser: Browser
+    ):
+        page = open_as(browser, app_server, "kiko", PHONE)
+        open_drawer(page)
+        create_chat(page)
+        # The keyboard resizes the layout, not only the visual viewport.
+        viewport = page.locator('meta[name="viewport"]')
+        expect(viewport).to_have_count(1)
+        expect(viewport).to_have_attribute(
+            "content", re.compile(r"interactive-widget=resizes-content")
+        )
+        page.locator("#composer").focus()
+        page.set_viewport_size({"width": PHONE_WIDTH, "height": KEYBOARD_OPEN_HEIGHT})
+        page.wait_for_function(
+            """() => {
+                const box = document.getElementById('composer').getBoundingClientRect();
+                return box.top >= 0 && box.bottom <= innerHeight;
+            }""",
+            timeout=TIMEOUT_MS,
+        )
+        expect(page.locator("#send")).to_be_in_viewport()
+
     def test_wide_code_and_math_scroll_inside_the_message_not_the_page(
         self, app_server: AppServer, browser: Browser
     ):
@@ -200,6 +228,13 @@ class TestWiderScreens:
         assert 200 <= sidebar < 288, "narrower than on a desktop (18rem)"
         assert width_of(page, "#transcript") >= 820 - sidebar - 1
         assert page_scroll_width(page) <= 820
+
+        # The memory panel lies over the conversation instead of squeezing it, and closes.
+        page.locator("#toggle-memory").click()
+        expect(page.locator("#memory-panel")).to_be_visible(timeout=TIMEOUT_MS)
+        assert width_of(page, "#transcript") >= 820 - sidebar - 1
+        page.locator("#close-memory").click()
+        expect(page.locator("#memory-panel")).to_have_count(0, timeout=TIMEOUT_MS)
 
     def test_a_desktop_keeps_its_sidebar_and_can_still_collapse_it(
         self, app_server: AppServer, browser: Browser
