@@ -89,7 +89,7 @@ def _empty_state() -> rx.Component:
 
 def _missing_chat() -> rx.Component:
     return rx.center(
-        rx.box(drawer_button(), position="absolute", top="0.75rem", left="0.5rem"),
+        drawer_button("floating-drawer-button"),
         rx.vstack(
             rx.heading("This chat does not exist", size="5"),
             rx.link("Back to your chats", href="/"),

@@ -115,7 +115,8 @@ def memory_panel() -> rx.Component:
                             variant="ghost",
                             on_click=MemoryEditorTabState.toggle,
                             aria_label="Close shared memory",
-                            class_name="sheet-close",  # the phone's sheet has no header button near
+                            # Shown under 1024 px, where the panel covers the header's toggle.
+                            class_name="sheet-close",
                             id="close-memory",
                         ),
                         width="100%",

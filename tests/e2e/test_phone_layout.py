@@ -85,6 +85,22 @@ def page_scroll_width(page: Page) -> int:
     return page.evaluate("document.documentElement.scrollWidth")
 
 
+def expect_bottom_sheet(page: Page, selector: str) -> None:
+    """Full width, resting on the bottom edge, the chat header still visible above it."""
+    # Measured once it has settled: a sheet may slide in.
+    page.wait_for_function(
+        "selector => document.querySelector(selector).getAnimations().length === 0",
+        arg=selector,
+        timeout=TIMEOUT_MS,
+    )
+    box = page.locator(selector).bounding_box()
+    assert box is not None
+    assert box["x"] == 0 and box["width"] == PHONE_WIDTH
+    assert abs(box["y"] + box["height"] - PHONE_HEIGHT) <= 1, "it rests on the bottom edge"
+    assert box["y"] > 0, "the chat header stays visible above it"
+    assert page_scroll_width(page) <= PHONE_WIDTH
+
+
 class TestPhoneDrawer:
     def test_a_phone_chats_full_width_and_switches_chats_through_the_drawer(
         self, app_server: AppServer, browser: Browser
@@ -185,7 +201,7 @@ class TestPhoneDrawer:
         )
         assert page_scroll_width(page) <= page.evaluate("innerWidth") <= PHONE_WIDTH
 
-    def test_the_memory_panel_is_a_bottom_sheet_on_a_phone(
+    def test_the_memory_and_session_state_panels_are_bottom_sheets_on_a_phone(
         self, app_server: AppServer, browser: Browser
     ):
         page = open_as(browser, app_server, "mona", PHONE)
@@ -194,15 +210,13 @@ class TestPhoneDrawer:
         page.locator("#toggle-memory").click()
         sheet = page.locator("#memory-panel")
         expect(sheet).to_be_visible(timeout=TIMEOUT_MS)
-        box = sheet.bounding_box()
-        assert box is not None
-        assert box["x"] == 0 and box["width"] == PHONE_WIDTH
-        assert abs(box["y"] + box["height"] - PHONE_HEIGHT) <= 1, "it rests on the bottom edge"
-        assert box["height"] < PHONE_HEIGHT, "the chat header stays visible above it"
-        assert page_scroll_width(page) <= PHONE_WIDTH
-
+        expect_bottom_sheet(page, "#memory-panel")
         page.locator("#close-memory").click()
         expect(sheet).to_have_count(0, timeout=TIMEOUT_MS)
+
+        page.locator("#state-toggle").click()  # in the header's sideways-scrolling row
+        expect(page.locator("#state-panel")).to_be_visible(timeout=TIMEOUT_MS)
+        expect_bottom_sheet(page, "#state-panel")
 
 
 def open_chat_beside_the_sidebar(
