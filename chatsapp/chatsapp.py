@@ -24,9 +24,17 @@ from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import SharedChatSettingsState
 
+# An on-screen keyboard resizes the layout (not just the visual viewport), so the composer,
+# last in a 100dvh column, stays above it (assets/layout.css).
+VIEWPORT = "width=device-width, initial-scale=1, interactive-widget=resizes-content"
+
 app = rx.App(
     api_transformer=[auth_routes(), export_routes(), ContentSecurityPolicy],
-    head_components=[rx.el.meta(http_equiv=HEADER, content=META_POLICY)],
+    head_components=[
+        rx.el.meta(http_equiv=HEADER, content=META_POLICY),
+        rx.el.meta(name="viewport", content=VIEWPORT),
+    ],
+    stylesheets=["/layout.css"],
 )
 # First, so no other middleware (hydration included) runs for an event the guard refuses.
 app.add_middleware(AuthGuard(public_states=(AuthPageTabState,)), index=0)

@@ -17,7 +17,7 @@ from chatsapp.components.chat_view import chat_view
 from chatsapp.components.endpoints_admin import endpoints_admin_body
 from chatsapp.components.memory_panel import memory_panel, memory_toggle
 from chatsapp.components.settings import settings_view
-from chatsapp.components.sidebar import sidebar
+from chatsapp.components.sidebar import drawer_button, sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.agents import AgentsTabState
 from chatsapp.states.archive import ArchivePolicyTabState, SharedArchiveState
@@ -31,16 +31,25 @@ from chatsapp.states.settings import SettingsTabState
 from chatsapp.states.status import ModelTabState
 
 
-def shell(main: rx.Component) -> rx.Component:
-    """The signed-in layout; a tab whose session ended elsewhere shows only a notice."""
-    return rx.cond(AccountTabState.signed_out, signed_out_notice(), _layout(main))
+def shell(main: rx.Component, *, drawer_button_in_main: bool = False) -> rx.Component:
+    """The signed-in layout; a tab whose session ended elsewhere shows only a notice.
+
+    ``drawer_button_in_main``: the page's own header holds the phone's drawer button (the chat
+    view does); other pages get one floating where the sidebar toggle sits on wider screens.
+    """
+    return rx.cond(
+        AccountTabState.signed_out, signed_out_notice(), _layout(main, drawer_button_in_main)
+    )
 
 
-def _layout(main: rx.Component) -> rx.Component:
+def _layout(main: rx.Component, drawer_button_in_main: bool) -> rx.Component:
+    """Sidebar, main pane, memory panel; how they fit each width is ``assets/layout.css``."""
     return rx.hstack(
         rx.script(src="/keys.js"),
+        rx.script(src="/drawer.js"),
         rx.el.span(ModelTabState.worker, id="worker-id", display="none"),
         sidebar(),
+        rx.box(id="drawer-backdrop", aria_hidden="true"),
         rx.box(
             rx.icon_button(
                 rx.icon("panel-left", size=16),
@@ -53,16 +62,13 @@ def _layout(main: rx.Component) -> rx.Component:
                 aria_label="Toggle sidebar",
                 id="toggle-sidebar",
             ),
+            rx.fragment() if drawer_button_in_main else drawer_button("floating-drawer-button"),
             main,
             id="main-pane",
-            flex="1",
-            height="100vh",
-            overflow="hidden",
-            position="relative",
         ),
         memory_panel(),
         spacing="0",
-        width="100%",
+        class_name="app-shell",
     )
 
 
@@ -74,6 +80,8 @@ def _empty_state() -> rx.Component:
             rx.text("Create a chat from the sidebar, or press Ctrl+Shift+O.", color_scheme="gray"),
             rx.button("New chat", on_click=SidebarTabState.create_chat, id="empty-new-chat"),
             align="center",
+            text_align="center",
+            padding="1.5rem",
         ),
         height="100%",
         id="empty-state",
@@ -82,6 +90,7 @@ def _empty_state() -> rx.Component:
 
 def _missing_chat() -> rx.Component:
     return rx.center(
+        drawer_button("floating-drawer-button"),
         rx.vstack(
             rx.heading("This chat does not exist", size="5"),
             rx.link("Back to your chats", href="/"),
@@ -106,7 +115,9 @@ def index_page() -> rx.Component:
 
 
 def chat_page() -> rx.Component:
-    return shell(rx.cond(ChatTabState.missing, _missing_chat(), chat_view()))
+    return shell(
+        rx.cond(ChatTabState.missing, _missing_chat(), chat_view()), drawer_button_in_main=True
+    )
 
 
 def settings_page() -> rx.Component:

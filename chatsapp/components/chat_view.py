@@ -8,6 +8,7 @@ from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
 from chatsapp.components.settings import chat_export_url
+from chatsapp.components.sidebar import drawer_button
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
     ATTACHMENT_KINDS,
@@ -24,7 +25,9 @@ COMPOSER_VALUE = rx.Var("document.getElementById('composer')?.value ?? ''").to(s
 
 
 def _header() -> rx.Component:
+    # Padding and the phone's two rows: assets/layout.css (.chat-header).
     return rx.hstack(
+        drawer_button(),
         rx.heading(
             SharedConversationState.title,
             size="4",
@@ -34,21 +37,26 @@ def _header() -> rx.Component:
             min_width="0",
             style={"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"},
         ),
-        rx.cond(
-            ModelTabState.offline,
-            rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
+        # The model and agent details: they wrap beside the title on wider screens and are a
+        # second row that scrolls sideways on a phone (assets/layout.css).
+        rx.el.div(
+            rx.cond(
+                ModelTabState.offline,
+                rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
+            ),
+            rx.tooltip(
+                rx.badge(ModelTabState.label, variant="outline", id="model-label"),
+                content=ModelTabState.details,
+            ),
+            chat_header_controls(),
+            class_name="chat-header-details",
         ),
-        rx.tooltip(
-            rx.badge(ModelTabState.label, variant="outline", id="model-label"),
-            content=ModelTabState.details,
-        ),
-        chat_header_controls(),
         memory_toggle(),
         _chat_menu(),
-        padding="0.75rem 1.25rem 0.75rem 2.75rem",
         border_bottom="1px solid var(--gray-a5)",
         width="100%",
         align="center",
+        class_name="chat-header",
     )
 
 
@@ -147,10 +155,10 @@ def _transcript() -> rx.Component:
                 ),
             ),
             spacing="4",
-            padding="1.5rem",
             max_width="52rem",
             margin="0 auto",
             width="100%",
+            class_name="transcript-column",  # padding: assets/layout.css
         ),
         id="transcript",
         flex="1",
@@ -260,10 +268,11 @@ def _composer() -> rx.Component:
             width="100%",
             align="end",
         ),
-        padding="0.75rem 1.25rem 1.25rem",
         max_width="52rem",
         margin="0 auto",
         width="100%",
+        # Never shrunk, last in the column: above the on-screen keyboard (assets/layout.css).
+        class_name="composer",
     )
 
 
@@ -278,7 +287,7 @@ def chat_view() -> rx.Component:
         _header(),
         _transcript(),
         _composer(),
-        height="100vh",
         spacing="0",
         width="100%",
+        class_name="chat-view",
     )

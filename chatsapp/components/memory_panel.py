@@ -107,7 +107,21 @@ def memory_panel() -> rx.Component:
             MemoryEditorTabState.open,
             rx.box(
                 rx.vstack(
-                    rx.heading("Shared memory", size="4"),
+                    rx.hstack(
+                        rx.heading("Shared memory", size="4"),
+                        rx.spacer(),
+                        rx.icon_button(
+                            rx.icon("x", size=16),
+                            variant="ghost",
+                            on_click=MemoryEditorTabState.toggle,
+                            aria_label="Close shared memory",
+                            # Shown under 1024 px, where the panel covers the header's toggle.
+                            class_name="sheet-close",
+                            id="close-memory",
+                        ),
+                        width="100%",
+                        align="center",
+                    ),
                     rx.text(
                         "Every chat reads these notes. Changes appear in all your tabs.",
                         size="1",
@@ -119,9 +133,7 @@ def memory_panel() -> rx.Component:
                     padding="1rem",
                 ),
                 id="memory-panel",
-                width="22rem",
-                min_width="22rem",
-                height="100vh",
+                # A side panel on wider screens, a bottom sheet on phones: assets/layout.css.
                 overflow_y="auto",
                 border_left="1px solid var(--gray-a5)",
                 background="var(--gray-a2)",

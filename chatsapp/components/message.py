@@ -269,7 +269,7 @@ def message_view(entry: EntryRow) -> rx.Component:
         border_radius="var(--radius-4)",
         background=rx.cond(is_user, "var(--accent-a3)", "transparent"),
         outline=rx.cond(highlighted, "2px solid var(--amber-8)", "none"),
-        max_width="46rem",
+        max_width="min(46rem, 100%)",  # never wider than a phone's column
         width=rx.cond(is_user, "auto", "100%"),
     )
     return rx.vstack(

@@ -193,6 +193,6 @@ def settings_view() -> rx.Component:
             width="100%",
         ),
         id="settings-page",
-        height="100vh",
+        height="100%",
         overflow_y="auto",
     )

@@ -1,5 +1,8 @@
 """The sidebar: new chat (or "New chat with ▾" an agent), title search, the chat list with
-rename/archive/delete, message search, and the collapsible "Archived" section."""
+rename/archive/delete, message search, and the collapsible "Archived" section.
+
+On phones it is a drawer (opened by :func:`drawer_button`); its layout is ``assets/layout.css``.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,6 @@ from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, HitRow, SnippetPiece
 from chatsapp.states.search import SearchTabState
 
-SIDEBAR_WIDTH = "18rem"
 _ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
 
 
@@ -451,15 +453,28 @@ def sidebar() -> rx.Component:
             height="100%",
         ),
         id="sidebar",
-        width=SIDEBAR_WIDTH,
-        min_width=SIDEBAR_WIDTH,
-        height="100vh",
+        # Its width, and the phone drawer it becomes under 768 px, are in assets/layout.css.
+        # Collapsing (the toggle on wider screens) is this tab's state; the CSS applies it.
+        custom_attrs={"data-collapsed": SidebarTabState.collapsed},
+        tab_index=-1,  # the opened drawer takes focus, so a screen reader starts inside it
         border_right="1px solid var(--gray-a5)",
         background="var(--gray-a2)",
-        # Shown by default on wide screens, hidden on narrow ones; the toggle flips both.
-        display=rx.cond(
-            SidebarTabState.collapsed,
-            rx.breakpoints(initial="block", md="none"),
-            rx.breakpoints(initial="none", md="block"),
-        ),
+    )
+
+
+def drawer_button(class_name: str = "") -> rx.Component:
+    """The phone's menu button: opens the sidebar drawer (``assets/drawer.js``, no round trip).
+
+    Shown only under 768 px (``assets/layout.css``), where the sidebar is a drawer.
+    """
+    return rx.icon_button(
+        rx.icon("menu", size=18),
+        variant="ghost",
+        aria_label="Open the chat list",
+        class_name=f"drawer-button {class_name}".strip(),
+        custom_attrs={
+            "data-drawer-toggle": "",
+            "aria-controls": "sidebar",
+            "aria-expanded": "false",
+        },
     )
