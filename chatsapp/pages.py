@@ -54,6 +54,7 @@ def _layout(main: rx.Component) -> rx.Component:
             ),
             main,
             id="main-pane",
+            role="main",
             flex="1",
             height="100vh",
             overflow="hidden",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.auth_pages import backend_url
+from chatsapp.components.labelled_upload import labelled_upload
 from chatsapp.export_routes import ALL_PATH, CHAT_PATH
 from chatsapp.states.settings import RefusedRow, SettingsTabState
 
@@ -84,7 +85,8 @@ def _import_section() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
-        rx.upload.root(
+        labelled_upload(
+            "Choose a file to import",
             rx.button(
                 rx.icon("upload", size=14),
                 "Choose a file to import",

@@ -29,6 +29,7 @@ def _chat_item(row: ChatRow) -> rx.Component:
             size="2",
             width="100%",
             class_name="rename-input",
+            aria_label="Chat title",
         ),
         rx.hstack(
             rx.link(
@@ -47,7 +48,7 @@ def _chat_item(row: ChatRow) -> rx.Component:
                             row.updated_iso,
                             from_now=True,
                             font_size="0.7rem",
-                            color="var(--gray-10)",
+                            color="var(--gray-11)",  # gray-10 is under 4.5:1 on a selected row
                             flex_shrink="0",
                         ),
                         width="100%",
@@ -143,6 +144,7 @@ def _message_search() -> rx.Component:
                     size="2",
                     width="100%",
                     id="message-search",
+                    aria_label="Search all messages",
                 ),
                 on_submit=lambda _form: SearchTabState.run_message_search(),
                 width="100%",
@@ -276,7 +278,7 @@ def sidebar() -> rx.Component:
             rx.hstack(
                 rx.heading("Chats", size="5"),
                 rx.spacer(),
-                rx.color_mode.button(size="1", variant="ghost"),
+                rx.color_mode.button(size="1", variant="ghost", aria_label="Toggle dark mode"),
                 width="100%",
                 align="center",
             ),
@@ -298,6 +300,7 @@ def sidebar() -> rx.Component:
                 size="2",
                 width="100%",
                 id="title-search",
+                aria_label="Search chat titles",
             ),
             rx.cond(
                 SearchTabState.search_error != "",
@@ -322,6 +325,8 @@ def sidebar() -> rx.Component:
             height="100%",
         ),
         id="sidebar",
+        role="navigation",
+        aria_label="Chats",
         width=SIDEBAR_WIDTH,
         min_width=SIDEBAR_WIDTH,
         height="100vh",
