@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.components.labelled_upload import labelled_upload
+from chatsapp.components.accessible_upload import accessible_upload
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
@@ -204,8 +204,7 @@ def _composer() -> rx.Component:
             wrap="wrap",
         ),
         rx.hstack(
-            labelled_upload(
-                "Attach files",
+            accessible_upload(
                 rx.icon_button(
                     rx.icon("paperclip", size=16), variant="ghost", aria_label="Attach files"
                 ),

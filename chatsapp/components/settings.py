@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.accessible_upload import accessible_upload
 from chatsapp.components.auth_pages import backend_url
-from chatsapp.components.labelled_upload import labelled_upload
 from chatsapp.export_routes import ALL_PATH, CHAT_PATH
 from chatsapp.states.settings import RefusedRow, SettingsTabState
 
@@ -85,8 +85,7 @@ def _import_section() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
-        labelled_upload(
-            "Choose a file to import",
+        accessible_upload(
             rx.button(
                 rx.icon("upload", size=14),
                 "Choose a file to import",

@@ -26,6 +26,7 @@ AXE = ROOT / ".tools/axe/node_modules/axe-core/axe.min.js"
 WCAG_TAGS = ["wcag2a", "wcag2aa"]
 BLOCKING_IMPACTS = ("serious", "critical")
 THEMES = ("light", "dark")
+CONTROL_TAGS = ("a", "button", "input", "select", "textarea")
 MAX_TABS = 150  # more Tab presses than the chat page has stops, so a trap or a gap fails
 
 _RUN_AXE = """async ({tags, impacts}) => {
@@ -227,6 +228,9 @@ class TestKeyboard:
         for control in ("new-chat", "title-search", "composer", "send"):
             assert control in by_id, f"Tab never reached #{control}: {stops}"
         assert rows, f"Tab never reached a chat row: {stops}"
+        # One stop per control: no wrapper (a drop zone, a card) takes focus of its own.
+        wrappers = [stop for stop in stops if stop["tag"] not in CONTROL_TAGS]
+        assert wrappers == [], f"Tab stops on elements that are no control: {wrappers}"
         unringed = [stop for stop in stops if not (stop["focusVisible"] and stop["ring"])]
         assert unringed == [], f"focused by keyboard with no visible focus ring: {unringed}"
 
@@ -241,6 +245,21 @@ class TestKeyboard:
         expect(page.locator("#open-chat-id")).to_have_text(other, timeout=TIMEOUT_MS)
         expect(chat_item(page, other)).to_be_visible()
 
+    def test_enter_on_the_attach_button_opens_the_file_picker(
+        self, app_server: AppServer, browser: Browser, plot_chat_id: str
+    ):
+        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
+        # A listener from the start: Playwright turns on file-chooser interception
+        # asynchronously, and a picker opened before it is on is never reported.
+        page.on("filechooser", lambda _chooser: None)
+        open_chat(page, app_server, plot_chat_id)
+        attach = page.get_by_role("button", name="Attach files")
+        attach.focus()
+        expect(attach).to_be_focused()
+        with page.expect_file_chooser(timeout=TIMEOUT_MS) as chooser:
+            page.keyboard.press("Enter")
+        assert chooser.value.is_multiple()
+
     def test_every_button_without_text_has_an_accessible_name(
         self, app_server: AppServer, browser: Browser, plot_chat_id: str
     ):
@@ -249,6 +268,8 @@ class TestKeyboard:
         page.locator("#toggle-memory").click()
         expect(page.locator("#memory-panel")).to_be_visible()
         assert page.evaluate(_UNNAMED_BUTTONS) == []
+        # The drop zone's own file input is hidden: the button is the one "Attach files".
+        expect(page.get_by_role("button", name="Attach files")).to_have_count(1)
         page.locator("#state-toggle").click()
         expect(page.locator("#state-panel")).to_be_visible(timeout=TIMEOUT_MS)
         assert page.evaluate(_UNNAMED_BUTTONS) == []
