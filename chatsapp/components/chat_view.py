@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.accessible_upload import accessible_upload
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
@@ -42,7 +43,13 @@ def _header() -> rx.Component:
         rx.el.div(
             rx.cond(
                 ModelTabState.offline,
-                rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
+                # High contrast: amber's soft text is under 4.5:1 in the light theme.
+                rx.badge(
+                    "Offline assistant",
+                    color_scheme="amber",
+                    high_contrast=True,
+                    id="offline-label",
+                ),
             ),
             rx.tooltip(
                 rx.badge(ModelTabState.label, variant="outline", id="model-label"),
@@ -159,6 +166,12 @@ def _transcript() -> rx.Component:
             margin="0 auto",
             width="100%",
             class_name="transcript-column",  # padding: assets/layout.css
+            # One polite live region for the whole conversation, busy while a reply streams:
+            # a screen reader reads the finished reply once, not every batch of tokens.
+            role="log",
+            aria_live="polite",
+            aria_busy=SharedConversationState.streaming,
+            aria_label="Messages",
         ),
         id="transcript",
         flex="1",
@@ -204,6 +217,7 @@ def _composer() -> rx.Component:
                         size="1",
                         variant="soft",
                         on_click=ChatTabState.remove_image(i),
+                        aria_label="Remove image",
                     ),
                     position="relative",
                 ),
@@ -228,7 +242,7 @@ def _composer() -> rx.Component:
             wrap="wrap",
         ),
         rx.hstack(
-            rx.upload.root(
+            accessible_upload(
                 rx.icon_button(
                     rx.icon("paperclip", size=16), variant="ghost", aria_label="Attach files"
                 ),
@@ -246,6 +260,7 @@ def _composer() -> rx.Component:
                 flex="1",
                 id="composer",
                 auto_focus=True,
+                aria_label="Message",
             ),
             # Send stays available while a reply streams: the new message queues behind it.
             rx.cond(

@@ -34,6 +34,7 @@ def _block(block: MemoryRow) -> rx.Component:
                     rows="8",
                     width="100%",
                     class_name="memory-draft",
+                    aria_label="Memory text",
                 ),
                 rx.hstack(
                     rx.button(
@@ -79,6 +80,7 @@ def _append_form() -> rx.Component:
                 size="2",
                 flex="1",
                 id="memory-append",
+                aria_label="Add a fact to remember",
             ),
             rx.button("Add", size="2", type="submit"),
             width="100%",
@@ -134,6 +136,8 @@ def memory_panel() -> rx.Component:
                 ),
                 id="memory-panel",
                 # A side panel on wider screens, a bottom sheet on phones: assets/layout.css.
+                role="complementary",
+                aria_label="Shared memory",
                 overflow_y="auto",
                 border_left="1px solid var(--gray-a5)",
                 background="var(--gray-a2)",

@@ -147,7 +147,6 @@ def _actions(entry: EntryRow) -> rx.Component:
         ),
         rx.cond(entry.pending, rx.fragment(), _fork(entry)),
         spacing="2",
-        opacity="0.75",
     )
 
 
@@ -159,6 +158,7 @@ def _editor() -> rx.Component:
             width="100%",
             rows="3",
             class_name="edit-box",
+            aria_label="Edit message",
         ),
         rx.hstack(
             rx.button("Cancel", size="1", variant="soft", on_click=ChatTabState.cancel_edit),

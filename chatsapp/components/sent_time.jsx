@@ -21,7 +21,7 @@ export function SentTime({ at }) {
       dateTime={when.toISOString()}
       title={exact}
       className="sent-time"
-      style={{ fontSize: "12px", color: "var(--gray-10)", cursor: "default" }}
+      style={{ fontSize: "12px", color: "var(--gray-11)", cursor: "default" }}
     >
       {short}
     </time>

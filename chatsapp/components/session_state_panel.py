@@ -58,7 +58,12 @@ def session_state_panel() -> rx.Component:
                         rx.heading("Session state", size="4"),
                         rx.spacer(),
                         rx.drawer.close(
-                            rx.icon_button(rx.icon("x", size=16), variant="ghost", id="state-close")
+                            rx.icon_button(
+                                rx.icon("x", size=16),
+                                variant="ghost",
+                                id="state-close",
+                                aria_label="Close",
+                            )
                         ),
                         width="100%",
                     ),
@@ -70,6 +75,7 @@ def session_state_panel() -> rx.Component:
                         width="100%",
                         font_family="var(--code-font-family)",
                         id="state-draft",
+                        aria_label="Session state (JSON)",
                     ),
                     rx.cond(
                         SessionStateTabState.error != "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.accessible_upload import accessible_upload
 from chatsapp.components.auth_pages import backend_url
 from chatsapp.export_routes import ALL_PATH, CHAT_PATH
 from chatsapp.states.archive import ArchivePolicyTabState
@@ -86,7 +87,7 @@ def _import_section() -> rx.Component:
             size="2",
             color_scheme="gray",
         ),
-        rx.upload.root(
+        accessible_upload(
             rx.button(
                 rx.icon("upload", size=14),
                 "Choose a file to import",

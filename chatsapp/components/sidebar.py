@@ -34,6 +34,7 @@ def _chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
             size="2",
             width="100%",
             class_name="rename-input",
+            aria_label="Chat title",
         ),
         rx.hstack(
             rx.link(
@@ -58,7 +59,7 @@ def _chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
                             row.updated_iso,
                             from_now=True,
                             font_size="0.7rem",
-                            color="var(--gray-10)",
+                            color="var(--gray-11)",  # gray-10 is under 4.5:1 on a selected row
                             flex_shrink="0",
                         ),
                         width="100%",
@@ -175,6 +176,7 @@ def _message_search() -> rx.Component:
                     size="2",
                     width="100%",
                     id="message-search",
+                    aria_label="Search all messages",
                 ),
                 on_submit=lambda _form: SearchTabState.run_message_search(),
                 width="100%",
@@ -415,7 +417,7 @@ def sidebar() -> rx.Component:
             rx.hstack(
                 rx.heading("Chats", size="5"),
                 rx.spacer(),
-                rx.color_mode.button(size="1", variant="ghost"),
+                rx.color_mode.button(size="1", variant="ghost", aria_label="Toggle dark mode"),
                 width="100%",
                 align="center",
             ),
@@ -428,6 +430,7 @@ def sidebar() -> rx.Component:
                 size="2",
                 width="100%",
                 id="title-search",
+                aria_label="Search chat titles",
             ),
             rx.cond(
                 SearchTabState.search_error != "",
@@ -457,6 +460,8 @@ def sidebar() -> rx.Component:
         # Collapsing (the toggle on wider screens) is this tab's state; the CSS applies it.
         custom_attrs={"data-collapsed": SidebarTabState.collapsed},
         tab_index=-1,  # the opened drawer takes focus, so a screen reader starts inside it
+        role="navigation",
+        aria_label="Chats",
         border_right="1px solid var(--gray-a5)",
         background="var(--gray-a2)",
     )
