@@ -49,6 +49,20 @@ def message_tokens(messages: Iterable[ModelMessage]) -> int:
     return total
 
 
+def request_tokens(request: ModelRequest) -> int:
+    """Estimated prompt tokens of ``request`` as sent: system prompt with its context
+    sections, the messages, and the tool definitions."""
+    total = message_tokens(request.messages)
+    system = request.system_prompt()
+    if system:
+        total += TOKENS_PER_MESSAGE + estimate_string_tokens(system)
+    for tool in request.tools:
+        total += estimate_string_tokens(
+            f"{tool.name} {tool.description} {to_json(tool.parameters)}"
+        )
+    return total
+
+
 def history_byte_budget(agent: AgentDefinition) -> int:
     """Bytes of stored history worth reading for this agent (its token budget, in bytes)."""
     return int(agent.model.context_tokens * (1 - REPLY_RESERVE) * CHARS_PER_TOKEN)
