@@ -21,6 +21,7 @@ from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
+from chatsapp.states.models import SharedChatSettingsState
 
 app = rx.App(
     api_transformer=[auth_routes(), export_routes(), ContentSecurityPolicy],
@@ -46,5 +47,6 @@ bridge.install(
         directory=SharedDirectoryState,
         memory=SharedMemoryState,
         conversation=SharedConversationState,
+        chat_settings=SharedChatSettingsState,
     ),
 )

@@ -27,7 +27,7 @@ from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
 from chatsapp.states.settings import SettingsTabState
-from chatsapp.states.status import ModelTabState
+from chatsapp.states.status import WorkerTabState
 
 
 def shell(main: rx.Component) -> rx.Component:
@@ -38,7 +38,7 @@ def shell(main: rx.Component) -> rx.Component:
 def _layout(main: rx.Component) -> rx.Component:
     return rx.hstack(
         rx.script(src="/keys.js"),
-        rx.el.span(ModelTabState.worker, id="worker-id", display="none"),
+        rx.el.span(WorkerTabState.worker, id="worker-id", display="none"),
         sidebar(),
         rx.box(
             rx.icon_button(
@@ -95,7 +95,7 @@ ON_LOAD_COMMON = [
     AccountTabState.load,
     SharedDirectoryState.link,
     SharedMemoryState.link,
-    ModelTabState.load,
+    WorkerTabState.load,
 ]
 
 

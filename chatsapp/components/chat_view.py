@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.context_meter import context_meter
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
@@ -14,7 +15,6 @@ from chatsapp.states.conversation import (
     ChatTabState,
     SharedConversationState,
 )
-from chatsapp.states.status import ModelTabState
 
 UPLOAD_ID = "image-upload"
 # The composer is uncontrolled (no per-keystroke round trip); Send reads its DOM value.
@@ -32,13 +32,13 @@ def _header() -> rx.Component:
             min_width="0",
             style={"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"},
         ),
-        rx.cond(
-            ModelTabState.offline,
-            rx.badge("Offline assistant", color_scheme="amber", id="offline-label"),
-        ),
-        rx.tooltip(
-            rx.badge(ModelTabState.label, variant="outline", id="model-label"),
-            content=ModelTabState.details,
+        rx.text(
+            SharedConversationState.message_count.to_string(),
+            rx.cond(SharedConversationState.message_count == 1, " message", " messages"),
+            size="1",
+            color_scheme="gray",
+            white_space="nowrap",
+            id="message-count",
         ),
         chat_header_controls(),
         memory_toggle(),
@@ -233,6 +233,7 @@ def _composer() -> rx.Component:
             width="100%",
             align="end",
         ),
+        context_meter(),
         padding="0.75rem 1.25rem 1.25rem",
         max_width="52rem",
         margin="0 auto",

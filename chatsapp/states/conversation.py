@@ -45,6 +45,7 @@ class SharedConversationState(rx.SharedState):
     title: str = ""
     entries: list[EntryRow] = []
     has_earlier: bool = False
+    message_count: int = 0  # messages on the shown path, root to leaf (the header's count)
     view_leaf_id: str = ""
     streaming_text: str = ""
     streaming_message_id: str = ""
@@ -61,6 +62,7 @@ class SharedConversationState(rx.SharedState):
         window = await offload(load_window, chat.session, leaf_id=self.view_leaf_id or None)
         self.entries = [entry_row(e) for e in window.entries]
         self.has_earlier = window.has_earlier
+        self.message_count = window.message_count
         self.loaded = True
 
 

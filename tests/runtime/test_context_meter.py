@@ -112,3 +112,8 @@ class TestTheMeterFunction:
         request = ModelRequest(messages=(ModelMessage("user", "hi"),))
         meter = context_meter(never, request, thread_tokens=10**9)
         assert not meter.will_compact and meter.compact_after_tokens is None
+
+    def test_the_compaction_marker_sits_at_the_threshold_on_the_window_scale(self):
+        request = ModelRequest(messages=(ModelMessage("user", "hi"),))
+        meter = context_meter(SMALL_BUDGET, request, thread_tokens=0)
+        assert meter.compact_at_share == 0.5  # 1,000 of a 2,000-token window
