@@ -44,6 +44,14 @@ def _send(page: Page, words: str) -> None:
     expect(page.locator(".reply-usage").last).to_be_visible(timeout=TIMEOUT_MS)
 
 
+def _settled(page: Page) -> None:
+    """Wait until the drawer's opening animation has finished (no running animations)."""
+    page.wait_for_function(
+        "() => document.getAnimations().every((a) => a.playState !== 'running')",
+        timeout=TIMEOUT_MS,
+    )
+
+
 def _agent_editor(browser: Browser, server: AppServer) -> Page:
     page = server.signed_in_context(browser, "alice", viewport=VIEWPORT).new_page()
     page.goto(server.url + "/agents")
@@ -52,11 +60,15 @@ def _agent_editor(browser: Browser, server: AppServer) -> Page:
     page.locator("#agent-name").fill("Trip planner")
     page.locator("#agent-instructions").fill(INSTRUCTIONS)
     page.locator("#agent-temperature").fill("0.4")
+    page.get_by_text("remember", exact=True).click()
+    page.get_by_text("update_session_state", exact=True).click()
     page.locator("#agent-save").click()
     expect(page.locator(".agent-version")).to_have_count(1, timeout=TIMEOUT_MS)
     page.locator("#agent-instructions").fill(INSTRUCTIONS + " Mention one viewpoint.")
     page.locator("#agent-save").click()
     expect(page.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
+    expect(page.locator("[data-sonner-toast]")).to_have_count(0, timeout=TIMEOUT_MS)
+    page.locator("#agent-new").scroll_into_view_if_needed()
     return page
 
 
@@ -74,22 +86,27 @@ def main() -> None:
 
                 editor.locator(".agent-new-chat").first.click()
                 editor.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
-                expect(editor.locator("#agent-label")).to_contain_text("Trip planner")
-                _send(editor, "Plan a Saturday in Porto")
-                _send(editor, "And if it rains?")
-                editor.locator("#model-picker").select_option("default:other-model")
-                expect(editor.locator("#model-picker")).to_have_attribute(
+                # A page of its own: the editor's "Saved" notices would cover the composer.
+                chat = editor.context.new_page()
+                chat.goto(editor.url)
+                editor.close()
+                expect(chat.locator("#agent-label")).to_contain_text("Trip planner")
+                _send(chat, "Plan a Saturday in Porto")
+                _send(chat, "And if it rains?")
+                chat.locator("#model-picker").select_option("default:other-model")
+                expect(chat.locator("#model-picker")).to_have_attribute(
                     "data-next-model", "other-model · default", timeout=TIMEOUT_MS
                 )
-                editor.screenshot(path=SHOTS / "picker.png")
+                chat.screenshot(path=SHOTS / "picker.png")
 
-                editor.locator("#state-toggle").click()
-                editor.locator("#state-draft").fill(
+                chat.locator("#state-toggle").click()
+                chat.locator("#state-draft").fill(
                     '{"city": "Porto", "day": "Saturday", "rain_plan": true}'
                 )
-                editor.locator("#state-save").click()
-                expect(editor.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
-                editor.screenshot(path=SHOTS / "session-state.png")
+                chat.locator("#state-save").click()
+                expect(chat.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+                _settled(chat)
+                chat.screenshot(path=SHOTS / "session-state.png")
                 browser.close()
         finally:
             server.stop()
