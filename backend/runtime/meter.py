@@ -44,6 +44,13 @@ class ContextMeter:
             return 1.0
         return min(1.0, self.next_turn_tokens / self.context_tokens)
 
+    @property
+    def compact_at_share(self) -> float | None:
+        """Where compaction sets in on the same scale (0..1), None when it never does."""
+        if self.compact_after_tokens is None or self.context_tokens <= 0:
+            return None
+        return min(1.0, self.compact_after_tokens / self.context_tokens)
+
 
 def context_meter(
     agent: AgentDefinition, request: ModelRequest, thread_tokens: int
