@@ -28,6 +28,7 @@ from backend.models import ReplyUsage, ToolCall, Usage, call_usage
 from backend.runtime.open_chats import OpenChat
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.state import SessionStateHandle
+from backend.runtime.tools import stored_input
 from backend.sessions import estimate_string_tokens
 from backend.storage import join_text, live_text
 
@@ -66,8 +67,9 @@ class Turn:
         """
         received = 0
         if reported is None:
+            # stored_input: a model's arguments may nest too deep to serialise (RecursionError).
             received = estimate_string_tokens(join_text(self.text)) + sum(
-                estimate_string_tokens(call.name + json.dumps(call.arguments)) for call in calls
+                estimate_string_tokens(call.name + json.dumps(stored_input(call))) for call in calls
             )
         ended = call_usage(reported, sent_estimate=self.call_sent or 0, received_estimate=received)
         self.usage = ended if self.usage is None else self.usage.plus(ended)
