@@ -380,7 +380,10 @@ async def _refresh_chat_settings(user_id: str, chat_id: str, only_agent: str = "
         return
     async with _modify(conversation_token(chat_id), settings) as state:
         if state.chat_id and (not only_agent or state.agent_id == only_agent):
-            await state.refresh(user_id)
+            try:
+                await state.refresh(user_id)
+            except Exception:  # a header left stale must not stop the chat's run pump
+                log.warning("could not refresh the header of chat %s", chat_id, exc_info=True)
 
 
 # ── plumbing ────────────────────────────────────────────────────────
