@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from backend.models import ReplyUsage
 from backend.sessions import is_compaction_message
 from backend.storage import well_formed_text
 from backend.uploads import data_url_size
@@ -85,6 +86,7 @@ class TranscriptEntry:
     error: str = ""
     model: str = ""
     endpoint: str = ""
+    usage: ReplyUsage | None = None  # an assistant reply's tokens (``metadata.usage``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,7 @@ class TranscriptWindow:
     leaf_id: str | None
     total_bytes: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    message_count: int = 0  # stored messages on the shown path, root to leaf (not just shown)
 
 
 def load_window(
@@ -111,12 +114,13 @@ def load_window(
     messages = messages[-max_messages:]
     resolved_leaf = messages[-1]["id"] if messages else None
     entries = _with_siblings(session, messages, starts_at_root=not truncated)
-    entries = _with_send_times(session, entries, resolved_leaf)
+    rows = _path_rows(session, resolved_leaf)
     return TranscriptWindow(
-        entries=tuple(entries),
+        entries=tuple(_with_send_times(entries, rows)),
         has_earlier=truncated,
         leaf_id=resolved_leaf,
         total_bytes=int(recent.total_content_bytes),
+        message_count=len(rows),
     )
 
 
@@ -177,7 +181,8 @@ def load_earlier(
             break
         page.append(message)
     page.reverse()
-    return _with_send_times(session, _with_siblings(session, page), leaf_id), has_more
+    entries = _with_siblings(session, page)
+    return _with_send_times(entries, _path_rows(session, leaf_id) if page else []), has_more
 
 
 def newest_leaf_below(session: SessionReader, message_id: str) -> str:
@@ -233,6 +238,7 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         error=well_formed_text(str(metadata.get("error") or ""))[:300] if metadata else "",
         model=str(metadata.get("model") or "") if metadata else "",
         endpoint=str(metadata.get("endpoint") or "") if metadata else "",
+        usage=ReplyUsage.from_metadata(metadata),
     )
 
 
@@ -266,13 +272,16 @@ def _file_view(part: dict) -> FileView:
     )
 
 
-def _with_send_times(
-    session: SessionReader, entries: list[TranscriptEntry], leaf_id: str | None
-) -> list[TranscriptEntry]:
-    """Stamp each entry with its row's stored time, read from the path without its content."""
-    if not entries or leaf_id is None:
+def _path_rows(session: SessionReader, leaf_id: str | None) -> list[Any]:
+    """The stored rows of the path ending at ``leaf_id``, read without their content."""
+    return [] if leaf_id is None else list(session.get_history_row_stats(leaf_id))
+
+
+def _with_send_times(entries: list[TranscriptEntry], rows: list[Any]) -> list[TranscriptEntry]:
+    """Stamp each entry with its row's stored time."""
+    if not entries:
         return entries
-    times = {str(row.id): int(row.created_at) for row in session.get_history_row_stats(leaf_id)}
+    times = {str(row.id): int(row.created_at) for row in rows}
     return [replace(entry, sent_at=times.get(entry.id, 0)) for entry in entries]
 
 

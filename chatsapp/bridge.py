@@ -50,6 +50,11 @@ RELEASE_GRACE_S = 5.0
 
 Key = tuple[str, str]  # (user id, chat id)
 _ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
+# Run events after which a chat's header and meter are re-read: a claim may move a ``latest``
+# chat to a new agent version; a reply or a compaction changes what the next turn sends.
+_SETTINGS_EVENTS = frozenset(
+    ("run.started", "run.completed", "run.failed", "run.cancelled", "context.compacted")
+)
 _IDLE_RUN_FIELDS = {
     "queued": 0,
     "streaming": False,
@@ -66,7 +71,9 @@ class LiveStates:
     memory: type[rx.State]  # ``reload(user_id)``
     conversation: type[rx.State]  # ``refresh(user_id)`` and the run/deletion fields
     archive: type[rx.State]  # ``reload(user_id)``, ``loaded``: the archived chats
-    chat_settings: type[rx.State]  # ``archived``, ``loaded``: a chat header's archive badge
+    # A chat's header and context meter: ``refresh(user_id)``, ``chat_id``, ``agent_id``, and
+    # ``archived``, ``loaded`` for its archive badge.
+    chat_settings: type[rx.State]
 
 
 _targets: LiveStates | None = None
@@ -92,6 +99,7 @@ def install(app: Any, states: LiveStates) -> None:
     _app, _targets = app, states
     services().on_directory_opened(_watch_directory)
     services().on_conversation_opened(watch_conversation)
+    services().on_agent_saved(_agent_saved)
     logging.getLogger("reflex.app").addFilter(_SharedTokenNoise())
     _hear_disconnects(app)
     _lean_fan_out(app)
@@ -361,6 +369,8 @@ async def _pump_runs(user_id: str, chat_id: str) -> None:
         await flush_text()
         async with _modify(token, conversation) as state:
             await _apply_run_event(state, user_id, event)
+        if kind in _SETTINGS_EVENTS:
+            await _refresh_chat_settings(user_id, chat_id)
 
 
 async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
@@ -381,6 +391,28 @@ async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
         if kind == "run.failed":
             state.error = str(event.data.get("error", "The model failed."))
         await state.refresh(user_id)
+
+
+# ── chat headers ────────────────────────────────────────────────────
+
+
+def _agent_saved(user_id: str, agent_id: str) -> None:
+    """A new version of ``agent_id``: re-read the header of each watched chat bound to it."""
+    _capture_loop()
+    for watched_user, chat_id in list(_watchers):
+        if watched_user == user_id:
+            _spawn(_refresh_chat_settings(user_id, chat_id, only_agent=agent_id))
+
+
+async def _refresh_chat_settings(user_id: str, chat_id: str, only_agent: str = "") -> None:
+    """Re-read a chat's header and meter, if a tab linked them (and, with ``only_agent``, if
+    the chat is bound to that agent)."""
+    async with _modify(conversation_token(chat_id), _states().chat_settings) as state:
+        if state.chat_id and (not only_agent or state.agent_id == only_agent):
+            try:
+                await state.refresh(user_id)
+            except Exception:  # a header left stale must not stop the chat's run pump
+                log.warning("could not refresh the header of chat %s", chat_id, exc_info=True)
 
 
 # ── plumbing ────────────────────────────────────────────────────────

@@ -28,7 +28,7 @@ from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
 from chatsapp.states.settings import SettingsTabState
-from chatsapp.states.status import ModelTabState
+from chatsapp.states.status import WorkerTabState
 
 
 def shell(main: rx.Component, *, drawer_button_in_main: bool = False) -> rx.Component:
@@ -47,7 +47,7 @@ def _layout(main: rx.Component, drawer_button_in_main: bool) -> rx.Component:
     return rx.hstack(
         rx.script(src="/keys.js"),
         rx.script(src="/drawer.js"),
-        rx.el.span(ModelTabState.worker, id="worker-id", display="none"),
+        rx.el.span(WorkerTabState.worker, id="worker-id", display="none"),
         sidebar(),
         rx.box(id="drawer-backdrop", aria_hidden="true"),
         rx.box(
@@ -107,7 +107,7 @@ ON_LOAD_COMMON = [
     SharedDirectoryState.link,
     SharedArchiveState.link,
     SharedMemoryState.link,
-    ModelTabState.load,
+    WorkerTabState.load,
 ]
 
 

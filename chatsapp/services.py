@@ -56,6 +56,7 @@ class Services:
         self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
         self._on_conversation_opened: list[Callable[[str, str, str], Any]] = []
+        self._on_agent_saved: list[Callable[[str, str], Any]] = []
         self._accounts: Accounts | None = None
 
     def accounts(self) -> Accounts:
@@ -169,6 +170,15 @@ class Services:
 
     def on_conversation_opened(self, callback: Callable[[str, str, str], Any]) -> None:
         self._on_conversation_opened.append(callback)
+
+    def agent_saved(self, user_id: str, agent_id: str) -> None:
+        """A new version of ``agent_id`` was saved: the headers of chats bound to it update
+        (the bridge hears it, as it hears :meth:`conversation_opened`)."""
+        for callback in self._on_agent_saved:
+            callback(user_id, agent_id)
+
+    def on_agent_saved(self, callback: Callable[[str, str], Any]) -> None:
+        self._on_agent_saved.append(callback)
 
 
 _services: Services | None = None

@@ -30,7 +30,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.attachment_text": {"backend.uploads"},
     "backend.storage": {"backend.clock", "backend.errors"},
     "backend.sessions": {"backend.clock", "backend.errors", "backend.storage"},
-    "backend.transcript": {"backend.sessions", "backend.storage", "backend.uploads"},
+    # A reply's usage is read with the models' ReplyUsage (one reader of metadata.usage).
+    "backend.transcript": {
+        "backend.models",
+        "backend.sessions",
+        "backend.storage",
+        "backend.uploads",
+    },
     # The model wire sends text by the storage text rule (well_formed_text).
     "backend.models": {"backend.config", "backend.errors", "backend.storage"},
     "backend.chats": {

@@ -31,6 +31,7 @@ from backend.models.types import (
     Usage,
     reply_cut_marker,
 )
+from backend.models.usage import ReplyUsage, call_usage
 
 __all__ = [
     "DEFAULT_ENDPOINT",
@@ -49,11 +50,13 @@ __all__ = [
     "ModelRequest",
     "OfflineAssistant",
     "OpenAICompatibleProvider",
+    "ReplyUsage",
     "StreamDecoder",
     "TextDelta",
     "ToolCall",
     "ToolSpec",
     "Usage",
+    "call_usage",
     "extractive_summary",
     "heuristic_title",
     "keywords",

@@ -75,6 +75,9 @@ def request_body(request: ModelRequest, *, default_model: str) -> dict[str, Any]
         "model": request.model or default_model,
         "messages": messages,
         "stream": True,
+        # Servers that support it end the stream with a ``usage`` chunk (no choices); the
+        # rest ignore it, and the reply's usage is then estimated (backend.models.usage).
+        "stream_options": {"include_usage": True},
     }
     if request.tools:
         body["tools"] = [

@@ -10,6 +10,7 @@ Modules, one concern each (a sent message walks them top to bottom):
 * ``run_queue``    enqueue, claim under a per-chat lease, one worker draining each busy chat
 * ``execute``      one run: gather material, stream, tool rounds, commit or fail
 * ``window``       the prompt's history window, the thread summary, the compaction trigger
+* ``meter``        the composer's context meter: the next turn's prompt against the window
 * ``retrieval``    past user messages quoted into a turn
 * ``turn``         a run's reply: what it accumulates and every write that saves it
 * ``titles``       after a turn: the sidebar preview and a title for an untitled chat
@@ -45,12 +46,12 @@ from backend.runtime.agents import (
 from backend.runtime.events import EventLog
 from backend.runtime.library_agents import LibraryAgents
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
+from backend.runtime.meter import ContextMeter
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.new_chat import start_chat
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
-    ModelInfo,
     RunEvent,
     RunKind,
     RunRecord,
@@ -76,12 +77,12 @@ __all__ = [
     "AgentSource",
     "ChatRuntime",
     "ContextBlock",
+    "ContextMeter",
     "Conversation",
     "DistributedLockStore",
     "EventLog",
     "InProcessLockStore",
     "LibraryAgents",
-    "ModelInfo",
     "ModelSettings",
     "ModelSource",
     "RunEvent",

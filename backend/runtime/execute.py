@@ -39,7 +39,7 @@ from backend.runtime.failures import INTERRUPTED_ERROR, describe_failure
 from backend.runtime.model_choice import ModelSource
 from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.ports import DirectoryPort
-from backend.runtime.prompt import build_request, text_of, to_json
+from backend.runtime.prompt import build_request, request_tokens, text_of, to_json
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.retrieval import Retriever
 from backend.runtime.state import SessionStateHandle
@@ -209,11 +209,13 @@ class TurnExecutor:
         turn: Turn,
     ) -> list[ToolCall]:
         calls: list[ToolCall] = []
+        turn.begin_call(request_tokens(request))
         # aclosing: leaving early (Finish, cancel, error) closes the HTTP response at once
         # instead of whenever the abandoned generator is collected.
         async with contextlib.aclosing(model.stream(request)) as events:
             async for event in events:
                 if isinstance(event, Finish):
+                    turn.end_call(event.usage, calls)
                     break
                 if isinstance(event, ToolCall):
                     calls.append(event)

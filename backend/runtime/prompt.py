@@ -31,6 +31,7 @@ from backend.models import (
     ToolSpec,
 )
 from backend.runtime.agents import AgentDefinition
+from backend.runtime.tools import stored_input
 from backend.sessions import estimate_string_tokens, is_compaction_message
 from backend.sessions.tokens import CHARS_PER_TOKEN
 
@@ -44,8 +45,23 @@ def message_tokens(messages: Iterable[ModelMessage]) -> int:
     for message in messages:
         total += TOKENS_PER_MESSAGE + estimate_string_tokens(message.content)
         for call in message.tool_calls:
-            arguments = json.dumps(call.arguments)
+            # stored_input: a model may propose arguments nested too deep to serialise.
+            arguments = json.dumps(stored_input(call))
             total += estimate_string_tokens(call.name) + estimate_string_tokens(arguments)
+    return total
+
+
+def request_tokens(request: ModelRequest) -> int:
+    """Estimated prompt tokens of ``request`` as sent: system prompt with its context
+    sections, the messages, and the tool definitions."""
+    total = message_tokens(request.messages)
+    system = request.system_prompt()
+    if system:
+        total += TOKENS_PER_MESSAGE + estimate_string_tokens(system)
+    for tool in request.tools:
+        total += estimate_string_tokens(
+            f"{tool.name} {tool.description} {to_json(tool.parameters)}"
+        )
     return total
 
 

@@ -165,13 +165,6 @@ class AgentBinding:
         return self.policy == "pinned" and self.latest_version > self.version
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    label: str
-    offline: bool
-    model: str
-
-
 EventType = Literal[
     "run.queued",
     "run.started",

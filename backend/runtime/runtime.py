@@ -49,7 +49,8 @@ A run another process answers shows here as its end event only (``error_type`` i
 ``""``): deltas stay in the process that streams them.
 
 Assistant messages carry ``metadata = {"status", "runId", "model", "endpoint", "agent",
-"error"?}`` (the model the run was claimed with, see ``model_choice``) with
+"usage"?, "error"?}`` (the model the run was claimed with, see ``model_choice``; the reply's
+tokens, see ``backend.models.usage``) with
 status ``queued`` / ``running`` (placeholder, parts so far) / ``completed`` / ``failed`` /
 ``cancelled``.
 """
@@ -76,13 +77,13 @@ from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
+from backend.runtime.meter import ContextMeter, measure_next_turn
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.open_chats import ActiveRun, Footprint, OpenChat, OpenChats
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
-    ModelInfo,
     RunEvent,
     RunKind,
     RunRecord,
@@ -184,10 +185,6 @@ class ChatRuntime:
         self._closed = False
 
     # ── messages and runs ───────────────────────────────────────────
-
-    def model_info(self) -> ModelInfo:
-        """What answers: label for the UI, whether it is the offline assistant, model name."""
-        return ModelInfo(label=self.model.label, offline=self.model.offline, model=self.model.name)
 
     async def send_message(
         self,
@@ -378,6 +375,13 @@ class ChatRuntime:
         change = self.chats.archive_chat if archived else self.chats.unarchive_chat
         await asyncio.to_thread(change, chat_id)
         return await self.get_conversation(chat_id)
+
+    async def context_meter(self, chat_id: str, leaf_id: str | None = None) -> ContextMeter:
+        """The composer's meter: the next turn's prompt, the window, whether it compacts."""
+        conv = await self._open(chat_id)
+        return await asyncio.to_thread(
+            measure_next_turn, conv, self._bindings, self.chats, self.tools, leaf_id
+        )
 
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
         """The thread's newest compacted summary (the session's compaction records)."""

@@ -1,9 +1,10 @@
 """A run's reply: what it accumulates while it streams, and the writes that save it.
 
 Every write of a reply goes through :class:`TurnWriter`, so the assistant message always has
-the same shape (``metadata = {"status", "runId", "model", "endpoint", "agent", "error"?}``:
-``model`` and ``endpoint`` name the model the run was claimed with) whoever
-writes it: a checkpoint, the final commit, a failure, a cancel or a recovery.
+the same shape (``metadata = {"status", "runId", "model", "endpoint", "agent", "usage"?,
+"error"?}``: ``model`` and ``endpoint`` name the model the run was claimed with, ``usage`` is
+:class:`backend.models.ReplyUsage`) whoever writes it: a checkpoint, the final commit, a
+failure, a cancel or a recovery (which keeps the usage its last checkpoint saved).
 
 Atomicity: the commit writes the final message, the staged session state and the run record
 in one transaction of the chat's file; a failure finishes the run and keeps the partial
@@ -17,14 +18,18 @@ whose lease was taken over gets :class:`~backend.errors.LeaseLostError` and writ
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.models import ReplyUsage, ToolCall, Usage, call_usage
 from backend.runtime.open_chats import OpenChat
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.state import SessionStateHandle
+from backend.runtime.tools import stored_input
+from backend.sessions import estimate_string_tokens
 from backend.storage import join_text, live_text
 
 
@@ -37,12 +42,50 @@ class Turn:
     checkpointed_at: float = field(default_factory=time.monotonic)
     # A trailing high surrogate not shown yet: half of a pair the next delta completes.
     held: str = ""
+    usage: ReplyUsage | None = None  # of the model calls that ended
+    # Estimated prompt tokens of the model call in flight (None: no call in flight).
+    call_sent: int | None = None
 
     @classmethod
     def saved(cls, message: dict[str, Any] | None) -> Turn:
-        """The turn as a stored reply holds it (what a checkpoint saved)."""
+        """The turn as a stored reply holds it (what a checkpoint saved, usage included)."""
         parts = (message or {}).get("parts") or []
-        return cls(parts=[dict(p) for p in parts if isinstance(p, dict)])
+        metadata = (message or {}).get("metadata")
+        return cls(
+            parts=[dict(p) for p in parts if isinstance(p, dict)],
+            usage=ReplyUsage.from_metadata(metadata if isinstance(metadata, dict) else None),
+        )
+
+    def begin_call(self, sent_estimate: int) -> None:
+        """A model call starts; ``sent_estimate`` is the estimate of the prompt it sends."""
+        self.call_sent = sent_estimate
+
+    def end_call(self, reported: Usage | None, calls: list[ToolCall]) -> None:
+        """The call finished; count the server's usage, else estimate this call's output.
+
+        Text of this call is still in ``text`` (flushed into ``parts`` only after it ends).
+        """
+        received = 0
+        if reported is None:
+            # stored_input: a model's arguments may nest too deep to serialise (RecursionError).
+            received = estimate_string_tokens(join_text(self.text)) + sum(
+                estimate_string_tokens(call.name + json.dumps(stored_input(call))) for call in calls
+            )
+        ended = call_usage(reported, sent_estimate=self.call_sent or 0, received_estimate=received)
+        self.usage = ended if self.usage is None else self.usage.plus(ended)
+        self.call_sent = None
+
+    def current_usage(self) -> ReplyUsage | None:
+        """Usage so far: the ended calls, plus an estimate of one in flight that sent text."""
+        usage = self.usage
+        if self.call_sent is not None and self.text:
+            flight = ReplyUsage(
+                self.call_sent, estimate_string_tokens(join_text(self.text)), estimated=True
+            )
+            usage = flight if usage is None else usage.plus(flight)
+        if usage is None and self.parts:  # a reply saved before replies recorded usage
+            usage = ReplyUsage(0, estimate_string_tokens(self.reply_text()), estimated=True)
+        return usage
 
     def flush_text(self) -> None:
         if self.text:
@@ -129,6 +172,9 @@ class TurnWriter:
             metadata["endpoint"] = model.endpoint
         if run.agent_id:
             metadata["agent"] = f"{run.agent_id}@{run.agent_version}"
+        usage = turn.current_usage()
+        if usage is not None:
+            metadata.update(usage.metadata_entry())
         return {
             "id": run.assistant_message_id,
             "role": "assistant",

@@ -51,7 +51,7 @@ class HistoryWindow:
         scan = await asyncio.to_thread(
             scan_recent, conv.session, run.user_message_id, budget, threshold, conv.boundaries
         )
-        if threshold is None or scan.tokens <= threshold:
+        if not needs_compaction(scan.tokens, threshold):
             return scan
         self._install_compaction(conv, agent, model)
         result = await asyncio.to_thread(conv.session.compact, run.user_message_id)
@@ -86,6 +86,11 @@ class HistoryWindow:
         )
         conv.session.on_compaction(fn)
         conv.compaction_for = (agent.id, agent.version, model.name)
+
+
+def needs_compaction(thread_tokens: int, threshold: int | None) -> bool:
+    """A turn compacts the thread first once its estimate passes the agent's threshold."""
+    return threshold is not None and thread_tokens > threshold
 
 
 def path_head(session: Session, message_id: str, count: int) -> list[dict[str, Any]]:

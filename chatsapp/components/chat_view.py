@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.accessible_upload import accessible_upload
+from chatsapp.components.context_meter import context_meter
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
@@ -15,10 +16,10 @@ from chatsapp.states.conversation import (
     ATTACHMENT_KINDS,
     ChatTabState,
     SharedConversationState,
+    shown_message_count,
     shown_on_branch,
     shown_rows,
 )
-from chatsapp.states.status import ModelTabState
 
 UPLOAD_ID = "image-upload"
 # The composer is uncontrolled (no per-keystroke round trip); Send reads its DOM value.
@@ -38,22 +39,18 @@ def _header() -> rx.Component:
             min_width="0",
             style={"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"},
         ),
-        # The model and agent details: they wrap beside the title on wider screens and are a
-        # second row that scrolls sideways on a phone (assets/layout.css).
+        # The message count, model and agent: they wrap beside the title on wider screens and
+        # are a second row that scrolls sideways on a phone (assets/layout.css).
         rx.el.div(
-            rx.cond(
-                ModelTabState.offline,
-                # High contrast: amber's soft text is under 4.5:1 in the light theme.
-                rx.badge(
-                    "Offline assistant",
-                    color_scheme="amber",
-                    high_contrast=True,
-                    id="offline-label",
+            rx.text(
+                shown_message_count(ChatTabState.view_leaf_id).to_string(),
+                rx.cond(
+                    shown_message_count(ChatTabState.view_leaf_id) == 1, " message", " messages"
                 ),
-            ),
-            rx.tooltip(
-                rx.badge(ModelTabState.label, variant="outline", id="model-label"),
-                content=ModelTabState.details,
+                size="1",
+                color_scheme="gray",
+                white_space="nowrap",
+                id="message-count",
             ),
             chat_header_controls(),
             class_name="chat-header-details",
@@ -283,6 +280,7 @@ def _composer() -> rx.Component:
             width="100%",
             align="end",
         ),
+        context_meter(),
         max_width="52rem",
         margin="0 auto",
         width="100%",

@@ -97,6 +97,10 @@ def _copy_and_time(entry: EntryRow) -> rx.Component:
                 entry.model_label != "",
                 rx.text(entry.model_label, size="1", color_scheme="gray", class_name="reply-model"),
             ),
+            rx.cond(
+                entry.usage_label != "",
+                rx.text(entry.usage_label, size="1", color_scheme="gray", class_name="reply-usage"),
+            ),
             spacing="2",
             align="center",
         ),

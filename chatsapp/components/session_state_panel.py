@@ -104,6 +104,10 @@ def session_state_panel() -> rx.Component:
                     overflow_y="auto",
                 ),
                 top="auto",
+                # The content's base style pins left and right to 0; with a width it sat at the
+                # left edge, and vaul's right-drawer ::after (background: inherit, left: 100%,
+                # width: 200%) then painted the rest of the page white.
+                left="auto",
                 right="0",
                 height="100%",
                 width="min(32rem, 100vw)",

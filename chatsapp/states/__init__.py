@@ -7,7 +7,7 @@ The name says who sees a state (``tests/test_layering.py`` pins it):
   ``SharedConversationState`` and ``SharedChatSettingsState`` (agent, model, archived) per
   open chat (``conv-<chat id>``).
 * ``…TabState`` (``rx.State``) belongs to one browser tab: ``ChatTabState``,
-  ``SidebarTabState``, ``SearchTabState``, ``MemoryEditorTabState``, ``ModelTabState``,
+  ``SidebarTabState``, ``SearchTabState``, ``MemoryEditorTabState``, ``WorkerTabState``,
   ``HomeTabState``, ``ChatSettingsTabState``, ``SessionStateTabState``, ``AgentsTabState``,
   ``EndpointsAdminTabState``.
 """

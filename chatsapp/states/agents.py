@@ -187,6 +187,7 @@ class AgentsTabState(rx.State):
             return None
         self.form_error = ""
         self.agent_id, self.base_version = saved.agent_id, saved.version
+        services().agent_saved(current_user_id(), saved.agent_id)
         self.versions = []
         await self._more_versions()
         await self._reload_list()

@@ -67,6 +67,10 @@ class SharedConversationState(rx.SharedState):
     newest_id: str = ""  # the newest message (the last of ``entries``)
     leaf_of: dict[str, str] = {}  # leaf a tab chose -> the leaf its branch shows now
     branches: dict[str, list[EntryRow]] = {}  # shown leaf -> its window, off the newest path
+    # Messages on each shown path, root to leaf (the header's count): the newest path's, and
+    # each branch window's by its shown leaf.
+    message_count: int = 0
+    branch_counts: dict[str, int] = {}
     streaming_text: str = ""
     streaming_message_id: str = ""
     streaming: bool = False
@@ -86,11 +90,13 @@ class SharedConversationState(rx.SharedState):
         changed = {
             "entries": [entry_row(e) for e in window.entries],
             "has_earlier": window.has_earlier,
+            "message_count": window.message_count,
             "newest_id": window.leaf_id or "",
             "leaf_of": views.leaf_of,
             "branches": {
                 leaf: [entry_row(e) for e in rows.entries] for leaf, rows in views.windows.items()
             },
+            "branch_counts": {leaf: rows.message_count for leaf, rows in views.windows.items()},
             "loaded": True,
         }
         for name, value in changed.items():
@@ -131,6 +137,14 @@ def shown_rows(chosen: rx.Var[str]) -> rx.Var[list[EntryRow]]:
     shown, branches = _shown_leaf(chosen), SharedConversationState.branches
     return rx.cond(branches.contains(shown), branches[shown], SharedConversationState.entries).to(
         list[EntryRow]
+    )
+
+
+def shown_message_count(chosen: rx.Var[str]) -> rx.Var[int]:
+    """In the browser: the message count of the branch a tab chose (for its header)."""
+    shown, counts = _shown_leaf(chosen), SharedConversationState.branch_counts
+    return rx.cond(counts.contains(shown), counts[shown], SharedConversationState.message_count).to(
+        int
     )
 
 

@@ -69,22 +69,47 @@ class SharedChatSettingsState(rx.SharedState):
     latest_version: int = 0
     update_available: bool = False
     archived: bool = False
+    # The composer's context meter (backend.runtime.meter): the next turn against the window.
+    meter_percent: int = 0
+    meter_label: str = ""
+    compact_marker_percent: int = -1  # where compaction sets in, as % of the window; -1 never
+    will_compact: bool = False
     loaded: bool = False
 
     async def refresh(self, user_id: str) -> None:
-        """Re-read the binding (a new agent version saved elsewhere shows on the next load)."""
+        """Re-read the binding and the meter (the bridge calls it after runs and agent saves).
+
+        Only changed fields are assigned: each assignment is a frame to every linked tab.
+        """
         runtime = services().runtime(user_id)
         binding = await runtime.agent_binding(self.chat_id)
         record = await runtime.get_conversation(self.chat_id)
-        self.chosen_key = model_key(binding.chosen_model)
-        self.next_model_label = choice_label(binding.model)
-        self.agent_id = binding.agent_id
-        self.agent_label = await offload(agent_name, user_id, binding.agent_id)
-        self.agent_version = binding.version
-        self.latest_version = binding.latest_version
-        self.update_available = binding.update_available
-        self.archived = record.archived_at is not None
-        self.loaded = True
+        meter = await runtime.context_meter(self.chat_id)
+        values = {
+            "chosen_key": model_key(binding.chosen_model),
+            "next_model_label": choice_label(binding.model),
+            "agent_id": binding.agent_id,
+            "agent_label": await offload(agent_name, user_id, binding.agent_id),
+            "agent_version": binding.version,
+            "latest_version": binding.latest_version,
+            "update_available": binding.update_available,
+            "archived": record.archived_at is not None,
+            "meter_percent": round(meter.share * 100),
+            "meter_label": meter_label(meter.next_turn_tokens, meter.context_tokens),
+            "compact_marker_percent": (
+                -1 if meter.compact_at_share is None else round(meter.compact_at_share * 100)
+            ),
+            "will_compact": meter.will_compact,
+            "loaded": True,
+        }
+        for name, value in values.items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+
+
+def meter_label(next_turn_tokens: int, context_tokens: int) -> str:
+    """``"~1,234 / 8,000 tokens"``: the next turn's prompt (an estimate) against the window."""
+    return f"~{next_turn_tokens:,} / {context_tokens:,} tokens"
 
 
 def agent_name(user_id: str, agent_id: str) -> str:

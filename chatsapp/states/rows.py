@@ -6,7 +6,7 @@ import dataclasses
 from datetime import UTC, datetime
 
 from backend.endpoints import choice_label
-from backend.models import ModelRef
+from backend.models import ModelRef, ReplyUsage
 from backend.transcript import TranscriptEntry
 from backend.uploads import format_size
 
@@ -86,6 +86,7 @@ class EntryRow:
     files: list[FileRow] = dataclasses.field(default_factory=list)
     model_label: str = ""  # which model wrote an assistant reply ("" when unknown)
     error: str = ""  # why a failed reply stopped
+    usage_label: str = ""  # "412 tokens in · 96 out", or "~… (estimate)"; "" when unknown
 
 
 @dataclasses.dataclass
@@ -127,4 +128,16 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
             if entry.role == "assistant" and entry.model
             else ""
         ),
+        usage_label=usage_label(entry.usage) if entry.role == "assistant" else "",
     )
+
+
+def usage_label(usage: ReplyUsage | None) -> str:
+    """A reply's tokens as read under it; an estimate says so (the server gave no usage)."""
+    if usage is None:
+        return ""
+    if not usage.estimated:
+        return f"{usage.input_tokens:,} tokens in · {usage.output_tokens:,} out"
+    if not usage.input_tokens:
+        return f"~{usage.output_tokens:,} tokens out (estimate)"
+    return f"~{usage.input_tokens:,} tokens in · ~{usage.output_tokens:,} out (estimate)"

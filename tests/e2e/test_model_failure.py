@@ -38,8 +38,11 @@ def test_a_failed_reply_shows_the_error_keeps_the_message_and_retry_answers_it(
 ):
     tab = open_tab(browser, model_app)
     create_chat(tab)
-    expect(tab.locator("#model-label")).to_be_visible(timeout=TIMEOUT_MS)
-    expect(tab.locator("#offline-label")).to_have_count(0)
+    # The picker is the one place that says which model answers (no second header badge).
+    expect(tab.locator("#model-picker")).to_have_attribute(
+        "data-next-model", "fake-model · default", timeout=TIMEOUT_MS
+    )
+    expect(tab.locator("#model-label")).to_have_count(0)
     failing_model.script(http_error(500, "the model exploded"))
 
     send(tab, "Summarise my week, please")

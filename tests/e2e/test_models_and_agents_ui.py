@@ -335,3 +335,96 @@ class TestDefaultAgent:
         )
         create_chat(tab)
         expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)
+
+
+def last_reply_usage(tab: Page):
+    return tab.locator(".message-assistant").last.locator(".reply-usage")
+
+
+class TestReplyUsage:
+    def test_a_reply_shows_the_usage_the_server_reported(
+        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+    ):
+        words = "How many tokens was that?"
+        reported = {"prompt_tokens": 412, "completion_tokens": 96}
+        # Keyed on the turn's words: a late title request of an earlier story takes the default.
+        fake_model.responder = lambda body: (
+            text(REPLY, usage=reported)
+            if _text(body["messages"][-1]["content"]) == words
+            else fake_model.default
+        )
+        try:
+            tab = open_tab(browser, models_app)
+            create_chat(tab)
+            send_and_wait_for_reply(tab, words)
+            expect(last_reply_usage(tab)).to_have_text("412 tokens in · 96 out", timeout=TIMEOUT_MS)
+        finally:
+            fake_model.responder = None
+
+    def test_a_reply_without_server_usage_shows_an_estimate_labelled_as_one(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        send_and_wait_for_reply(tab, "No usage from the server this time")
+        expect(last_reply_usage(tab)).to_contain_text("(estimate)", timeout=TIMEOUT_MS)
+        expect(last_reply_usage(tab)).to_contain_text("~")
+
+
+class TestContextMeter:
+    def test_the_composer_meter_grows_after_each_reply_and_marks_the_compaction_point(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        label = tab.locator("#context-meter-label")
+        expect(label).to_contain_text("/ 8,000 tokens", timeout=TIMEOUT_MS)
+        expect(tab.locator("#compaction-threshold")).to_have_count(1)  # the default agent's
+        expect(tab.locator("#compaction-due")).to_have_count(0)
+        before = label.inner_text()
+
+        send_and_wait_for_reply(tab, "A first question for the meter")
+
+        expect(label).not_to_have_text(before, timeout=TIMEOUT_MS)
+
+    def test_a_thread_past_the_threshold_shows_that_the_next_reply_compacts(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        expect(tab.locator("#context-meter")).to_be_visible(timeout=TIMEOUT_MS)
+        # ~7,800 estimated tokens: past the default agent's 6,000-token compaction point.
+        send_and_wait_for_reply(tab, "notes " * 6_000)
+
+        expect(tab.locator("#compaction-due")).to_be_visible(timeout=TIMEOUT_MS)
+
+
+class TestHeader:
+    def test_the_header_counts_the_messages_of_the_visible_conversation(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, models_app)
+        create_chat(tab)
+        count = tab.locator("#message-count")
+        expect(count).to_have_text("0 messages", timeout=TIMEOUT_MS)
+        send_and_wait_for_reply(tab, "one")
+        expect(count).to_have_text("2 messages", timeout=TIMEOUT_MS)
+        send_and_wait_for_reply(tab, "two")
+        expect(count).to_have_text("4 messages", timeout=TIMEOUT_MS)
+
+    def test_an_agent_saved_in_another_tab_updates_the_header_without_a_reload(
+        self, models_app: AppServer, browser: Browser
+    ):
+        tab = open_agents_page(browser, models_app)
+        create_agent(tab, "Editor", "Version one: fix typos.")
+        start_chat_with(tab, "Editor")
+        expect(tab.locator("#agent-update")).to_have_count(0)
+
+        editor = open_agents_page(browser, models_app)
+        agent_row(editor, "Editor").locator(".agent-edit").click()
+        editor.locator("#agent-instructions").fill("Version two: rewrite freely.")
+        editor.locator("#agent-save").click()
+
+        expect(tab.locator("#agent-update")).to_contain_text(
+            "Agent updated to v2", timeout=TIMEOUT_MS
+        )

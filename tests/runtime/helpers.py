@@ -6,7 +6,9 @@ import asyncio
 from typing import Any
 
 from backend.config import Settings
+from backend.models import ModelRef
 from backend.runtime import ChatRuntime, RunEvent
+from backend.runtime.locks import process_owner
 from backend.runtime.records import RunKind, RunRecord
 from backend.runtime.store import RuntimeStore
 
@@ -68,4 +70,65 @@ def enqueue(store: RuntimeStore, run_id: str, now: int = 1) -> RunRecord:
         agent_id="assistant",
         agent_version=1,
         now=now,
+    )
+
+
+def fill_thread(chats: Any, chat_id: str, count: int) -> None:
+    """Import ``count`` alternating user/assistant messages of ~25 words into one branch."""
+    chat = chats.get_chat(chat_id)
+    parent = None
+    with chat.sessions.database.transaction():
+        for index in range(count):
+            message_id = f"h{index:05d}"
+            chat.session.import_message(
+                {
+                    "id": message_id,
+                    "role": "user" if index % 2 == 0 else "assistant",
+                    "parts": [{"type": "text", "text": f"turn {index} " + "filler " * 20}],
+                },
+                parent_id=parent,
+                created_at=1_700_000_000_000 + index,
+            )
+            parent = message_id
+
+
+def leave_a_run_running(
+    chats: Any,
+    chat_id: str,
+    record: Any,
+    *,
+    reply_metadata: dict[str, Any] | None = None,
+    model: ModelRef | None = None,
+) -> None:
+    """Reply ``a1`` to ``u1`` left ``running`` as run ``run_gone`` by a process that stopped."""
+    handle = chats.get_chat(chat_id)
+    store = RuntimeStore(handle.database)
+    handle.session.append_message(
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    )
+    reply: dict[str, Any] = {
+        "id": "a1",
+        "role": "assistant",
+        "parts": [{"type": "text", "text": "a partial answer"}],
+    }
+    if reply_metadata is not None:
+        reply["metadata"] = reply_metadata
+    handle.session.append_message(reply, parent_id="u1")
+    store.enqueue_run(
+        run_id="run_gone",
+        conversation_id=chat_id,
+        kind=RunKind.SEND,
+        user_message_id="u1",
+        assistant_message_id="a1",
+        agent_id=record.agent_id,
+        agent_version=record.agent_version,
+        now=1,
+    )
+    store.claim_next_run(
+        chat_id,
+        agent_id=record.agent_id,
+        agent_version=record.agent_version,
+        now=2,
+        claimed_by=process_owner("runtime_that_stopped"),
+        model=model,
     )

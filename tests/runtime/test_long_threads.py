@@ -9,7 +9,7 @@ import pytest
 
 from backend.chats import Chats
 from backend.runtime import DEFAULT_AGENT, AgentRegistry, ModelSettings
-from tests.runtime.helpers import events_until_done, make_runtime
+from tests.runtime.helpers import events_until_done, fill_thread, make_runtime
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -28,24 +28,6 @@ def chats(tmp_path):
     directory.close()
 
 
-def fill(chats, chat_id, count):
-    chat = chats.get_chat(chat_id)
-    parent = None
-    with chat.sessions.database.transaction():
-        for index in range(count):
-            message_id = f"h{index:05d}"
-            chat.session.import_message(
-                {
-                    "id": message_id,
-                    "role": "user" if index % 2 == 0 else "assistant",
-                    "parts": [{"type": "text", "text": f"turn {index} " + "filler " * 20}],
-                },
-                parent_id=parent,
-                created_at=1_700_000_000_000 + index,
-            )
-            parent = message_id
-
-
 async def turn(runtime, chat_id, text):
     ticket = await runtime.send_message(chat_id, text)
     events = await events_until_done(runtime, chat_id, ticket.run_id)
@@ -56,7 +38,7 @@ async def test_after_compacting_the_next_turns_reuse_the_summary_without_compact
     tmp_path, chats
 ):
     chat_id = chats.create_chat().id
-    fill(chats, chat_id, 200)
+    fill_thread(chats, chat_id, 200)
     model = ScriptedModel(offline=True)
     runtime = make_runtime(tmp_path, chats, model, agents=AgentRegistry(SMALL_BUDGET))
     await runtime.bind_agent(chat_id, "assistant", version=2)
@@ -81,7 +63,7 @@ async def test_after_compacting_the_next_turns_reuse_the_summary_without_compact
 @pytest.mark.slow
 async def test_a_thread_past_the_stores_walk_cap_is_compacted_once_not_every_turn(tmp_path, chats):
     chat_id = chats.create_chat().id
-    fill(chats, chat_id, 10_050)
+    fill_thread(chats, chat_id, 10_050)
     model = ScriptedModel(offline=True)
     runtime = make_runtime(tmp_path, chats, model, agents=AgentRegistry(SMALL_BUDGET))
     await runtime.bind_agent(chat_id, "assistant", version=2)

@@ -17,10 +17,7 @@ from backend.errors import UnknownModelError
 from backend.models import ModelRef, ToolCall
 from backend.runtime import ChatRuntime, LibraryAgents, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
-from backend.runtime.locks import process_owner
-from backend.runtime.records import RunKind
-from backend.runtime.store import RuntimeStore
-from tests.runtime.helpers import events_until_done
+from tests.runtime.helpers import events_until_done, leave_a_run_running
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.scripted_model import ScriptedModel
 
@@ -245,32 +242,8 @@ class TestARecoveredReplyNamesItsOwnModel:
         chat = chats.create_chat("Interrupted")
         record = await runtime.get_conversation(chat.id)  # the record exists
         handle = chats.get_chat(chat.id)
-        store = RuntimeStore(handle.database)
-        handle.session.append_message(
-            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-        )
-        handle.session.append_message(
-            {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "part"}]},
-            parent_id="u1",
-        )
-        store.enqueue_run(
-            run_id="run_gone",
-            conversation_id=chat.id,
-            kind=RunKind.SEND,
-            user_message_id="u1",
-            assistant_message_id="a1",
-            agent_id=record.agent_id,
-            agent_version=record.agent_version,
-            now=1,
-        )
-        store.claim_next_run(
-            chat.id,
-            agent_id=record.agent_id,
-            agent_version=record.agent_version,
-            now=2,
-            claimed_by=process_owner("runtime_that_stopped"),
-            model=ModelRef("elsewhere", "model-of-the-stopped-process"),
-        )
+        model = ModelRef("elsewhere", "model-of-the-stopped-process")
+        leave_a_run_running(chats, chat.id, record, model=model)
         recovering = ChatRuntime(settings, chats, models=endpoints)  # answers with fake-model
         try:
             run = await recovering.get_run(chat.id, "run_gone")  # opening recovers it

@@ -12,7 +12,7 @@ import pytest
 
 from backend.chats import Chats
 from backend.errors import ChatNotFoundError, InputTooLargeError, InvalidInputError
-from backend.models import OFFLINE_LABEL, OfflineAssistant, ToolCall
+from backend.models import OfflineAssistant, ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
 from tests.runtime.helpers import TERMINAL, events_until_done, make_runtime, settings, texts
@@ -404,12 +404,6 @@ class TestDirectoryIntegration:
         assert texts(session_of(chats, chat_id)) == [("user", "new life"), ("assistant", "OK.")]
         assert (await runtime.get_session_state(chat_id)).data == {}
         assert (await runtime.get_conversation(chat_id)).last_run_id == ticket.run_id
-        await runtime.aclose()
-
-    async def test_model_info_describes_what_answers(self, tmp_path, chats):
-        runtime = ChatRuntime(settings(tmp_path), chats)
-        info = runtime.model_info()
-        assert (info.label, info.offline, info.model) == (OFFLINE_LABEL, True, "offline")
         await runtime.aclose()
 
 

@@ -48,7 +48,8 @@ from tests.support.fake_models import answer_models
 class Step:
     """One thing the server does while answering: sleep, send an SSE event, or stop."""
 
-    kind: str  # "sleep" | "data" | "raw" | "repeat" | "end" | "close"
+    # "usage" is a "data" step sent only when the request asked for it (stream_options).
+    kind: str  # "sleep" | "data" | "usage" | "raw" | "repeat" | "end" | "close"
     value: Any = None
 
 
@@ -92,7 +93,11 @@ def text(
     usage: dict[str, int] | None = None,
     done: bool = True,
 ) -> Reply:
-    """Stream ``chunks`` as content deltas, then ``finish_reason`` and ``[DONE]``."""
+    """Stream ``chunks`` as content deltas, then ``finish_reason`` and ``[DONE]``.
+
+    ``usage`` is sent as a trailing chunk with no choices, as OpenAI does, and only to a
+    request with ``stream_options.include_usage`` (the real servers' rule).
+    """
     steps: list[Step] = []
     if first_delay_s:
         steps.append(Step("sleep", first_delay_s))
@@ -104,7 +109,7 @@ def text(
     steps.append(Step("data", _chunk({}, finish_reason)))
     if usage is not None:
         trailer = {"id": "chatcmpl-fake", "choices": [], "usage": usage}
-        steps.append(Step("data", json.dumps(trailer)))
+        steps.append(Step("usage", json.dumps(trailer)))
     if done:
         steps.append(Step("data", "[DONE]"))
     steps.append(Step("end"))
@@ -410,7 +415,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         # The client may go away (timeout, cancellation): nothing to clean up then.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._stream(reply)
+            self._stream(reply, wants_usage=_wants_usage(body))
 
     def _send_plain(self, status: int, body: str) -> None:
         data = body.encode()
@@ -422,7 +427,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.close_connection = True
 
-    def _stream(self, reply: Reply) -> None:
+    def _stream(self, reply: Reply, *, wants_usage: bool) -> None:
         owner = self.server_owner
         steps = list(reply.steps)
         # Delays before the first byte model "time to first token": headers wait for them.
@@ -438,7 +443,7 @@ class _Handler(BaseHTTPRequestHandler):
         for step in steps:
             if step.kind == "sleep":
                 owner._sleep(step.value)
-            elif step.kind == "data":
+            elif step.kind == "data" or (step.kind == "usage" and wants_usage):
                 self._write_chunk(f"data: {step.value}\n\n".encode())
             elif step.kind == "raw":
                 self._write_chunk(step.value)
@@ -470,6 +475,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
         self.recorded.sent_bytes += len(data)
+
+
+def _wants_usage(body: dict[str, Any]) -> bool:
+    options = body.get("stream_options")
+    return isinstance(options, dict) and options.get("include_usage") is True
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -4,6 +4,7 @@ import base64
 
 import pytest
 
+from backend.models import ReplyUsage
 from backend.sessions import Sessions
 from backend.transcript import (
     entry_from_message,
@@ -223,3 +224,32 @@ class TestAttachedDocuments:
         assert (document.name, document.media_type, document.size) == ("sales.csv", "text/csv", 19)
         assert document.url == url  # the stored bytes, served back whole
         assert entry.images == ()
+
+
+class TestMessageCount:
+    def test_the_count_covers_the_whole_shown_path_not_only_the_window(self, session):
+        for i in range(10):
+            session.append_message(msg(f"m{i}", text="x" * 1000))
+        window = load_window(session, byte_budget=3000)
+        assert window.has_earlier and len(window.entries) < 10
+        assert window.message_count == 10
+
+    def test_the_count_follows_the_branch_on_screen(self, session):
+        for mid in ("u1", "a1", "u2", "a2"):
+            session.append_message(msg(mid))
+        session.append_message(msg("a1b", "assistant"), parent_id="u1")
+        assert load_window(session, leaf_id="a2").message_count == 4
+        assert load_window(session, leaf_id="a1b").message_count == 2
+
+    def test_an_empty_conversation_counts_none(self, session):
+        assert load_window(session).message_count == 0
+
+
+class TestReplyUsage:
+    def test_a_reply_carries_the_usage_its_metadata_records(self):
+        usage = {"inputTokens": 412, "outputTokens": 96, "estimated": False}
+        entry = entry_from_message(msg("a1", "assistant", metadata={"usage": usage}))
+        assert entry.usage == ReplyUsage(412, 96, estimated=False)
+
+    def test_a_reply_without_usage_carries_none(self):
+        assert entry_from_message(msg("a1", "assistant")).usage is None

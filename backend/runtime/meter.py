@@ -1,0 +1,104 @@
+"""How full the next turn's prompt is: the composer's context meter.
+
+:func:`context_meter` is pure: given the bound agent, the request the next turn would send
+and the thread's token estimate, it says how many tokens that is, against which context
+window, and whether the turn compacts the thread first (the rule of
+:func:`backend.runtime.window.needs_compaction`, the one the run applies).
+
+:func:`measure_next_turn` gathers that material for a chat the way a run does
+(``window.scan_recent``, ``prompt.build_request``): the recent window, the thread summary,
+session state, shared memory and the agent's tools. Two things are left out because they do
+not exist before the user types: the new message itself and what retrieval would find for it.
+So the meter is what the next turn sends *before* its message, an honest lower bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from backend.models import ModelRequest
+from backend.providers import RemoteContextProvider
+from backend.runtime.agents import AgentDefinition
+from backend.runtime.bindings import Bindings
+from backend.runtime.open_chats import OpenChat
+from backend.runtime.ports import DirectoryPort
+from backend.runtime.prompt import build_request, history_byte_budget, request_tokens
+from backend.runtime.tools import Tool
+from backend.runtime.window import Scan, needs_compaction, scan_recent
+
+
+@dataclass(frozen=True, slots=True)
+class ContextMeter:
+    """The next turn's prompt against the bound agent's context window."""
+
+    next_turn_tokens: int  # estimated tokens the next turn sends (before the new message)
+    context_tokens: int  # the context window the bound agent is configured for
+    compact_after_tokens: int | None  # the thread size that triggers compaction (None: never)
+    will_compact: bool  # the next turn summarises the thread before it calls the model
+
+    @property
+    def share(self) -> float:
+        """``next_turn_tokens`` as a share of the window, 0..1 (a prompt over it reads 1)."""
+        if self.context_tokens <= 0:
+            return 1.0
+        return min(1.0, self.next_turn_tokens / self.context_tokens)
+
+    @property
+    def compact_at_share(self) -> float | None:
+        """Where compaction sets in on the same scale (0..1), None when it never does."""
+        if self.compact_after_tokens is None or self.context_tokens <= 0:
+            return None
+        return min(1.0, self.compact_after_tokens / self.context_tokens)
+
+
+def context_meter(
+    agent: AgentDefinition, request: ModelRequest, thread_tokens: int
+) -> ContextMeter:
+    """The meter for a turn that would send ``request`` from a thread of ``thread_tokens``."""
+    threshold = agent.model.compact_after_tokens
+    return ContextMeter(
+        next_turn_tokens=request_tokens(request),
+        context_tokens=agent.model.context_tokens,
+        compact_after_tokens=threshold,
+        will_compact=needs_compaction(thread_tokens, threshold),
+    )
+
+
+def measure_next_turn(
+    conv: OpenChat,
+    bindings: Bindings,
+    directory: DirectoryPort,
+    tools: Mapping[str, Tool],
+    leaf_id: str | None = None,
+) -> ContextMeter:
+    """The meter of ``conv``'s next turn, continuing ``leaf_id`` (default: the newest leaf).
+
+    Synchronous (SQLite reads): call it from a worker thread.
+    """
+    record = bindings.ensure_record(conv)
+    agent = bindings.agent_for(record)
+    if leaf_id is None:
+        leaf = conv.session.get_latest_leaf()
+        leaf_id = str(leaf["id"]) if leaf else None
+    scan = Scan([], 0)
+    if leaf_id is not None:
+        threshold = agent.model.compact_after_tokens
+        budget = history_byte_budget(agent)
+        scan = scan_recent(conv.session, leaf_id, budget, threshold, conv.boundaries)
+    request = build_request(
+        agent=agent,
+        history=scan.window,
+        tools=[tools[name].spec for name in agent.tools if name in tools],
+        memory={block.label: _memory(directory, block.label) for block in agent.context_blocks},
+        state=conv.states.get(conv.chat_id).data,
+        summary=scan.summary,
+        chat_id=conv.chat_id,
+    )
+    return context_meter(agent, request, scan.tokens)
+
+
+def _memory(directory: DirectoryPort, label: str) -> str | None:
+    provider = RemoteContextProvider(directory)
+    provider.init(label)
+    return provider.get()  # fail-soft: unreachable memory reads as None, as in a run
