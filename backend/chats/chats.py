@@ -16,6 +16,7 @@ Trust boundary: every public method is safe to expose to a client **except**
 ``record_chat_turn``, which is child → parent (the conversation runtime reports a finished
 reply); a UI must not offer it, or a client could forge sidebar entries. ``create_chat``'s
 ``chat_id`` argument is for server-side restores; clients get server-minted ids.
+``share_attachments`` is the fork's step (it takes a loader, no client value).
 
 Concurrency: all methods are synchronous and thread-safe (async callers offload). Lock order
 is ``Database`` locks only; the open-chat cache's lock is a leaf, never held while touching a
@@ -375,15 +376,15 @@ class Chats(Closing):
 
         Those not there yet are stored once, from ``load`` (the source chat's reader). A fork
         calls it before writing its messages, which keep their pointers instead of the bytes.
+        Server-side only, like ``record_chat_turn``: a UI offers ``fork_chat``, not this.
         """
         self._check_open()
         record = self._lifecycle.load_live(chat_id)
         if not hashes:
             return
         with self.database.transaction():
-            missing = hashes - self._pool.held(hashes)
-            if missing:
-                self._pool.put(load(missing))
+            for digest in sorted(hashes - self._pool.held(hashes)):
+                self._pool.put(load({digest}))  # one at a time: memory is one payload
             self._pool.add_references(record.num, hashes)
 
     def _emit_after_commit(self, event: DirectoryEvent) -> None:
