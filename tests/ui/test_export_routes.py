@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import zipfile
@@ -144,6 +145,33 @@ class TestWhatADownloadHolds:
             markdown = archive.read(f"{chat_id}.md").decode()
         images = [name for name in names if name.startswith("attachments/")]
         assert images and all(name in markdown for name in images)
+
+
+class TestAForksImages:
+    async def test_a_fork_downloads_with_its_images_after_the_source_is_deleted(
+        self, client, app_services, tmp_path
+    ):
+        user_id, token = _sign_in(app_services, "alice")
+        chats = app_services.directory(user_id)
+        url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+        source = chats.create_chat("With a picture")
+        image = {"type": "file", "mediaType": "image/png", "url": url}
+        chats.get_chat(source.id).session.append_message(
+            {"id": "a", "role": "user", "parts": [image]}
+        )
+        fork_id = chats.fork_chat(source.id, "a").id
+        chats.delete_chat(source.id)
+        answer = await client.get(chat_export_path(fork_id, "md"), headers=_cookie(token))
+        assert answer.headers["content-type"] == "application/zip"
+        with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
+            images = [archive.read(n) for n in archive.namelist() if n.startswith("attachments/")]
+        assert images == [PNG]
+        document = (
+            await client.get(chat_export_path(fork_id, "json"), headers=_cookie(token))
+        ).json()
+        assert [item["data"] for item in document["attachments"].values()] == [
+            base64.b64encode(PNG).decode()
+        ]
 
 
 class TestMarkdownOfTheBranchATabShows:
