@@ -160,6 +160,15 @@ class TestForkSharesAttachmentsByHash:
             assert url == image_part(PNG)["url"]
             assert file_payloads(imported) == 1  # an import owns its bytes again
 
+    def test_a_backup_restores_a_fork_with_its_pooled_image(self, chats, tmp_path):
+        source = chat_with_image(chats)
+        fork_id = chats.fork_chat(source.id, "a").id
+        backup_data_dir(chats.layout.root, tmp_path / "backup.zip")
+        restore_data_dir(tmp_path / "backup.zip", tmp_path / "restored")
+        with Chats(tmp_path / "restored", "owner") as restored:
+            url = restored.get_chat(fork_id).session.get_message("a")["parts"][0]["url"]
+            assert url == image_part(PNG)["url"]
+
 
 CHILD = """
 import sys
