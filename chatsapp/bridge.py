@@ -4,8 +4,12 @@ Two sources feed it, both inside this worker process:
 
 * the directory's change feed (``Chats.subscribe``): created / renamed / deleted / turn
   recorded / archived / unarchived / shared context changed. Listeners may fire on a worker
-  thread (storage calls are offloaded), so they only *schedule* work on the event loop; a
-  burst of events coalesces into one refresh per user.
+  thread (storage calls are offloaded), so they only *schedule* work on the event loop.
+  Refreshes are throttled per user and list (sidebar, archived, memory): the first change
+  refreshes at once, later ones within ``DIRECTORY_REFRESH_S`` coalesce into one refresh at its
+  end. An import creating thousands of chats so costs a sidebar frame per interval to each tab,
+  not one per chat (each one kept the event loop busy, and a busy loop slows the import's
+  worker thread many times over: it waits for the GIL after every SQLite call).
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
   chat applies them to ``SharedConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
   flushes so a fast model does not cost one websocket frame per token.
@@ -47,6 +51,8 @@ log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.04
 RELEASE_GRACE_S = 5.0
+DIRECTORY_REFRESH_S = 0.5
+"""At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
 Key = tuple[str, str]  # (user id, chat id)
 _ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
@@ -79,9 +85,8 @@ class LiveStates:
 _targets: LiveStates | None = None
 _app: Any = None
 _loop: asyncio.AbstractEventLoop | None = None
-_pending_directory: set[str] = set()
-_pending_memory: set[str] = set()
-_pending_archive: set[str] = set()
+# (list, user id) -> changed since its refresh began; list is a LiveStates field name.
+_refreshes: dict[tuple[str, str], bool] = {}
 # Events that may change the archived list whatever chat they name ("changed": another
 # process did something the rows do not tell).
 _ARCHIVE_KINDS = frozenset(("archived", "unarchived", "deleted", "changed"))
@@ -267,16 +272,11 @@ def _on_directory_event(user_id: str, event: Any) -> None:
 
     def schedule() -> None:
         if kind.startswith("shared"):
-            if user_id not in _pending_memory:
-                _pending_memory.add(user_id)
-                _spawn(_refresh_memory(user_id))
+            _request_refresh("memory", user_id)
             return
-        if user_id not in _pending_directory:
-            _pending_directory.add(user_id)
-            _spawn(_refresh_directory(user_id))
-        if _touches_archive(kind, event) and user_id not in _pending_archive:
-            _pending_archive.add(user_id)
-            _spawn(_refresh_archive(user_id))
+        _request_refresh("directory", user_id)
+        if _touches_archive(kind, event):
+            _request_refresh("archive", user_id)
         chat_id = str(getattr(event, "chat_id", "") or "")
         if chat_id and kind in ("deleted", "renamed"):
             _spawn(_apply_chat_event(user_id, chat_id, kind))
@@ -287,10 +287,13 @@ def _on_directory_event(user_id: str, event: Any) -> None:
     loop.call_soon_threadsafe(schedule)
 
 
-async def _refresh_directory(user_id: str) -> None:
-    _pending_directory.discard(user_id)
-    async with _modify(directory_token(user_id), _states().directory) as state:
-        await state.reload(user_id)
+def _request_refresh(kind: str, user_id: str) -> None:
+    """Refresh now if idle, else once more when the running refresh's interval ends."""
+    key = (kind, user_id)
+    running = key in _refreshes
+    _refreshes[key] = True
+    if not running:
+        _spawn(_refresh_throttled(key))
 
 
 def _touches_archive(kind: str, event: Any) -> bool:
@@ -300,18 +303,22 @@ def _touches_archive(kind: str, event: Any) -> bool:
     return kind in _ARCHIVE_KINDS or getattr(chat, "archived_at", None) is not None
 
 
-async def _refresh_archive(user_id: str) -> None:
-    """Re-read the archived list, once a tab of the user has shown it (re-sent if changed)."""
-    _pending_archive.discard(user_id)
-    async with _modify(directory_token(user_id), _states().archive) as archive:
-        if archive.loaded:
-            await archive.reload(user_id)
-
-
-async def _refresh_memory(user_id: str) -> None:
-    _pending_memory.discard(user_id)
-    async with _modify(directory_token(user_id), _states().memory) as state:
-        await state.reload(user_id)
+async def _refresh_throttled(key: tuple[str, str]) -> None:
+    kind, user_id = key
+    state_cls = getattr(_states(), kind)
+    try:
+        while _refreshes.get(key):
+            _refreshes[key] = False
+            try:
+                async with _modify(directory_token(user_id), state_cls) as state:
+                    # The archived list is read only once a tab of the user has shown it.
+                    if kind != "archive" or state.loaded:
+                        await state.reload(user_id)
+            except Exception:  # the next change (or interval) tries again
+                log.warning("%s refresh failed", kind, exc_info=True)
+            await asyncio.sleep(DIRECTORY_REFRESH_S)
+    finally:
+        _refreshes.pop(key, None)
 
 
 async def _apply_chat_event(user_id: str, chat_id: str, kind: str) -> None:

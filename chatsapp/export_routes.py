@@ -14,6 +14,9 @@ chat never sits in memory), streamed from disk in chunks, then deleted.
 * ``GET /export/chat/<id>.json``       one chat, lossless, attachments inline
 * ``GET /export/chat/<id>.md``         the visible branch as Markdown; a chat with images
                                        comes as a ``.zip`` (the ``.md`` and its images)
+* ``GET /export/chat/<id>.md?leaf=<message id>``  the root → that message branch instead (the
+                                       one a tab shows). A ``leaf`` not in the chat: ``404``;
+                                       empty, over ``MAX_LEAF_CHARS`` or on a ``.json``: ``400``
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import zipfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -30,13 +34,8 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from backend.chats import Chats
-from backend.portability import (
-    all_chat_ids,
-    write_archive,
-    write_chat,
-    write_markdown,
-    write_markdown_archive,
-)
+from backend.errors import NotFoundError
+from backend.portability import all_chat_ids, write_archive, write_chat, write_markdown
 from chatsapp.identity import identify
 from chatsapp.services import offload, services
 
@@ -44,6 +43,8 @@ EXPORT_PREFIX = "/export"
 ALL_PATH = f"{EXPORT_PREFIX}/all.zip"
 CHAT_PATH = EXPORT_PREFIX + "/chat/{chat_id}.{kind}"
 KINDS = ("json", "md")
+LEAF_PARAMETER = "leaf"
+MAX_LEAF_CHARS = 256  # message ids are uuids or a source's ids; a longer one is no id of ours
 CHUNK_BYTES = 256 * 1024
 _MEDIA_TYPES = {
     ".zip": "application/zip",
@@ -53,7 +54,10 @@ _MEDIA_TYPES = {
 
 
 def chat_export_path(chat_id: str, kind: str) -> str:
-    """Where one chat's export is served (``kind``: one of :data:`KINDS`)."""
+    """Where one chat's export is served (``kind``: one of :data:`KINDS`).
+
+    A Markdown export of the branch a tab shows appends ``?leaf=<message id>``.
+    """
     return CHAT_PATH.format(chat_id=chat_id, kind=kind)
 
 
@@ -91,8 +95,12 @@ def _signed_out() -> Response:
     return PlainTextResponse("Sign in to export your chats.", status_code=401)
 
 
-def _not_found() -> Response:
-    return PlainTextResponse("No such chat.", status_code=404)
+def _not_found(what: str = "chat") -> Response:
+    return PlainTextResponse(f"No such {what}.", status_code=404)
+
+
+def _bad_request(reason: str) -> Response:
+    return PlainTextResponse(reason, status_code=400)
 
 
 async def export_all(request: Request) -> Response:
@@ -121,14 +129,25 @@ async def export_chat(request: Request) -> Response:
     chat_id, kind = request.path_params["chat_id"], request.path_params["kind"]
     if kind not in KINDS:
         return _not_found()
+    leaf = request.query_params.get(LEAF_PARAMETER)
+    if leaf is not None:
+        if kind != "md":
+            return _bad_request("Only a Markdown export follows a branch (leaf).")
+        if not leaf or len(leaf) > MAX_LEAF_CHARS:
+            return _bad_request(f"leaf is a message id of 1 to {MAX_LEAF_CHARS} characters.")
     try:
         await offload(chats.get_summary, chat_id)
     except (KeyError, ValueError):
         return _not_found()
     folder = Path(tempfile.mkdtemp(prefix="chats-export-"))
     try:
-        writer = _write_json if kind == "json" else _write_markdown
-        file = await offload(writer, chats, chat_id, folder)
+        if kind == "json":
+            file = await offload(_write_json, chats, chat_id, folder)
+        else:
+            file = await offload(_write_markdown, chats, chat_id, folder, leaf)
+    except NotFoundError as exc:  # the leaf is no message of this chat, or the chat went
+        shutil.rmtree(folder, ignore_errors=True)
+        return _not_found("message in this chat" if exc.kind == "message" else "chat")
     except (KeyError, ValueError):  # deleted between the check and the write
         shutil.rmtree(folder, ignore_errors=True)
         return _not_found()
@@ -145,16 +164,34 @@ def _write_json(chats: Chats, chat_id: str, folder: Path) -> Path:
     return file
 
 
-def _write_markdown(chats: Chats, chat_id: str, folder: Path) -> Path:
-    """The ``.md`` alone, or, when it links images, a ``.zip`` holding it and them."""
+def _write_markdown(chats: Chats, chat_id: str, folder: Path, leaf_id: str | None) -> Path:
+    """The ``.md`` alone, or, when it links images, a ``.zip`` holding it and them.
+
+    One pass: the images go into the ``.zip`` as the Markdown names them (the archive is
+    opened at the first one), and the ``.md`` joins them at the end.
+    """
     file = folder / "chat.md"
-    linked: list[str] = []
-    with file.open("w", encoding="utf-8") as out:
-        write_markdown(chats, chat_id, out, images=lambda name, _data: linked.append(name))
-    if not linked:
-        return file
     archive = folder / "chat.zip"
-    write_markdown_archive(chats, [chat_id], str(archive))
+    zipped: zipfile.ZipFile | None = None
+    names: set[str] = set()
+
+    def add_image(name: str, data: bytes) -> None:
+        nonlocal zipped
+        if zipped is None:
+            zipped = zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED)
+        if name not in names:
+            names.add(name)
+            zipped.writestr(name, data)
+
+    try:
+        with file.open("w", encoding="utf-8") as out:
+            write_markdown(chats, chat_id, out, images=add_image, leaf_id=leaf_id)
+        if zipped is None:
+            return file
+        zipped.write(file, f"{chat_id}.md")
+    finally:
+        if zipped is not None:
+            zipped.close()
     return archive
 
 

@@ -122,6 +122,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # Downloads decide who is asking per request, as the guard does per event.
     "chatsapp.export_routes": {
         "backend.chats",
+        "backend.errors",
         "backend.portability",
         "chatsapp.identity",
         "chatsapp.services",

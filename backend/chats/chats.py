@@ -16,6 +16,7 @@ Trust boundary: every public method is safe to expose to a client **except**
 ``record_chat_turn``, which is child → parent (the conversation runtime reports a finished
 reply); a UI must not offer it, or a client could forge sidebar entries. ``create_chat``'s
 ``chat_id`` argument is for server-side restores; clients get server-minted ids.
+``share_attachments`` is the fork's step (it takes a loader, no client value).
 
 Concurrency: all methods are synchronous and thread-safe (async callers offload). Lock order
 is ``Database`` locks only; the open-chat cache's lock is a leaf, never held while touching a
@@ -29,6 +30,7 @@ from functools import cached_property
 from pathlib import Path
 
 from backend.chats.archive_policy import AutoArchive
+from backend.chats.attachment_pool import AttachmentPool
 from backend.chats.directory import ChatRecord, DirectoryStore
 from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
 from backend.chats.fanout import fanout_search
@@ -48,7 +50,7 @@ from backend.chats.watch import ForeignChangeWatcher
 from backend.clock import now_ms
 from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S, Settings
 from backend.errors import InvalidInputError, StorageError
-from backend.sessions import SearchResult, Sessions
+from backend.sessions import AttachmentLoader, SearchResult, Sessions
 from backend.sessions.search import check_limit
 from backend.storage import Database
 from backend.storage.closing import Closing
@@ -85,6 +87,7 @@ class Chats(Closing):
         self._events = EventBus()
         self._closed = False
         self._search_database: Database | None = None
+        self._pool_database: Database | None = None
         try:
             # Searches read through a second connection (WAL: readers never block the writer),
             # so a long search never holds up create_chat or a flush on the main one.
@@ -101,7 +104,13 @@ class Chats(Closing):
                 foreign_commits=self._foreign_commits,
                 clock=self._clock,
             )
-            parts = DirectoryParts(self.database, self._directory, self._index, self.layout)
+            # The shared attachments are read through a third connection whose lock is a leaf:
+            # a chat file asks for them while it holds its own lock.
+            self._pool_database = Database(self.layout.database_path)
+            self._pool = AttachmentPool(self.database, reader=self._pool_database)
+            parts = DirectoryParts(
+                self.database, self._directory, self._index, self.layout, self._pool
+            )
             self._open = OpenChats(
                 parts,
                 max_open=max_open_chats,
@@ -131,8 +140,9 @@ class Chats(Closing):
             self._auto_archive.run(self._clock())
         except BaseException:
             self.database.close()
-            if self._search_database is not None:
-                self._search_database.close()
+            for extra in (self._search_database, self._pool_database):
+                if extra is not None:
+                    extra.close()
             raise
 
     @classmethod
@@ -404,6 +414,22 @@ class Chats(Closing):
         self._check_open()
         return fork_chat(self, chat_id, at_message_id, title)
 
+    def share_attachments(self, chat_id: str, hashes: set[str], load: AttachmentLoader) -> None:
+        """Let ``chat_id`` read the payloads ``hashes`` from the directory's shared pool.
+
+        Those not there yet are stored once, from ``load`` (the source chat's reader). A fork
+        calls it before writing its messages, which keep their pointers instead of the bytes.
+        Server-side only, like ``record_chat_turn``: a UI offers ``fork_chat``, not this.
+        """
+        self._check_open()
+        record = self._lifecycle.load_live(chat_id)
+        if not hashes:
+            return
+        with self.database.transaction():
+            for digest in sorted(hashes - self._pool.held(hashes)):
+                self._pool.put(load({digest}))  # one at a time: memory is one payload
+            self._pool.add_references(record.num, hashes)
+
     def _emit_after_commit(self, event: DirectoryEvent) -> None:
         self.database.after_commit(lambda: self._events.emit(event))
 
@@ -437,8 +463,9 @@ class Chats(Closing):
         finally:
             self._index.close()
             self.database.close()
-            if self._search_database is not None:
-                self._search_database.close()
+            for extra in (self._search_database, self._pool_database):
+                if extra is not None:
+                    extra.close()
 
     @property
     def closed(self) -> bool:

@@ -5,8 +5,11 @@
 * The path is the visible one (overlay echo rows are not copied); messages keep their ids,
   content and timestamps, and are chained root → ``at_message_id`` in path order, so the
   message forked at is the new chat's active leaf.
-* Attachments travel by content hash: the new file stores each payload once, however many
-  messages point at it (the sessions store is content-addressed), never once per message.
+* Attachments are shared by content hash, not copied: the new chat's messages keep their
+  ``attachment:sha256:<hex>`` pointers and its file holds no payload. The payloads are kept
+  once in the directory's shared pool (``backend.chats.attachment_pool``), which the fork
+  reads them from: the first fork of an image stores it there once; later forks of it, and
+  forks of forks, store nothing. Deleting the source chat leaves the fork's images whole.
 * Compactions whose whole range lies on the copied path are copied with their ids, so the
   fork reads exactly as the source did up to that message. One that covers part of the path
   and ends past ``at_message_id`` is not copied: on the fork its range does not exist, and
@@ -18,6 +21,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Protocol
 
 from backend.chats.imports import ChatImports, ImportTarget
@@ -25,7 +29,14 @@ from backend.chats.models import ChatSummary
 from backend.chats.text import MAX_TITLE_CHARS, SNIPPET_ELLIPSIS
 from backend.clock import now_ms
 from backend.errors import NotFoundError
-from backend.sessions import COMPACTION_PREFIX, RowStat, Session, StoredCompaction
+from backend.sessions import (
+    COMPACTION_PREFIX,
+    AttachmentLoader,
+    RowStat,
+    Session,
+    StoredCompaction,
+    StoredEntry,
+)
 from backend.sessions.search import indexed_text
 from backend.storage import Database
 
@@ -47,6 +58,7 @@ class _Directory(Protocol):
     def get_chat(self, chat_id: str) -> _ChatLike: ...
     def get_summary(self, chat_id: str) -> ChatSummary: ...
     def delete_chat(self, chat_id: str) -> None: ...
+    def share_attachments(self, chat_id: str, hashes: set[str], load: AttachmentLoader) -> None: ...
 
 
 def fork_chat(
@@ -77,7 +89,10 @@ def fork_chat(
         preview=indexed_text(leaf) or None,
     )
     try:
-        _copy(source, chats.get_chat(target.chat.id), rows, compactions)
+        on_path_rows = _stored_rows(source, on_path)
+        hashes = set().union(*(entry.attachments for entry in on_path_rows.values()))
+        chats.share_attachments(target.chat.id, hashes, source.load_attachments)
+        _copy(on_path_rows, chats.get_chat(target.chat.id), rows, compactions)
     except BaseException:
         chats.delete_chat(target.chat.id)
         raise
@@ -85,16 +100,27 @@ def fork_chat(
     return target.chat
 
 
+def _stored_rows(source: Session, ids: set[str]) -> dict[str, StoredEntry]:
+    """The rows ``ids`` in stored form: attachments as pointers, never their bytes."""
+    return {entry.id: entry for entry in source.stored_tree() if entry.id in ids}
+
+
 def _copy(
-    source: Session, chat: _ChatLike, rows: list[RowStat], compactions: list[StoredCompaction]
+    stored: dict[str, StoredEntry],
+    chat: _ChatLike,
+    rows: list[RowStat],
+    compactions: list[StoredCompaction],
 ) -> None:
     parent_id: str | None = None
     target = chat.session
     with chat.database.transaction():  # the whole copy lands, or none of it
         for row in rows:
-            message = source.get_message(row.id)
-            if message is None:  # deleted meanwhile: its child hangs on the one before
+            entry = stored.get(row.id)
+            if entry is None:  # deleted meanwhile: its child hangs on the one before
                 continue
+            # The stored form: pointers stay pointers (the file references the payloads, the
+            # shared pool holds them), so no byte of an attachment is written here.
+            message = json.loads(entry.content)
             target.import_message(message, parent_id=parent_id, created_at=row.created_at)
             parent_id = row.id
         for compaction in compactions:

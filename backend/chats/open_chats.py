@@ -140,6 +140,7 @@ class OpenChats:
             self._parts.layout.chat_path(chat.id, chat.generation),
             reserved_metadata_keys=self._reserved,
             retired_error=partial(ChatNotFoundError, chat.id),
+            shared_attachments=self._parts.pool.load,
         )
         entry = OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
         entry.data_version = sessions.database.data_version()

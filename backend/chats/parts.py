@@ -1,4 +1,4 @@
-"""What the parts of a ``Chats`` share: the directory's database, its two stores, its layout.
+"""What the parts of a ``Chats`` share: the directory's database, its stores, its layout.
 
 ``Chats`` builds them once; ``OpenChats``, ``ChatPurger`` and ``ChatLifecycle`` each take this
 one value rather than the same four arguments.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backend.chats.attachment_pool import AttachmentPool
 from backend.chats.directory import DirectoryStore
 from backend.chats.index import MessageIndex
 from backend.chats.layout import DirectoryLayout
@@ -20,3 +21,4 @@ class DirectoryParts:
     directory: DirectoryStore  # the chat rows
     index: MessageIndex  # the cross-chat message index
     layout: DirectoryLayout  # where the chat files live
+    pool: AttachmentPool  # payloads several chats point to (a fork's)

@@ -46,6 +46,7 @@ class ChatPurger:
                     continue  # restored (or purged) meanwhile
                 self._parts.index.store.drop_chat(record.num)
                 self._parts.index.store.release_all(record.num)
+                self._parts.pool.drop_chat(record.num)  # a fork's payloads nobody else reads
             self.remove_files(record)  # after the commit: a restore can no longer win
             purged.append(record.id)
         return purged

@@ -1,6 +1,8 @@
-"""The visible branch of a chat as Markdown: what a person reads, not a backup.
+"""A branch of a chat as Markdown: what a person reads, not a backup.
 
-One ``## Role`` section per message of the active path (overlays applied, so a compacted
+One ``## Role`` section per message of the active path, or of the root → ``leaf_id`` path
+when one is given (the branch a tab shows; an id not in the chat is a ``NotFoundError``,
+nothing written). Overlays are applied, so a compacted
 stretch reads as its summary); text parts verbatim (code blocks stay code blocks); reasoning
 as a quote; a tool call as its name and output in a fenced block; messages the source hid
 (``metadata.hidden``) left out. An inline image is written as a file beside the Markdown
@@ -20,6 +22,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from backend.chats import Chats
+from backend.errors import NotFoundError
 from backend.portability.document import as_object
 
 ImageSink = Callable[[str, bytes], None]
@@ -29,15 +32,23 @@ _ROLE_TITLES = {"user": "User", "assistant": "Assistant", "system": "System"}
 
 
 def write_markdown(
-    chats: Chats, chat_id: str, out: IO[str], *, images: ImageSink, folder: str = "attachments"
+    chats: Chats,
+    chat_id: str,
+    out: IO[str],
+    *,
+    images: ImageSink,
+    folder: str = "attachments",
+    leaf_id: str | None = None,
 ) -> None:
     summary = chats.get_summary(chat_id)
     chat = chats.get_chat(chat_id)
+    if leaf_id is not None and (not chat.has_file or chat.session.get_message(leaf_id) is None):
+        raise NotFoundError("message", leaf_id)
     created = datetime.fromtimestamp(summary.created_at / 1000, UTC).strftime("%Y-%m-%d %H:%M")
     out.write(f"# {summary.title}\n\n_Created {created} UTC_\n")
     if not chat.has_file:
         return
-    for message in chat.session.history():
+    for message in chat.session.history(leaf_id=leaf_id):
         metadata = as_object(message.get("metadata"))
         if metadata.get("hidden"):
             continue

@@ -34,8 +34,11 @@ from backend.sessions.attachments import (
     Payload,
     extract_attachments,
     find_pointers,
+    gather_payloads,
+    payload_slices,
     resolve_attachments,
 )
+from backend.sessions.attachments import Loader as AttachmentLoader
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES, split_content
 from backend.sessions.compaction import CompactionFunction, create_compact_function
 from backend.sessions.documents import SearchableDocuments
@@ -77,6 +80,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "AppendEvent",
     "AppendResult",
+    "AttachmentLoader",
     "ClearEvent",
     "CompactEvent",
     "CompactResult",
@@ -102,7 +106,9 @@ __all__ = [
     "estimate_string_tokens",
     "extract_attachments",
     "find_pointers",
+    "gather_payloads",
     "is_compaction_message",
+    "payload_slices",
     "resolve_attachments",
     "split_content",
 ]

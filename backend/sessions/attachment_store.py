@@ -12,6 +12,10 @@ Invariants:
   payloads among them that nothing references any more, in the same transaction.
 * A payload is split into slices of at most ``MAX_INLINE_ROW_BYTES``, like message content,
   so no row outgrows SQLite's page-friendly size.
+* A pointer whose payload this file does not hold is asked of ``shared`` (when given): the
+  owner's pool of payloads several files point to (a fork's, see
+  ``backend.chats.attachment_pool``). Collection never touches those: they are not this
+  file's.
 
 Callers own the transaction; this class keeps no state besides its connection.
 """
@@ -21,8 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
-from backend.sessions.attachments import Payload
-from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
+from backend.sessions.attachments import Loader, Payload, gather_payloads, payload_slices
 from backend.sessions.encoding import EncodedMessage
 from backend.storage import Database
 
@@ -30,8 +33,9 @@ from backend.storage import Database
 class AttachmentStore:
     """SQL of the attachment tables of one conversation file."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, shared: Loader | None = None) -> None:
         self.db = database
+        self._shared = shared
 
     _SELECT_PAYLOAD_EXISTS = "SELECT 1 FROM session_attachment_meta WHERE hash = ?"
     _INSERT_PAYLOAD_META = (
@@ -47,10 +51,7 @@ class AttachmentStore:
         for payload in payloads:
             if self.db.query_one(self._SELECT_PAYLOAD_EXISTS, (payload.hash,)) is not None:
                 continue
-            pieces = [
-                payload.data[start : start + MAX_INLINE_ROW_BYTES]
-                for start in range(0, len(payload.data), MAX_INLINE_ROW_BYTES)
-            ]
+            pieces = payload_slices(payload.data)
             self.db.execute(
                 self._INSERT_PAYLOAD_META,
                 (payload.hash, len(payload.data), payload.media_type, len(pieces)),
@@ -162,9 +163,7 @@ class AttachmentStore:
 
     def load_payloads(self, hashes: set[str]) -> dict[str, tuple[bytes, str]]:
         """``{hash: (bytes, media_type)}`` for the stored payloads among ``hashes``."""
-        pieces: dict[str, list[bytes]] = {}
-        media_types: dict[str, str] = {}
-        for row in self.db.query(self._SELECT_PAYLOADS, (json.dumps(sorted(hashes)),)):
-            pieces.setdefault(row["hash"], []).append(row["data"])
-            media_types[row["hash"]] = row["media_type"]
-        return {digest: (b"".join(parts), media_types[digest]) for digest, parts in pieces.items()}
+        found = gather_payloads(self.db.query(self._SELECT_PAYLOADS, (json.dumps(sorted(hashes)),)))
+        if self._shared is not None and len(found) < len(hashes):
+            found.update(self._shared(hashes - found.keys()))
+        return found

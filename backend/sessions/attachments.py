@@ -26,9 +26,11 @@ import base64
 import binascii
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
 
 POINTER_PREFIX = "attachment:sha256:"
 MAX_WALK_DEPTH = 8
@@ -49,6 +51,31 @@ class Payload:
 
 Loader = Callable[[set[str]], Mapping[str, tuple[bytes, str]]]
 """Given hashes, return ``{hash: (bytes, media_type)}`` for those the store holds."""
+
+
+def payload_slices(data: bytes) -> list[bytes]:
+    """A payload as the rows that store it: slices of at most ``MAX_INLINE_ROW_BYTES``."""
+    return [
+        data[start : start + MAX_INLINE_ROW_BYTES]
+        for start in range(0, len(data), MAX_INLINE_ROW_BYTES)
+    ]
+
+
+class SliceRow(Protocol):
+    """A stored slice of a payload, as a ``sqlite3.Row`` reads it."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+def gather_payloads(rows: Iterable[SliceRow]) -> dict[str, tuple[bytes, str]]:
+    """``{hash: (bytes, media_type)}`` from slice rows (``hash``, ``media_type``, ``data``)
+    ordered by hash and slice index: the inverse of :func:`payload_slices`."""
+    pieces: dict[str, list[bytes]] = {}
+    media_types: dict[str, str] = {}
+    for row in rows:
+        pieces.setdefault(row["hash"], []).append(row["data"])
+        media_types[row["hash"]] = row["media_type"]
+    return {digest: (b"".join(parts), media_types[digest]) for digest, parts in pieces.items()}
 
 
 def pointer(digest: str) -> str:

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from backend.sessions.attachments import Loader
 from backend.sessions.events import SessionChangeListener
 from backend.sessions.feed import ChangeFeed
 from backend.sessions.handle import Session
@@ -45,7 +46,11 @@ class Sessions(Closing):
         *,
         reserved_metadata_keys: tuple[str, ...] | list[str] | frozenset[str] = (),
         retired_error: Callable[[], Exception] | None = None,
+        shared_attachments: Loader | None = None,
     ) -> None:
+        """``shared_attachments`` loads the payloads a message points to that this file does
+        not hold (a fork's, kept once for the owner's chats: ``backend.chats.attachment_pool``).
+        """
         if isinstance(reserved_metadata_keys, str):
             raise TypeError("reserved_metadata_keys is a collection of keys, not one string")
         if isinstance(path, Database):  # a file another store already opened
@@ -54,7 +59,7 @@ class Sessions(Closing):
         else:
             self.database = Database(path)
             self._owns_database = True
-        self._store = SessionStore(self.database, retired_error)
+        self._store = SessionStore(self.database, retired_error, shared_attachments)
         self._feed = ChangeFeed(self.database)
         self._reserved = frozenset(reserved_metadata_keys)
         self._handles: dict[str, Session] = {}

@@ -37,6 +37,7 @@ from typing import Final
 
 from backend.errors import NotFoundError
 from backend.sessions.attachment_store import AttachmentStore
+from backend.sessions.attachments import Loader
 from backend.sessions.compaction_store import CompactionStore
 from backend.sessions.encoding import EncodedMessage
 from backend.sessions.paths import PathReader
@@ -66,7 +67,10 @@ class SessionStore:
     """The storage engine under every ``Session`` handle of one file."""
 
     def __init__(
-        self, database: Database, retired_error: Callable[[], Exception] | None = None
+        self,
+        database: Database,
+        retired_error: Callable[[], Exception] | None = None,
+        shared_attachments: Loader | None = None,
     ) -> None:
         self.db = database
         database.migrate(MIGRATION_COMPONENT, MIGRATIONS)
@@ -75,7 +79,7 @@ class SessionStore:
         self.retired_error = retired_error or partial(
             NotFoundError, "conversation file", str(database.path)
         )
-        self.attachments = AttachmentStore(database)
+        self.attachments = AttachmentStore(database, shared_attachments)
         self.compactions = CompactionStore(database)
         self.rows = RowReader(database, self.attachments)
         self.paths = PathReader(database, self.compactions)

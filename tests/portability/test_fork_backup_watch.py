@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import base64
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
-from backend.chats import ChatCreated, Chats
-from backend.portability import backup_data_dir, restore_data_dir
+import pytest
+
+from backend.chats import ChatCreated, Chats, ChatSummary
+from backend.portability import backup_data_dir, import_file, restore_data_dir, write_archive
 from backend.storage import Database
 from tests.conftest import ROOT
+from tests.portability.conftest import PNG
 
 
 def say(message_id: str, role: str = "user") -> dict:
@@ -60,21 +67,107 @@ class TestFork:
             chats.fork_chat(source.id, "nope")
         assert [s.id for s in chats.list_chats()] == [source.id]
 
-    def test_an_image_is_shared_by_hash_not_copied_per_message(self, chats):
-        import base64
 
-        from tests.portability.conftest import PNG
+def image_part(data: bytes) -> dict:
+    url = "data:image/png;base64," + base64.b64encode(data).decode()
+    return {"type": "file", "mediaType": "image/png", "url": url}
 
-        url = "data:image/png;base64," + base64.b64encode(PNG).decode()
-        image = {"type": "file", "mediaType": "image/png", "url": url}
-        source = chats.create_chat("Source")
-        session = chats.get_chat(source.id).session
-        session.append_message({"id": "a", "role": "user", "parts": [image]})
-        session.append_message({"id": "b", "role": "user", "parts": [image]})
-        fork = chats.get_chat(chats.fork_chat(source.id, "b").id)
-        assert fork.session.get_message("b")["parts"][0]["url"] == url
-        stored = fork.database.query_one("SELECT count(*) FROM session_attachment_meta")[0]
-        assert stored == 1
+
+def pooled(chats: Chats) -> int:
+    return chats.database.query_one("SELECT count(*) FROM pool_attachments")[0]
+
+
+def file_payloads(chat) -> int:  # type: ignore[no-untyped-def]
+    return chat.database.query_one("SELECT count(*) FROM session_attachment_meta")[0]
+
+
+def chat_with_image(chats: Chats) -> ChatSummary:
+    """A chat whose one message ``a`` carries the PNG."""
+    source = chats.create_chat("Source")
+    message = {"id": "a", "role": "user", "parts": [image_part(PNG)]}
+    chats.get_chat(source.id).session.append_message(message)
+    return source
+
+
+def file_bytes(chat) -> int:  # type: ignore[no-untyped-def]
+    """The chat file's size once its write-ahead log is folded in."""
+    chat.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return Path(chat.database.path).stat().st_size
+
+
+@pytest.fixture
+def purging(tmp_path: Path) -> Iterator[Chats]:
+    """A directory that purges a deleted chat's file at the next sweep."""
+    with Chats(tmp_path / "purging", "owner", soft_delete_window_s=0) as directory:
+        yield directory
+
+
+class TestForkSharesAttachmentsByHash:
+    def test_the_fork_file_holds_no_bytes_of_the_image_yet_shows_it(self, purging):
+        big = os.urandom(300_000)
+        source = purging.create_chat("Source")
+        session = purging.get_chat(source.id).session
+        session.append_message({"id": "a", "role": "user", "parts": [image_part(big)]})
+        session.append_message({"id": "b", "role": "user", "parts": [image_part(big)]})
+        fork = purging.get_chat(purging.fork_chat(source.id, "b").id)
+        assert file_payloads(fork) == 0
+        assert file_bytes(fork) < 100_000 < 300_000 < file_bytes(purging.get_chat(source.id))
+        url = image_part(big)["url"]
+        assert [m["parts"][0]["url"] for m in fork.session.get_history()] == [url, url]
+        assert purging.get_chat(source.id).session.get_message("a")["parts"][0]["url"] == url
+        assert pooled(purging) == 1
+
+    def test_purging_the_source_keeps_the_forks_image(self, purging):
+        source = chat_with_image(purging)
+        fork_id = purging.fork_chat(source.id, "a").id
+        purging.delete_chat(source.id)
+        purging.sweep()
+        assert purging.get_chat(fork_id).session.get_message("a") is not None
+        url = purging.get_chat(fork_id).session.get_message("a")["parts"][0]["url"]
+        assert url == image_part(PNG)["url"]
+
+    def test_forks_of_forks_store_the_image_once_and_keep_it_while_one_of_them_lives(self, purging):
+        source = chat_with_image(purging)
+        first = purging.fork_chat(source.id, "a").id
+        second = purging.fork_chat(first, "a").id
+        assert pooled(purging) == 1
+        for chat_id in (source.id, first):
+            purging.delete_chat(chat_id)
+        purging.sweep()
+        url = purging.get_chat(second).session.get_message("a")["parts"][0]["url"]
+        assert url == image_part(PNG)["url"]
+        assert pooled(purging) == 1
+
+    def test_purging_the_last_chat_that_reads_a_pooled_image_removes_it(self, purging):
+        source = chat_with_image(purging)
+        fork_id = purging.fork_chat(source.id, "a").id
+        purging.delete_chat(fork_id)
+        purging.sweep()
+        assert pooled(purging) == 0
+        url = purging.get_chat(source.id).session.get_message("a")["parts"][0]["url"]
+        assert url == image_part(PNG)["url"]  # the source's own copy was never the pool's
+
+    def test_an_exported_fork_imports_elsewhere_with_its_image(self, chats, tmp_path):
+        source = chat_with_image(chats)
+        fork_id = chats.fork_chat(source.id, "a").id
+        archive = tmp_path / "fork.zip"
+        write_archive(chats, [fork_id], str(archive))
+        with Chats(tmp_path / "elsewhere", "owner") as elsewhere:
+            report = import_file(elsewhere, archive)
+            assert report.imported == 1, report.summary()
+            imported = elsewhere.get_chat(report.chat_ids[0])
+            url = imported.session.get_message("a")["parts"][0]["url"]
+            assert url == image_part(PNG)["url"]
+            assert file_payloads(imported) == 1  # an import owns its bytes again
+
+    def test_a_backup_restores_a_fork_with_its_pooled_image(self, chats, tmp_path):
+        source = chat_with_image(chats)
+        fork_id = chats.fork_chat(source.id, "a").id
+        backup_data_dir(chats.layout.root, tmp_path / "backup.zip")
+        restore_data_dir(tmp_path / "backup.zip", tmp_path / "restored")
+        with Chats(tmp_path / "restored", "owner") as restored:
+            url = restored.get_chat(fork_id).session.get_message("a")["parts"][0]["url"]
+            assert url == image_part(PNG)["url"]
 
 
 CHILD = """

@@ -13,6 +13,7 @@ def test_the_exported_names_are_exactly_these():
         "SCHEMA_VERSION",
         "AppendEvent",
         "AppendResult",
+        "AttachmentLoader",
         "ClearEvent",
         "CompactEvent",
         "CompactResult",
@@ -38,7 +39,9 @@ def test_the_exported_names_are_exactly_these():
         "estimate_string_tokens",
         "extract_attachments",
         "find_pointers",
+        "gather_payloads",
         "is_compaction_message",
+        "payload_slices",
         "resolve_attachments",
         "split_content",
     ]

@@ -37,6 +37,8 @@ class View:
     refreshed: list[str] = field(default_factory=list)
     loaded: bool = False
     archived: bool = False
+    chat_id: str = ""  # a header's: empty until a tab linked it
+    agent_id: str = ""
     reloads: int = 0
 
     async def refresh(self, user_id: str) -> None:
@@ -88,6 +90,8 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Serv
     monkeypatch.setattr(bridge, "_tasks", set())
     monkeypatch.setattr(bridge, "_watched_directories", set())
     monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
+    monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 0.0)  # no sidebar refresh lingers
+    monkeypatch.setattr(bridge, "_refreshes", {})
     app = FakeApp()
     bridge.install(
         app,
@@ -129,8 +133,8 @@ class TestPumpsFollowTheTabsThatWatch:
 
         bridge.tab_left("tab-2")
         await until(lambda: watchers(served) == 0)
-        held = bridge.footprint()
-        assert held == {"pumps": 0, "watched_chats": 0, "watching_tabs": 0, "tasks": 0}
+        released = {"pumps": 0, "watched_chats": 0, "watching_tabs": 0, "tasks": 0}
+        await until(lambda: bridge.footprint() == released)
         assert served.runtime(USER).footprint().event_logs == 0
 
     async def test_a_pump_comes_back_when_a_tab_returns_and_delivers_the_reply(self, live) -> None:

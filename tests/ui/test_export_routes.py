@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import json
 import zipfile
@@ -16,7 +17,7 @@ import chatsapp.services as services_module
 from backend.accounts import CONSOLE_ACTOR
 from backend.config import Settings
 from backend.portability import ARCHIVE_FORMAT, CHAT_FORMAT, import_file
-from chatsapp.export_routes import ALL_PATH, chat_export_path, export_routes
+from chatsapp.export_routes import ALL_PATH, MAX_LEAF_CHARS, chat_export_path, export_routes
 from chatsapp.identity import SESSION_COOKIE
 from chatsapp.services import Services
 from tests.portability.conftest import FIXTURES, PNG
@@ -144,6 +145,87 @@ class TestWhatADownloadHolds:
             markdown = archive.read(f"{chat_id}.md").decode()
         images = [name for name in names if name.startswith("attachments/")]
         assert images and all(name in markdown for name in images)
+
+
+class TestAForksImages:
+    async def test_a_fork_downloads_with_its_images_after_the_source_is_deleted(
+        self, client, app_services, tmp_path
+    ):
+        user_id, token = _sign_in(app_services, "alice")
+        chats = app_services.directory(user_id)
+        url = "data:image/png;base64," + base64.b64encode(PNG).decode()
+        source = chats.create_chat("With a picture")
+        image = {"type": "file", "mediaType": "image/png", "url": url}
+        chats.get_chat(source.id).session.append_message(
+            {"id": "a", "role": "user", "parts": [image]}
+        )
+        fork_id = chats.fork_chat(source.id, "a").id
+        chats.delete_chat(source.id)
+        answer = await client.get(chat_export_path(fork_id, "md"), headers=_cookie(token))
+        assert answer.headers["content-type"] == "application/zip"
+        with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
+            images = [archive.read(n) for n in archive.namelist() if n.startswith("attachments/")]
+        assert images == [PNG]
+        document = (
+            await client.get(chat_export_path(fork_id, "json"), headers=_cookie(token))
+        ).json()
+        assert [item["data"] for item in document["attachments"].values()] == [
+            base64.b64encode(PNG).decode()
+        ]
+
+
+class TestMarkdownOfTheBranchATabShows:
+    """``?leaf=<message id>``: the root → leaf path, for the tab that views another branch."""
+
+    @staticmethod
+    def _branches(made: Services, user_id: str) -> str:
+        chat_id = made.directory(user_id).create_chat("Branches").id
+        session = made.directory(user_id).get_chat(chat_id).session
+        text = [{"type": "text", "text": "q?"}]
+        session.append_message({"id": "q", "role": "user", "parts": text})
+        first = [{"type": "text", "text": "first answer"}]
+        session.append_message({"id": "a", "role": "assistant", "parts": first})
+        second = [{"type": "text", "text": "second answer"}]
+        session.append_message({"id": "b", "role": "assistant", "parts": second}, parent_id="q")
+        return chat_id
+
+    async def test_a_leaf_exports_that_branch_not_the_active_one(self, client, app_services):
+        user_id, token = _sign_in(app_services, "alice")
+        chat_id = self._branches(app_services, user_id)
+        path = chat_export_path(chat_id, "md")
+        answer = await client.get(path, params={"leaf": "a"}, headers=_cookie(token))
+        assert answer.status_code == 200
+        assert "first answer" in answer.text and "second answer" not in answer.text
+        active = await client.get(path, headers=_cookie(token))
+        assert "second answer" in active.text and "first answer" not in active.text
+
+    async def test_a_leaf_that_is_no_message_of_the_chat_is_not_found(self, client, app_services):
+        user_id, token = _sign_in(app_services, "alice")
+        chat_id = self._branches(app_services, user_id)
+        answer = await client.get(
+            chat_export_path(chat_id, "md"), params={"leaf": "nope"}, headers=_cookie(token)
+        )
+        assert answer.status_code == 404
+        assert answer.text == "No such message in this chat."
+
+    async def test_a_leaf_in_another_persons_chat_is_not_found(self, client, app_services):
+        alice_id, _ = _sign_in(app_services, "alice")
+        chat_id = self._branches(app_services, alice_id)
+        _, mallory = _sign_in(app_services, "mallory")
+        answer = await client.get(
+            chat_export_path(chat_id, "md"), params={"leaf": "a"}, headers=_cookie(mallory)
+        )
+        assert answer.status_code == 404
+        assert answer.text == "No such chat."
+
+    async def test_an_empty_overlong_or_json_leaf_is_refused(self, client, app_services):
+        user_id, token = _sign_in(app_services, "alice")
+        chat_id = self._branches(app_services, user_id)
+        for kind, leaf in (("md", ""), ("md", "x" * (MAX_LEAF_CHARS + 1)), ("json", "a")):
+            answer = await client.get(
+                chat_export_path(chat_id, kind), params={"leaf": leaf}, headers=_cookie(token)
+            )
+            assert answer.status_code == 400, (kind, leaf)
 
 
 class TestServedFromATemporaryFile:
