@@ -30,29 +30,7 @@ Invariants (seed 004 and the spec), and where each is kept:
 * Blocking SQLite work runs in worker threads (``asyncio.to_thread``); the event loop never
   waits on a disk.
 
-Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``run_id``, ``at``)::
-
-    run.queued         kind ("send"|"regenerate"|"edit"), user_message_id, assistant_message_id
-    run.started        user_message_id, assistant_message_id, agent_id, agent_version, model,
-                       endpoint
-    context.compacted  from_message_id, to_message_id, summary_version, tokens_before,
-                       tokens_after
-    message.delta      message_id (the assistant message), text
-    tool.call          assistant_message_id + the AI SDK tool part: type ("tool-<name>"),
-                       toolCallId, input, state ("input-available" before the tool runs,
-                       then "output-available" with output | "output-error" with errorText)
-    run.completed      assistant_message_id, text (the whole reply text)
-    run.failed         assistant_message_id, error (a sentence), error_type, partial (bool)
-    run.cancelled      assistant_message_id, partial (bool)
-
-A run another process answers shows here as its end event only (``error_type`` is then
-``""``): deltas stay in the process that streams them.
-
-Assistant messages carry ``metadata = {"status", "runId", "model", "endpoint", "agent",
-"usage"?, "error"?}`` (the model the run was claimed with, see ``model_choice``; the reply's
-tokens, see ``backend.models.usage``) with
-status ``queued`` / ``running`` (placeholder, parts so far) / ``completed`` / ``failed`` /
-``cancelled``.
+Events and their ``data``, and the metadata of assistant messages: :mod:`backend.runtime.events`.
 """
 
 from __future__ import annotations
