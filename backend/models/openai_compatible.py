@@ -33,6 +33,7 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 
@@ -45,7 +46,14 @@ from backend.config import (
 )
 from backend.errors import ModelError, ModelHTTPError, ModelStreamError, ModelTimeoutError
 from backend.models.deadlines import Limit, ReplyDeadlines
-from backend.models.openai_wire import StreamDecoder, encode_body, request_body
+from backend.models.openai_wire import (
+    USAGE_OPTION,
+    StreamDecoder,
+    encode_body,
+    refuses_usage_request,
+    request_body,
+    without_usage_request,
+)
 from backend.models.sse import SSEParser
 from backend.models.types import ModelEvent, ModelMessage, ModelRequest, TextDelta
 
@@ -66,6 +74,8 @@ class OpenAICompatibleProvider:
     max_line_bytes: int = DEFAULT_MODEL_MAX_LINE_BYTES
     max_reply_bytes: int = DEFAULT_MODEL_MAX_REPLY_BYTES
     offline: bool = False
+    # Learned from the server: it refuses the usage request (see ``_open``). Shared by copies.
+    _refusals: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False
     )
@@ -150,20 +160,8 @@ class OpenAICompatibleProvider:
         deadlines = ReplyDeadlines(self.idle_timeout_s, self.total_timeout_s, self._timeout_error)
         client = self._client()
         try:
-            response = await deadlines.read(
-                client.send(
-                    client.build_request("POST", url, content=encode_body(body), headers=headers),
-                    stream=True,
-                )
-            )
+            response = await self._open(client, url, body, headers, deadlines)
             try:
-                if response.status_code >= 400:
-                    raw = await deadlines.read(_read_capped(response))
-                    raise ModelHTTPError(
-                        response.status_code,
-                        raw.decode("utf-8", "replace"),
-                        provider=self.model,
-                    )
                 chunks = response.aiter_bytes()
                 while (chunk := await deadlines.read(anext(chunks, None))) is not None:
                     payloads = parser.feed(chunk)
@@ -205,6 +203,35 @@ class OpenAICompatibleProvider:
             ) from exc
         finally:
             deadlines.close()
+
+    async def _open(
+        self,
+        client: httpx.AsyncClient,
+        url: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        deadlines: ReplyDeadlines,
+    ) -> httpx.Response:
+        """POST the request: a streaming response, else ``ModelHTTPError``. A server that
+        refuses ``stream_options`` (strict servers reject fields they do not know) is asked
+        once more without it, and not offered it again: its replies' usage is estimated."""
+        if USAGE_OPTION in self._refusals:
+            body = without_usage_request(body)
+        while True:
+            request = client.build_request("POST", url, content=encode_body(body), headers=headers)
+            response = await deadlines.read(client.send(request, stream=True))
+            if response.status_code < 400:
+                return response
+            try:
+                raw = await deadlines.read(_read_capped(response))
+            finally:
+                await response.aclose()
+            error = raw.decode("utf-8", "replace")
+            if refuses_usage_request(response.status_code, error, body):
+                self._refusals.add(USAGE_OPTION)
+                body = without_usage_request(body)
+                continue
+            raise ModelHTTPError(response.status_code, error, provider=self.model)
 
     def _timeout_error(self, limit: Limit) -> ModelTimeoutError:
         if limit == "total":

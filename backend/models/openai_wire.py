@@ -50,6 +50,18 @@ DONE_SENTINEL = "[DONE]"
 MAX_TOOL_CALLS = 64  # per response; a server inventing thousands of indexes is broken
 
 
+USAGE_OPTION = "stream_options"
+
+
+def refuses_usage_request(status: int, error: str, body: dict[str, Any]) -> bool:
+    """A strict server's answer to a field it does not know: a 400/422 naming the field."""
+    return USAGE_OPTION in body and status in (400, 422) and USAGE_OPTION in error
+
+
+def without_usage_request(body: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in body.items() if key != USAGE_OPTION}
+
+
 def request_body(request: ModelRequest, *, default_model: str) -> dict[str, Any]:
     """The JSON body for a streaming chat-completions request."""
     messages: list[dict[str, Any]] = []
@@ -76,8 +88,9 @@ def request_body(request: ModelRequest, *, default_model: str) -> dict[str, Any]
         "messages": messages,
         "stream": True,
         # Servers that support it end the stream with a ``usage`` chunk (no choices); the
-        # rest ignore it, and the reply's usage is then estimated (backend.models.usage).
-        "stream_options": {"include_usage": True},
+        # rest ignore it (or refuse it: see refuses_usage_request), and the reply's usage is
+        # then estimated (backend.models.usage).
+        USAGE_OPTION: {"include_usage": True},
     }
     if request.tools:
         body["tools"] = [

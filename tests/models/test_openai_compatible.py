@@ -160,3 +160,37 @@ def test_settings_choose_the_http_client_or_the_offline_assistant(fake_openai, t
     offline = provider_from_settings(Settings.from_env({}))
     assert isinstance(offline, OfflineAssistant)
     assert offline.offline is True
+
+
+class TestServersThatRefuseTheUsageRequest:
+    """Strict servers reject fields they do not know; the reply must still come."""
+
+    REFUSAL = "Unrecognized request argument supplied: stream_options"
+
+    async def test_the_request_is_sent_again_without_it_and_the_reply_arrives(self, fake_openai):
+        fake_openai.script(http_error(400, self.REFUSAL), text("Hi", " there"))
+        events = await collect(provider(fake_openai))
+        assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hi", " there"]
+        first, second = (r.body for r in fake_openai.requests)
+        assert "stream_options" in first and "stream_options" not in second
+        assert {k: v for k, v in first.items() if k != "stream_options"} == second
+
+    async def test_a_provider_that_learned_the_refusal_does_not_offer_it_again(self, fake_openai):
+        fake_openai.script(http_error(400, self.REFUSAL), text("one"), text("two"))
+        model = provider(fake_openai)
+        await collect(model)
+        await collect(model)
+        assert ["stream_options" in r.body for r in fake_openai.requests] == [True, False, False]
+
+    async def test_other_client_errors_are_not_retried(self, fake_openai):
+        fake_openai.script(http_error(400, "messages: must not be empty"))
+        with pytest.raises(ModelHTTPError) as caught:
+            await collect(provider(fake_openai))
+        assert caught.value.status_code == 400
+        assert len(fake_openai.requests) == 1
+
+    async def test_a_second_refusal_is_an_error_not_a_loop(self, fake_openai):
+        fake_openai.script(http_error(400, self.REFUSAL), http_error(400, self.REFUSAL))
+        with pytest.raises(ModelHTTPError):
+            await collect(provider(fake_openai))
+        assert len(fake_openai.requests) == 2
