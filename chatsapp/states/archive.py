@@ -18,6 +18,7 @@ from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.rows import ChatRow, chat_row
+from chatsapp.states.server_only import server_only
 
 ARCHIVE_PAGE = 50
 
@@ -32,6 +33,7 @@ class SharedArchiveState(rx.SharedState):
     async def link(self) -> None:
         await link_to_user_list(self)
 
+    @server_only
     async def reload(self, user_id: str) -> None:
         """Re-read the list; nothing is sent when it did not change (most directory events)."""
         summaries = await offload(

@@ -39,6 +39,7 @@ from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import EntryRow, FileRow, entry_row
+from chatsapp.states.server_only import server_only
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
 # What the composer's file picker offers (a hint; handle_upload checks the bytes), and how
@@ -79,6 +80,7 @@ class SharedConversationState(rx.SharedState):
     deleted: bool = False
     loaded: bool = False
 
+    @server_only
     async def refresh(self, user_id: str) -> None:
         """Re-read the newest path and move each followed branch along (reading a chat never
         written creates no file: it reads as empty)."""
@@ -103,6 +105,7 @@ class SharedConversationState(rx.SharedState):
             if getattr(self, name) != value:
                 setattr(self, name, value)
 
+    @server_only
     def follow(self, leaf: str) -> None:
         """A tab chose the branch ending at ``leaf``: keep it moving along with new messages."""
         followed = {k: v for k, v in self.leaf_of.items() if k != leaf}
@@ -111,10 +114,12 @@ class SharedConversationState(rx.SharedState):
         if followed != self.leaf_of:
             self.leaf_of = followed
 
+    @server_only
     def rows_for(self, chosen: str) -> list[EntryRow]:
         """The rows a tab that chose ``chosen`` shows (:func:`shown_rows` is its browser twin)."""
         return self.branches.get(self.leaf_of.get(chosen, chosen), self.entries)
 
+    @server_only
     def on_branch(self, chosen: str) -> bool:
         """Whether that tab shows a branch off the newest path."""
         return self.leaf_of.get(chosen, chosen) in self.branches

@@ -14,6 +14,7 @@ from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.models import BUILTIN_AGENT_LABEL
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, chat_row
 from chatsapp.states.search import SearchTabState
+from chatsapp.states.server_only import server_only
 
 PAGE_SIZE = 40
 UNDO_SECONDS = 8.0
@@ -55,11 +56,13 @@ class SharedDirectoryState(rx.SharedState):
     async def link(self) -> None:
         await link_to_user_list(self)
 
+    @server_only
     async def reload(self, user_id: str) -> None:
         """Re-read the first page; only the slots whose row changed are re-sent."""
         summaries = await offload(services().directory(user_id).list_chats, limit=PAGE_SIZE)
         self.place([chat_row(s) for s in summaries])
 
+    @server_only
     def place(self, rows: list[ChatRow]) -> None:
         """Show ``rows`` (newest first, at most ``PAGE_SIZE``), keeping each chat's slot."""
         current = [self.slot(k) for k in range(PAGE_SIZE)]
@@ -82,9 +85,11 @@ class SharedDirectoryState(rx.SharedState):
         if not self.loaded:
             self.loaded = True
 
+    @server_only
     def slot(self, k: int) -> ChatRow:
         return getattr(self, f"slot_{k}")
 
+    @server_only
     def rows(self) -> list[ChatRow]:
         """The shown page in list order (for paging cursors and "the next chat")."""
         placed = sorted((p, k) for k, p in enumerate(self.positions) if p < PAGE_SIZE)

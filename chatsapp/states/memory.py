@@ -8,6 +8,7 @@ from backend.errors import ChatsError
 from chatsapp.identity import current_user_id, directory_token
 from chatsapp.services import offload, services
 from chatsapp.states.rows import MemoryRow
+from chatsapp.states.server_only import server_only
 
 DEFAULT_LABEL = "user_memory"
 
@@ -25,6 +26,7 @@ class SharedMemoryState(rx.SharedState):
         if not linked.loaded:
             await linked.reload(user_id)
 
+    @server_only
     async def reload(self, user_id: str) -> None:
         chats = services().directory(user_id)
         blocks = await offload(chats.list_shared_contexts)

@@ -20,6 +20,7 @@ from backend.errors import AgentNotFoundError, ChatsError
 from backend.models import ModelRef
 from chatsapp.identity import conversation_token, current_user_id
 from chatsapp.services import offload, services
+from chatsapp.states.server_only import server_only
 
 AUTO_KEY = "auto"
 BUILTIN_AGENT_LABEL = "Default assistant"
@@ -76,6 +77,7 @@ class SharedChatSettingsState(rx.SharedState):
     will_compact: bool = False
     loaded: bool = False
 
+    @server_only
     async def refresh(self, user_id: str) -> None:
         """Re-read the binding and the meter (the bridge calls it after runs and agent saves).
 

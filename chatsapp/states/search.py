@@ -21,6 +21,7 @@ from chatsapp.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.newest import search_is_running, search_newest
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row
+from chatsapp.states.server_only import server_only
 
 MESSAGE_HITS_SHOWN = 30
 ARCHIVED_RESULTS_SHOWN = 50
@@ -71,6 +72,7 @@ class SearchTabState(rx.State):
             return SearchTabState.search_archived
         return None
 
+    @server_only
     def archive_changed(self, chat_id: str, archived: bool) -> None:
         """This tab (un)archived a chat: its results here say so at once (others: next search)."""
         if not archived and any(r.id == chat_id for r in self.archived_results):
