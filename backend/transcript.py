@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from backend.errors import NotFoundError
 from backend.models import ReplyUsage
 from backend.sessions import is_compaction_message
 from backend.storage import well_formed_text
@@ -33,6 +34,7 @@ DEFAULT_WINDOW_BYTES = 256 * 1024
 DEFAULT_WINDOW_MESSAGES = 60  # a page of small messages must not ship a thousand rows
 EARLIER_PAGE_SIZE = 20
 _MAX_DESCENT = 10_000
+MAX_NAMED_ID_CHARS = 80  # how much of an unknown id its error repeats (a client may send 1 MB)
 _SHOWN_STATUSES = frozenset({"queued", "running", "cancelled", "failed"})
 
 
@@ -44,6 +46,7 @@ class SessionReader(Protocol):
         self, *, leaf_id: str | None = None, newest_first: bool = False
     ) -> Iterable[dict]: ...
     def get_branches(self, message_id: str | None) -> list[dict]: ...
+    def get_message(self, message_id: str) -> dict | None: ...
     def get_latest_leaf(self) -> dict | None: ...
     def get_history_row_stats(self, leaf_id: str | None = None) -> list[Any]: ...
 
@@ -183,6 +186,17 @@ def load_earlier(
     page.reverse()
     entries = _with_siblings(session, page)
     return _with_send_times(entries, _path_rows(session, leaf_id) if page else []), has_more
+
+
+def chosen_leaf(session: SessionReader, message_id: object) -> str:
+    """The leaf a viewer who picked the version ``message_id`` is shown (the newest below it).
+
+    The id comes from a client: one that names no message of this chat (another chat's, made
+    up, not text) is a ``NotFoundError``, and is never followed or shown.
+    """
+    if not isinstance(message_id, str) or session.get_message(message_id) is None:
+        raise NotFoundError("message", str(message_id)[:MAX_NAMED_ID_CHARS])
+    return newest_leaf_below(session, message_id)
 
 
 def newest_leaf_below(session: SessionReader, message_id: str) -> str:

@@ -18,7 +18,14 @@ server-side router data in place. It
    tokens such as ``user-<id>``: a client connecting with such a token would otherwise be
    served the shared state's tree as if it were its own tab;
 5. refuses ``setvar`` (Reflex's generic "set any var" event): no control of this app uses it,
-   so a crafted one can only be an attempt to write state a handler would have checked.
+   so a crafted one can only be an attempt to write state a handler would have checked;
+6. makes every string of the payload well-formed Unicode (``backend.storage``'s text rule: a
+   lone UTF-16 surrogate becomes U+FFFD). A ``"\\ud800"`` escape decodes to a string UTF-8
+   cannot carry: once a handler kept it in the tab's state, every later frame to that tab
+   failed to encode and the tab hung with no word said.
+
+Handlers a client may name at all are only those declared with ``@rx.event``
+(:mod:`chatsapp.states.server_only`).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from reflex.middleware.middleware import Middleware
 from reflex.state import BaseState, StateUpdate
 from reflex_base.event import Event, fix_events
 
+from backend.storage import well_formed_text
 from chatsapp import signout_watch
 from chatsapp.identity import identify, publish_viewer
 from chatsapp.services import offload, services
@@ -73,6 +81,8 @@ class AuthGuard(Middleware):
             return _update(state, rx.call_script(_START_OVER))
         if handler in _FORBIDDEN:
             return StateUpdate()
+        if isinstance(event.payload, dict):
+            event.payload.update({k: _well_formed(v) for k, v in event.payload.items()})
         headers: dict[str, Any] = dict(state.router_data.get("headers") or {})
         viewer = await offload(identify, headers, router.session.client_ip)
         publish_viewer(viewer)
@@ -100,6 +110,17 @@ async def _entry_page(current: str) -> str:
     if current.startswith("/chat/"):
         return "/sign-in?" + urlencode({"next": current})
     return "/sign-in"
+
+
+def _well_formed(value: Any) -> Any:
+    """``value`` with every string in it well-formed (nested lists and dicts too)."""
+    if isinstance(value, str):
+        return well_formed_text(value)
+    if isinstance(value, list):
+        return [_well_formed(v) for v in value]
+    if isinstance(value, dict):
+        return {_well_formed(k): _well_formed(v) for k, v in value.items()}
+    return value
 
 
 def _update(state: BaseState, spec: Any) -> StateUpdate:

@@ -62,7 +62,7 @@ class ArchivePolicyTabState(rx.State):
 
     @rx.event
     def set_days(self, value: str) -> None:
-        self.days = value
+        self.days = value if isinstance(value, str) else str(value)  # save() says what is wrong
         self.error = ""
 
     @rx.event

@@ -20,10 +20,10 @@ from backend.transcript import (
     BranchViews,
     SessionReader,
     TranscriptWindow,
+    chosen_leaf,
     follow_branches,
     load_earlier,
     load_window,
-    newest_leaf_below,
 )
 from backend.uploads import (
     ATTACHABLE_NAMES,
@@ -380,15 +380,19 @@ class ChatTabState(rx.State):
         return None
 
     @rx.event
-    async def show_sibling(self, sibling_id: str) -> None:
+    async def show_sibling(self, sibling_id: str):  # noqa: ANN201
         """Show another version of a message (in this tab only), at its newest leaf."""
         chat = await self._active_chat()
-        leaf = await offload(newest_leaf_below, chat.reader, sibling_id)
+        try:
+            leaf = await offload(chosen_leaf, chat.reader, sibling_id)
+        except ChatsError as exc:
+            return rx.toast.error(f"Could not show that version: {exc}")
         conversation = await self.get_state(SharedConversationState)
         self._choose(conversation, leaf)
         if leaf != conversation.newest_id and not conversation.on_branch(leaf):
             await conversation.refresh(self._user())  # read that branch's window
         self.earlier, self.earlier_has_more = [], True
+        return None
 
     @rx.event
     async def show_newest(self):  # noqa: ANN201

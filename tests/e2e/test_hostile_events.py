@@ -240,7 +240,11 @@ class TestBobCannotReachAlicesChatsThroughTodaysEvents:
             bob.send(event(ChatTabState, handler), payload)
         bob.send(event(ChatTabState, "submit_edit"))
         bob.send(event(ChatTabState, "load_earlier"))
-        bob.settle()
+        updates = bob.settle()
+        assert "Could not show that version" in refusals(updates)
+        assert SECRET_MESSAGE_ID not in json.dumps(
+            var_values(updates, SharedConversationState, "leaf_of")
+        )
         assert alice_state(app_server, alice)["messages"] == [(SECRET_MESSAGE_ID, SECRET_TEXT)]
         received = bob.text()
         assert SECRET_TEXT not in received and "Quetzal" not in received
@@ -275,10 +279,12 @@ class TestBobCannotReachAlicesChatsThroughTodaysEvents:
         bob.send(event(SharedConversationState, "follow"), {"leaf": "y" * 500_000})
         for leaf in leaves[: MAX_FOLLOWED_BRANCHES * 3]:
             bob.send(event(ChatTabState, "show_sibling"), {"sibling_id": leaf})
+        bob.send(event(ChatTabState, "show_sibling"), {"sibling_id": "b1"})  # his own message
         updates = bob.settle()
+        assert refusals(updates).count("Could not show that version") == MAX_FOLLOWED_BRANCHES * 3
         followed = var_values(updates, SharedConversationState, "leaf_of")
-        assert followed, "choosing branches moved the followed leaves"
         assert all(len(leaf_of) <= MAX_FOLLOWED_BRANCHES for leaf_of in followed)
+        assert not any("leaf-" in str(leaf_of) for leaf_of in followed)
         assert not any("y" * 1000 in str(leaf_of) for leaf_of in followed)
         assert_nothing_of_alice(bob, alice)
 
@@ -298,6 +304,7 @@ class TestHostileIdsAndValuesGetAClearErrorAndLoseNothing:
         said = refusals(updates)
         assert said.count("Could not change the archive") == 2, said[:2000]
         assert "Could not start the chat" in said
+        assert "Could not show that version" in said
         assert bob_chat_count(app_server, bob_account) == chats_before
         assert alice_state(app_server, alice) == before
         assert_nothing_of_alice(bob, alice)

@@ -4,9 +4,11 @@ import base64
 
 import pytest
 
+from backend.errors import NotFoundError
 from backend.models import ReplyUsage
 from backend.sessions import Sessions
 from backend.transcript import (
+    chosen_leaf,
     entry_from_message,
     follow_branches,
     load_earlier,
@@ -75,6 +77,30 @@ class TestBranches:
         assert newest_leaf_below(session, "a1") == "u2"
         window = load_window(session, leaf_id=newest_leaf_below(session, "a1"))
         assert [e.id for e in window.entries] == ["u1", "a1", "u2"]
+
+
+class TestAChosenVersionMustBeAMessageOfTheChat:
+    def test_a_message_of_the_chat_is_shown_at_its_newest_leaf(self, session):
+        session.append_message(msg("u1"))
+        session.append_message(msg("a1", "assistant"))
+        session.append_message(msg("a2", "assistant"), parent_id="u1")
+        assert chosen_leaf(session, "a1") == "a1"
+        assert chosen_leaf(session, "u1") == "a2"
+
+    @pytest.mark.parametrize(
+        "hostile", ["another-chats-message", "../../directory.sqlite", "", "x" * 100_000]
+    )
+    def test_an_id_that_names_no_message_of_the_chat_is_not_found(self, session, hostile):
+        session.append_message(msg("u1"))
+        with pytest.raises(NotFoundError) as refused:
+            chosen_leaf(session, hostile)
+        assert len(str(refused.value)) < 200  # a 100 KB id is not repeated back whole
+
+    @pytest.mark.parametrize("hostile", [["u1"], {"id": "u1"}, 7, None])
+    def test_an_id_that_is_not_text_is_not_found(self, session, hostile):
+        session.append_message(msg("u1"))
+        with pytest.raises(NotFoundError):
+            chosen_leaf(session, hostile)
 
 
 class TestEachViewerFollowsItsOwnBranch:
