@@ -19,10 +19,11 @@ server-side router data in place. It
    served the shared state's tree as if it were its own tab;
 5. refuses ``setvar`` (Reflex's generic "set any var" event): no control of this app uses it,
    so a crafted one can only be an attempt to write state a handler would have checked;
-6. makes every string of the payload well-formed Unicode (``backend.storage``'s text rule: a
-   lone UTF-16 surrogate becomes U+FFFD). A ``"\\ud800"`` escape decodes to a string UTF-8
-   cannot carry: once a handler kept it in the tab's state, every later frame to that tab
-   failed to encode and the tab hung with no word said.
+6. makes every string of the payload and of the page address well-formed Unicode
+   (``backend.storage``'s text rule: a lone UTF-16 surrogate becomes U+FFFD). A ``"\\ud800"``
+   escape decodes to a string UTF-8 cannot carry: once it was in the tab's state (a handler
+   kept it, or the router vars built from the path), every later frame to that tab failed to
+   encode and the tab hung with no word said.
 
 Handlers a client may name at all are only those declared with ``@rx.event``
 (:mod:`chatsapp.states.server_only`).
@@ -83,6 +84,7 @@ class AuthGuard(Middleware):
             return StateUpdate()
         if isinstance(event.payload, dict):
             event.payload.update({k: _well_formed(v) for k, v in event.payload.items()})
+        _well_formed_router(state)
         headers: dict[str, Any] = dict(state.router_data.get("headers") or {})
         viewer = await offload(identify, headers, router.session.client_ip)
         publish_viewer(viewer)
@@ -121,6 +123,15 @@ def _well_formed(value: Any) -> Any:
     if isinstance(value, dict):
         return {_well_formed(k): _well_formed(v) for k, v in value.items()}
     return value
+
+
+def _well_formed_router(state: BaseState) -> None:
+    """The page address is the client's too, and Reflex built the router vars (sent back to
+    the tab) from it before any middleware runs: rebuild them from well-formed text."""
+    sent = state.router_data
+    cleaned = _well_formed(sent)
+    if cleaned != sent:
+        state.router_data = state._update_router_vars(cleaned, sent)
 
 
 def _update(state: BaseState, spec: Any) -> StateUpdate:

@@ -300,6 +300,8 @@ class TestHostileIdsAndValuesGetAClearErrorAndLoseNothing:
         bob.send(event(SidebarTabState, "unarchive_chat"), {"chat_id": hostile})
         bob.send(event(SidebarTabState, "create_chat_with"), {"agent_id": hostile})
         bob.send(event(ChatTabState, "show_sibling"), {"sibling_id": hostile})
+        bob.send(event(ChatTabState, "open_chat"), path=f"/chat/{hostile}")
+        bob.send(event(ChatSettingsTabState, "load"), path=f"/chat/{hostile}")
         updates = bob.settle()
         said = refusals(updates)
         assert said.count("Could not change the archive") == 2, said[:2000]
