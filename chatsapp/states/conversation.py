@@ -345,12 +345,16 @@ class ChatTabState(rx.State):
         conversation.follow(leaf)
 
     @rx.event
-    async def regenerate(self, assistant_message_id: str) -> None:
+    async def regenerate(self, assistant_message_id: str):  # noqa: ANN201
         """A new reply beside this one; this tab moves to it (the others stay where they are)."""
         runtime = services().runtime(self._user())
-        ticket = await runtime.regenerate(self.active_chat_id, assistant_message_id)
+        try:
+            ticket = await runtime.regenerate(self.active_chat_id, assistant_message_id)
+        except ChatsError as exc:
+            return rx.toast.error(f"Could not regenerate: {exc}")
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
         self.earlier, self.earlier_has_more = [], True
+        return None
 
     @rx.event
     def start_edit(self, message_id: str, text: str) -> None:
@@ -374,7 +378,10 @@ class ChatTabState(rx.State):
             return rx.toast.error(f"The edited message is over the {limit:,}-byte limit.")
         self.editing_message_id = ""
         runtime = services().runtime(self._user())
-        ticket = await runtime.edit_message(self.active_chat_id, message_id, text)
+        try:
+            ticket = await runtime.edit_message(self.active_chat_id, message_id, text)
+        except ChatsError as exc:
+            return rx.toast.error(f"Could not edit the message: {exc}")
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
         self.earlier, self.earlier_has_more = [], True
         return None
