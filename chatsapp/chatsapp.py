@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import reflex as rx
 
-from chatsapp import bridge, pages, signout_watch
+from chatsapp import bridge, log_redaction, pages, signout_watch
 from chatsapp.auth_guard import AuthGuard
 from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
@@ -55,6 +55,7 @@ async def _archive_untouched_chats() -> None:
     await services().archive_untouched_periodically()
 
 
+log_redaction.install()
 signout_watch.install(app, AccountTabState)
 bridge.install(
     app,

@@ -153,12 +153,14 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.components": {"chatsapp.export_routes", "chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
     "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
+    "chatsapp.log_redaction": {"chatsapp.identity"},  # the session cookie's name
     "chatsapp.chatsapp": {
         "chatsapp.auth_guard",
         "chatsapp.auth_routes",
         "chatsapp.bridge",
         "chatsapp.csp",
         "chatsapp.export_routes",
+        "chatsapp.log_redaction",
         "chatsapp.pages",
         "chatsapp.services",
         "chatsapp.signout_watch",

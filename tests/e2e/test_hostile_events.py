@@ -345,7 +345,8 @@ class TestHostileIdsAndValuesGetAClearErrorAndLoseNothing:
     def test_malformed_frames_are_dropped_and_the_server_keeps_serving(
         self, app_server: AppServer, alice: Alice, bob_account: Bob
     ):
-        for frame in ("{not json", 42, ["a"], {"name": 5}, {"name": "x.y", "payload": "z"}):
+        unknown = {"name": "x.y", "payload": {"big": "z" * 100_000}, "router_data": {}}
+        for frame in ("{not json", 42, ["a"], {"name": 5}, unknown):
             tab = RawTab(app_server.backend_url, session_token=bob_account.session_token).connect()
             try:
                 tab.send_raw(frame)
@@ -360,6 +361,10 @@ class TestHostileIdsAndValuesGetAClearErrorAndLoseNothing:
                 assert_nothing_of_alice(tab, alice)
             finally:
                 tab.close()
+        log = app_server.log_path.read_text(errors="replace")
+        assert "Error processing event queue entry" in log  # the unknown event was logged,
+        assert bob_account.session_token not in log  # without bob's credentials
+        assert "z" * 5000 not in log  # nor the whole payload
 
 
 class TestTheBranchExportServesOnlyBobsOwnBranches:
