@@ -28,7 +28,7 @@ from backend.chats.imports import ChatImports, ImportTarget
 from backend.chats.models import ChatSummary
 from backend.chats.text import MAX_TITLE_CHARS, SNIPPET_ELLIPSIS
 from backend.clock import now_ms
-from backend.errors import NotFoundError
+from backend.errors import InvalidInputError, NotFoundError
 from backend.sessions import (
     COMPACTION_PREFIX,
     AttachmentLoader,
@@ -129,7 +129,7 @@ def _copy(
 
 def _real_message_id(session: Session, message_id: str) -> str:
     if not isinstance(message_id, str) or not message_id:
-        raise TypeError("at_message_id is a non-empty string")
+        raise InvalidInputError("a fork is made at a message id (a non-empty string)")
     if message_id.startswith(COMPACTION_PREFIX):
         record_id = message_id[len(COMPACTION_PREFIX) :]
         for compaction in session.get_compactions():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from backend.errors import AgentNotFoundError
 from backend.runtime.records import Conversation
 from backend.runtime.runtime import ChatRuntime
 
@@ -23,6 +24,8 @@ async def start_chat(
     written is deleted again, so no half-made chat stays in the list.
     """
     if agent_id is not None:
+        if not isinstance(agent_id, str):  # a client's pick can be any JSON value
+            raise AgentNotFoundError(str(agent_id)[:80])
         runtime.agents.get(agent_id)
     summary = await asyncio.to_thread(runtime.chats.create_chat, title)
     try:

@@ -94,7 +94,12 @@ def needs_compaction(thread_tokens: int, threshold: int | None) -> bool:
 
 
 def path_head(session: Session, message_id: str, count: int) -> list[dict[str, Any]]:
-    """``message_id`` and its nearest ancestors, newest first (reads only ``count`` rows)."""
+    """``message_id`` and its nearest ancestors, newest first (reads only ``count`` rows).
+
+    Nothing for an id that is not text (a client's ``regenerate`` or edit can send any JSON).
+    """
+    if not isinstance(message_id, str):
+        return []
     return list(islice(session.history(leaf_id=message_id, newest_first=True), count))
 
 

@@ -23,6 +23,8 @@ BUILTIN_AGENT_CHOICE = AgentChoiceRow(DEFAULT_AGENT_ID, BUILTIN_AGENT_LABEL)
 
 async def open_new_chat_with(agent_id: str):  # noqa: ANN201
     """Start a chat bound to ``agent_id`` and open it; a toast says why not."""
+    if not isinstance(agent_id, str):  # (the backend's None, the default agent, is no pick)
+        return rx.toast.error("Could not start the chat: pick an agent from the menu.")
     try:
         record = await start_chat(services().runtime(current_user_id()), agent_id)
     except ChatsError as exc:

@@ -129,6 +129,17 @@ def bob_account(app_server: AppServer) -> Bob:
     return Bob(user_id, chat_id, token)
 
 
+@pytest.fixture(autouse=True)
+def no_handler_fails(app_server: AppServer) -> Iterator[None]:
+    """Every attempt is answered by the handler itself: none raises out of it."""
+    start = app_server.log_path.stat().st_size
+    yield
+    with app_server.log_path.open("rb") as log:
+        log.seek(start)
+        written = log.read().decode(errors="replace")
+    assert "Reflex Backend Exception" not in written, written[-3000:]
+
+
 @pytest.fixture
 def bob(app_server: AppServer, bob_account: Bob) -> Iterator[RawTab]:
     """Bob's tab with his lists linked and his own chat open (as the page would have it)."""
@@ -308,6 +319,26 @@ class TestHostileIdsAndValuesGetAClearErrorAndLoseNothing:
         assert said.count("Could not change the archive") == 2, said[:2000]
         assert "Could not start the chat" in said
         assert "Could not show that version" in said
+        assert bob_chat_count(app_server, bob_account) == chats_before
+        assert alice_state(app_server, alice) == before
+        assert_nothing_of_alice(bob, alice)
+
+    @pytest.mark.parametrize("hostile", [["a", "b"], {"id": "x"}, 7, None, True])
+    def test_ids_that_are_not_text_are_refused_and_change_nothing(
+        self, app_server: AppServer, alice: Alice, bob_account: Bob, bob: RawTab, hostile: Any
+    ):
+        before = alice_state(app_server, alice)
+        chats_before = bob_chat_count(app_server, bob_account)
+        for state, handler, argument in (
+            (SidebarTabState, "archive_chat", "chat_id"),
+            (SidebarTabState, "unarchive_chat", "chat_id"),
+            (SidebarTabState, "create_chat_with", "agent_id"),
+            (ChatTabState, "show_sibling", "sibling_id"),
+            (ChatTabState, "regenerate", "assistant_message_id"),
+            (ChatTabState, "fork_from", "message_id"),
+        ):
+            bob.send(event(state, handler), {argument: hostile})
+        bob.settle()
         assert bob_chat_count(app_server, bob_account) == chats_before
         assert alice_state(app_server, alice) == before
         assert_nothing_of_alice(bob, alice)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from backend.chats import ChatCreated, Chats, ChatSummary
+from backend.errors import InvalidInputError
 from backend.portability import backup_data_dir, import_file, restore_data_dir, write_archive
 from backend.storage import Database
 from tests.conftest import ROOT
@@ -65,6 +66,14 @@ class TestFork:
         chats.get_chat(source.id).session.append_message(say("a"))
         with pytest.raises(KeyError):
             chats.fork_chat(source.id, "nope")
+        assert [s.id for s in chats.list_chats()] == [source.id]
+
+    @pytest.mark.parametrize("at", [["a"], {"id": "a"}, 7, None, ""])
+    def test_forking_at_what_is_no_message_id_is_invalid_input_and_creates_nothing(self, chats, at):
+        source = chats.create_chat("Source")
+        chats.get_chat(source.id).session.append_message(say("a"))
+        with pytest.raises(InvalidInputError):  # a ValueError: the fork control's refusal
+            chats.fork_chat(source.id, at)
         assert [s.id for s in chats.list_chats()] == [source.id]
 
 

@@ -78,6 +78,14 @@ class TestStartChatWithAnAgent:
         assert chats.list_chats() == []
         await runtime.aclose()
 
+    @pytest.mark.parametrize("picked", [["writer"], {"id": "writer"}, 7])
+    async def test_a_pick_that_is_not_an_agent_id_makes_no_chat(self, tmp_path, chats, picked):
+        runtime = make_runtime(tmp_path, chats, ScriptedModel(), agents=AgentRegistry(WRITER))
+        with pytest.raises(AgentNotFoundError):
+            await start_chat(runtime, picked)
+        assert chats.list_chats() == []
+        await runtime.aclose()
+
     async def test_a_chat_whose_binding_fails_is_deleted_again(self, tmp_path, chats, monkeypatch):
         runtime = make_runtime(tmp_path, chats, ScriptedModel(), agents=AgentRegistry(WRITER))
 

@@ -11,7 +11,12 @@ import asyncio
 import pytest
 
 from backend.chats import Chats
-from backend.errors import ChatNotFoundError, InputTooLargeError, InvalidInputError
+from backend.errors import (
+    ChatNotFoundError,
+    InputTooLargeError,
+    InvalidInputError,
+    NotFoundError,
+)
 from backend.models import OfflineAssistant, ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
@@ -277,6 +282,21 @@ class TestBranches:
         await runtime.edit_message(chat_id, first.user_message_id, "rewritten")
         await runtime.wait_idle(chat_id)
         assert texts(session_of(chats, chat_id)) == [("user", "rewritten"), ("assistant", "b")]
+        await runtime.aclose()
+
+    @pytest.mark.parametrize("named", [["a1"], {"id": "a1"}, 7, None, "another-chats-message"])
+    async def test_regenerating_or_editing_what_is_no_message_id_of_the_chat_is_not_found(
+        self, tmp_path, chats, named
+    ):
+        chat_id = chats.create_chat().id
+        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        await runtime.send_message(chat_id, "q")
+        await runtime.wait_idle(chat_id)
+        with pytest.raises(NotFoundError):
+            await runtime.regenerate(chat_id, named)
+        with pytest.raises(NotFoundError):
+            await runtime.edit_message(chat_id, named, "rewritten")
+        assert len(session_of(chats, chat_id).get_history()) == 2
         await runtime.aclose()
 
     async def test_regenerating_a_user_message_is_refused(self, tmp_path, chats):
