@@ -202,7 +202,10 @@ class SidebarTabState(rx.State):
 
     @rx.event
     async def delete_chat(self, chat_id: str, title: str):  # noqa: ANN201
-        await offload(self._chats().delete_chat, chat_id)
+        try:
+            await offload(self._chats().delete_chat, chat_id)
+        except (ChatsError, KeyError) as exc:
+            return rx.toast.error(f"Could not delete the chat: {exc}")
         self.more_chats = [row for row in self.more_chats if row.id != chat_id]
         self.undo_chat_id, self.undo_title = chat_id, title
         return SidebarTabState.expire_undo(chat_id)

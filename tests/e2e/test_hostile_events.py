@@ -200,14 +200,19 @@ def var_values(updates: list[dict[str, Any]], state: type, var: str) -> list[Any
 
 
 class TestBobCannotReachAlicesChatsThroughTodaysEvents:
-    def test_archiving_and_unarchiving_alices_chats_by_id_is_refused_and_changes_nothing(
+    def test_archiving_deleting_or_renaming_alices_chats_by_id_is_refused_and_changes_nothing(
         self, app_server: AppServer, alice: Alice, bob: RawTab
     ):
         before = alice_state(app_server, alice)
         bob.send(event(SidebarTabState, "archive_chat"), {"chat_id": alice.chat_id})
         bob.send(event(SidebarTabState, "unarchive_chat"), {"chat_id": alice.archived_chat_id})
+        bob.send(event(SidebarTabState, "delete_chat"), {"chat_id": alice.chat_id, "title": "x"})
+        bob.send(event(SidebarTabState, "start_rename"), {"chat_id": alice.chat_id, "title": "x"})
+        bob.send(event(SidebarTabState, "commit_rename"))
         updates = bob.settle()
-        assert refusals(updates).count("Could not change the archive") == 2, refusals(updates)
+        said = refusals(updates)
+        assert said.count("Could not change the archive") == 2, said
+        assert "Could not delete the chat" in said and "Could not rename" in said
         assert alice_state(app_server, alice) == before
         assert_nothing_of_alice(bob, alice, sent=(alice.chat_id, alice.archived_chat_id))
 
