@@ -66,23 +66,25 @@ def context_meter(
 
 
 def measure_next_turn(
-    conv: OpenChat,
+    chat_id: str,
+    conv: OpenChat | None,
     bindings: Bindings,
     directory: DirectoryPort,
     tools: Mapping[str, Tool],
     leaf_id: str | None = None,
 ) -> ContextMeter:
-    """The meter of ``conv``'s next turn, continuing ``leaf_id`` (default: the newest leaf).
+    """The meter of the chat's next turn, continuing ``leaf_id`` (default: the newest leaf);
+    ``conv`` is None for a chat never written (no file: its defaults, no history).
 
     Synchronous (SQLite reads): call it from a worker thread.
     """
-    record = bindings.ensure_record(conv)
+    record = bindings.conversation(chat_id, conv)
     agent = bindings.agent_for(record)
-    if leaf_id is None:
+    scan = Scan([], 0)
+    if conv is not None and leaf_id is None:
         leaf = conv.session.get_latest_leaf()
         leaf_id = str(leaf["id"]) if leaf else None
-    scan = Scan([], 0)
-    if leaf_id is not None:
+    if conv is not None and leaf_id is not None:
         threshold = agent.model.compact_after_tokens
         budget = history_byte_budget(agent)
         scan = scan_recent(conv.session, leaf_id, budget, threshold, conv.boundaries)
@@ -91,9 +93,9 @@ def measure_next_turn(
         history=scan.window,
         tools=[tools[name].spec for name in agent.tools if name in tools],
         memory={block.label: _memory(directory, block.label) for block in agent.context_blocks},
-        state=conv.states.get(conv.chat_id).data,
+        state=conv.states.get(chat_id).data if conv is not None else {},
         summary=scan.summary,
-        chat_id=conv.chat_id,
+        chat_id=chat_id,
     )
     return context_meter(agent, request, scan.tokens)
 

@@ -356,9 +356,9 @@ class ChatRuntime:
 
     async def context_meter(self, chat_id: str, leaf_id: str | None = None) -> ContextMeter:
         """The composer's meter: the next turn's prompt, the window, whether it compacts."""
-        conv = await self._open(chat_id)
+        conv = await self._open_written(chat_id)
         return await asyncio.to_thread(
-            measure_next_turn, conv, self._bindings, self.chats, self.tools, leaf_id
+            measure_next_turn, chat_id, conv, self._bindings, self.chats, self.tools, leaf_id
         )
 
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:

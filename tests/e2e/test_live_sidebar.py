@@ -24,7 +24,14 @@ def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "
 
 def create_chat(page: Page) -> str:
     """Click "New chat" and return the new chat's id once this tab shows it."""
-    known = page.locator(".chat-item").evaluate_all("els => els.map(e => e.dataset.chatId)")
+    # The chats this tab knows: its rows, and the chat it shows (whose row may not have
+    # arrived yet: sidebar refreshes are throttled to one per half second in a burst).
+    known = page.evaluate(
+        """() => [
+            ...[...document.querySelectorAll('.chat-item')].map(e => e.dataset.chatId),
+            (location.pathname.match(/\\/chat\\/([^/]+)$/) || [])[1],
+        ]"""
+    )
     page.locator("#new-chat").click()
     # Client-side navigation: wait for a chat URL that is not one we knew (a redirect to an
     # existing chat does not count).

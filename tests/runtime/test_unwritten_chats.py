@@ -32,7 +32,14 @@ class TestOpeningAnUnwrittenChat:
         state = await runtime.get_session_state(chat_id)
         status = await runtime.run_status(chat_id)
         summary = await runtime.get_thread_summary(chat_id)
+        meter = await runtime.context_meter(chat_id)
         assert not file_of(chats, chat_id).exists()
+        assert (
+            not file_of(chats, chat_id)
+            .with_name(file_of(chats, chat_id).name + "-journal")
+            .exists()
+        )
+        assert 0 < meter.next_turn_tokens < meter.context_tokens
         assert (window.entries, window.has_earlier) == ((), False)
         assert binding.agent_id == record.agent_id
         assert (record.id, record.archived_at, record.model) == (chat_id, None, None)
