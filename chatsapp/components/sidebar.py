@@ -418,6 +418,7 @@ def _account_footer() -> rx.Component:
         rx.cond(AccountTabState.auth_mode == "local", sign_out_button(size="1")),
         width="100%",
         align="center",
+        spacing="2",  # room for a name beside the buttons in a tablet's narrower sidebar
         id="account-footer",
     )
 

@@ -241,9 +241,10 @@ class TestOtherPagesOnATablet:
             expect(page.locator(controls[0])).to_be_visible(timeout=60_000)
             expect_no_sideways_scroll(page, TABLET_WIDTH)
             expect_on_screen(*(page.locator(c) for c in controls), width=TABLET_WIDTH)
-        # The tablet's narrower sidebar keeps each button's label on one line.
+        # The tablet's narrower sidebar keeps each button's label on one line, a name whole.
         for button in ("#new-chat", "#sign-out"):
             assert text_lines(page.locator(button)) == 1, button
+        assert page.locator("#account-name").evaluate("el => el.scrollWidth <= el.clientWidth")
 
 
 class TestDrawerPicksOnAPhone:
