@@ -1,7 +1,9 @@
 // The phone layout's sidebar drawer (assets/layout.css shows it under 768 px).
 // Open/closed is this tab's own UI state, kept on <html data-drawer="open">: opening costs no
 // round trip and no other tab sees it. Buttons marked data-drawer-toggle open it; Escape, a tap
-// on the backdrop, a left swipe, picking a chat or creating one close it.
+// on the backdrop, a left swipe, picking a chat or creating one close it. Whatever opens a
+// chat without being a link in the drawer (a menu item, which lives outside it in a portal)
+// is marked data-drawer-close.
 // Guarded: the page may load this script more than once (client-side navigation).
 if (!window.__chatsDrawerInstalled) {
   window.__chatsDrawerInstalled = true;
@@ -36,7 +38,7 @@ if (!window.__chatsDrawerInstalled) {
     if (!target) return;
     if (target.closest("[data-drawer-toggle]")) {
       setOpen(!isOpen());
-    } else if (isOpen() && target.closest("#drawer-backdrop, #sidebar a[href], #new-chat")) {
+    } else if (isOpen() && target.closest("#drawer-backdrop, #sidebar a[href], #new-chat, [data-drawer-close]")) {
       setOpen(false);
     }
   });

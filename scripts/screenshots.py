@@ -99,12 +99,18 @@ def _wait_until_rendered(page: Page) -> None:
     page.evaluate("document.fonts.ready.then(() => true)")
 
 
+def _new_chat(page: Page) -> None:
+    """A new chat, once its empty transcript shows (the last one's replies would be counted)."""
+    create_chat(page)
+    expect(page.locator(".message-assistant")).to_have_count(0, timeout=TIMEOUT_MS)
+
+
 def _seed(page: Page) -> str:
     """Two earlier chats and the conversation the shots show; returns its URL."""
     for message, _reply, _title in EARLIER_CHATS:
-        create_chat(page)
+        _new_chat(page)
         _exchange(page, message)
-    create_chat(page)
+    _new_chat(page)
     for message, _reply in CONVERSATION:
         _exchange(page, message)
     page.locator("#toggle-memory").click()
@@ -156,6 +162,9 @@ def take(browser: Browser, server: AppServer) -> None:
     phone.screenshot(path=SHOTS / "phone.png")
     open_drawer(phone)
     phone.screenshot(path=SHOTS / "phone-drawer.png")
+    phone.goto(server.url + "/settings")
+    expect(phone.locator("#export-all")).to_be_visible(timeout=TIMEOUT_MS)
+    phone.screenshot(path=SHOTS / "phone-settings.png")
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ Usage: .venv/bin/python scripts/screenshots_models.py   (after ./scripts/test ha
 
 Starts the real app against the fake OpenAI server of the tests (it lists two models and
 reports token usage), signs a user in, and writes ``docs/screenshots/picker.png``,
-``agent-editor.png`` and ``session-state.png``.
+``agent-editor.png`` (and ``phone-agent-editor.png``) and ``session-state.png``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.e2e.app_server import AppServer, model_env, start_app  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.e2e.test_phone_layout import PHONE  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, text  # noqa: E402
 
 SHOTS = ROOT / "docs" / "screenshots"
@@ -72,6 +73,16 @@ def _agent_editor(browser: Browser, server: AppServer) -> Page:
     return page
 
 
+def _phone_agent_editor(browser: Browser, server: AppServer) -> None:
+    """The same agent open in the editor on a phone (its fields one under another)."""
+    page = server.signed_in_context(browser, "alice", **PHONE).new_page()
+    page.goto(server.url + "/agents")
+    page.locator(".agent-edit").first.click()
+    expect(page.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
+    page.screenshot(path=SHOTS / "phone-agent-editor.png", full_page=True)
+    page.context.close()
+
+
 def main() -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     usage = {"prompt_tokens": 412, "completion_tokens": 38}
@@ -83,6 +94,7 @@ def main() -> None:
                 browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 editor = _agent_editor(browser, server)
                 editor.screenshot(path=SHOTS / "agent-editor.png")
+                _phone_agent_editor(browser, server)
 
                 editor.locator(".agent-new-chat").first.click()
                 editor.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)

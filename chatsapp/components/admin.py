@@ -15,10 +15,13 @@ POLICIES = ["closed", "invite", "open"]
 
 
 def _user_row(user: UserRow) -> rx.Component:
+    """One person; on a phone a stacked card (assets/layout.css), hence the cells' labels."""
     return rx.table.row(
         rx.table.cell(user.username),
-        rx.table.cell(user.role),
-        rx.table.cell(rx.cond(user.disabled, "disabled", "active")),
+        rx.table.cell(user.role, custom_attrs={"data-label": "Role"}),
+        rx.table.cell(
+            rx.cond(user.disabled, "disabled", "active"), custom_attrs={"data-label": "Status"}
+        ),
         rx.table.cell(
             rx.cond(
                 user.disabled,
@@ -54,6 +57,7 @@ def _create_user_form() -> rx.Component:
             rx.select(["user", "admin"], name="role", default_value="user"),
             rx.button("Create", type="submit", id="create-user"),
             wrap="wrap",
+            class_name="form-row",
         ),
         on_submit=AdminTabState.create_user,
         reset_on_submit=True,
@@ -82,6 +86,7 @@ def _reset_password_form() -> rx.Component:
             ),
             rx.button("Reset password", type="submit", variant="soft"),
             wrap="wrap",
+            class_name="form-row",
         ),
         on_submit=AdminTabState.reset_password,
         reset_on_submit=True,
@@ -116,6 +121,7 @@ def admin_page_body() -> rx.Component:
                     ),
                     rx.table.body(rx.foreach(state.users, _user_row)),
                     width="100%",
+                    class_name="stacked-table",
                 ),
                 _create_user_form(),
                 _reset_password_form(),
@@ -137,7 +143,10 @@ def admin_page_body() -> rx.Component:
                         variant="soft",
                         id="new-invite",
                     ),
-                    rx.cond(state.invite_link != "", rx.code(state.invite_link, id="invite-link")),
+                    rx.cond(
+                        state.invite_link != "",
+                        rx.code(state.invite_link, id="invite-link", class_name="wrap-anywhere"),
+                    ),
                     align="center",
                     wrap="wrap",
                 ),

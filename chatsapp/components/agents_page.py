@@ -14,7 +14,7 @@ FIELD_STYLE = {"width": "100%"}
 def _agent(agent: AgentRow) -> rx.Component:
     return rx.hstack(
         rx.vstack(
-            rx.text(agent.name, weight="bold", class_name="agent-name"),
+            rx.text(agent.name, weight="bold", class_name="agent-name wrap-anywhere"),
             rx.text("v", agent.latest_version.to_string(), size="1", color_scheme="gray"),
             spacing="0",
             flex="1",
@@ -54,7 +54,7 @@ def _agent(agent: AgentRow) -> rx.Component:
         align="center",
         padding="0.5rem 0",
         border_bottom="1px solid var(--gray-a4)",
-        class_name="agent-row",
+        class_name="agent-row",  # on a phone the name gets a line of its own (layout.css)
         custom_attrs={"data-agent-id": agent.id},
     )
 
@@ -121,6 +121,7 @@ def _form() -> rx.Component:
                 value=AgentsTabState.model,
                 on_change=AgentsTabState.set_model,
                 id="agent-model",
+                style=FIELD_STYLE,  # else as wide as its longest model name, past a phone's edge
             ),
         ),
         rx.hstack(
@@ -130,6 +131,7 @@ def _form() -> rx.Component:
                     value=AgentsTabState.temperature,
                     on_change=AgentsTabState.set_temperature,
                     id="agent-temperature",
+                    style=FIELD_STYLE,
                 ),
                 AgentsTabState.temperature_hint,
             ),
@@ -139,12 +141,14 @@ def _form() -> rx.Component:
                     value=AgentsTabState.max_output_tokens,
                     on_change=AgentsTabState.set_max_output_tokens,
                     id="agent-max-tokens",
+                    style=FIELD_STYLE,
                 ),
                 AgentsTabState.tokens_hint,
             ),
             width="100%",
+            class_name="form-row",
         ),
-        _labelled("Tools", rx.hstack(rx.foreach(AgentsTabState.known_tools, _tool))),
+        _labelled("Tools", rx.hstack(rx.foreach(AgentsTabState.known_tools, _tool), wrap="wrap")),
         rx.cond(
             AgentsTabState.form_error != "",
             rx.callout(AgentsTabState.form_error, color_scheme="red", id="agent-form-error"),

@@ -8,9 +8,10 @@ from chatsapp.states.endpoints_admin import EndpointRow, EndpointsAdminTabState
 
 
 def _endpoint(row: EndpointRow) -> rx.Component:
+    """One endpoint; on a phone a stacked card (assets/layout.css), hence the cells' labels."""
     return rx.table.row(
         rx.table.cell(rx.text(row.name, weight="bold")),
-        rx.table.cell(row.base_url),
+        rx.table.cell(row.base_url, class_name="wide-cell wrap-anywhere"),
         rx.table.cell(
             rx.cond(
                 row.available,
@@ -18,8 +19,12 @@ def _endpoint(row: EndpointRow) -> rx.Component:
                 rx.tooltip(rx.badge("unavailable", color_scheme="red"), content=row.error),
             )
         ),
-        rx.table.cell(rx.cond(row.models != "", row.models, "any it lists: " + row.offered)),
-        rx.table.cell(rx.cond(row.has_key, "set", "none")),
+        rx.table.cell(
+            rx.cond(row.models != "", row.models, "any it lists: " + row.offered),
+            class_name="wide-cell",
+            custom_attrs={"data-label": "Models"},
+        ),
+        rx.table.cell(rx.cond(row.has_key, "set", "none"), custom_attrs={"data-label": "Key"}),
         rx.table.cell(
             rx.cond(
                 row.from_env,
@@ -53,6 +58,7 @@ def _form() -> rx.Component:
                     flex="1",
                 ),
                 width="100%",
+                class_name="form-row",
             ),
             rx.hstack(
                 rx.input(
@@ -70,6 +76,7 @@ def _form() -> rx.Component:
                     flex="1",
                 ),
                 width="100%",
+                class_name="form-row",
             ),
             rx.button("Save endpoint", type="submit", id="ep-save"),
             width="100%",
@@ -91,6 +98,7 @@ def endpoints_admin_body() -> rx.Component:
                 width="100%",
                 align="center",
                 spacing="4",
+                wrap="wrap",
             ),
             rx.cond(
                 EndpointsAdminTabState.allowed,
@@ -114,6 +122,7 @@ def endpoints_admin_body() -> rx.Component:
                         ),
                         rx.table.body(rx.foreach(EndpointsAdminTabState.endpoints, _endpoint)),
                         width="100%",
+                        class_name="stacked-table",
                     ),
                     rx.button(
                         "Check again", variant="soft", on_click=EndpointsAdminTabState.refresh

@@ -68,6 +68,7 @@ def _report() -> rx.Component:
                 rx.el.ul(rx.foreach(state.refused, _refused), style={"padding_left": "1.2rem"}),
                 id="import-refused",
                 width="100%",
+                class_name="wrap-anywhere",  # a refused file's long path wraps on a phone
             ),
         ),
         width="100%",

@@ -200,6 +200,7 @@ def _undo_bar() -> rx.Component:
                 variant="soft",
                 on_click=SidebarTabState.undo_delete,
                 id="undo-delete",
+                custom_attrs={"data-drawer-close": ""},  # it opens the chat it brings back
             ),
             width="100%",
             padding="0.5rem",
@@ -341,11 +342,12 @@ def _archived_section() -> rx.Component:
 
 def _agent_choice(choice: AgentChoiceRow) -> rx.Component:
     return rx.menu.item(
-        rx.text(choice.name, style=_ONE_LINE),
+        rx.text(choice.name, style=_ONE_LINE, flex="1", min_width="0"),
         rx.cond(choice.is_default, rx.text("default", size="1", color_scheme="gray")),
         on_click=SidebarTabState.create_chat_with(choice.id),
         class_name="new-chat-agent",
-        custom_attrs={"data-agent-id": choice.id},
+        # It starts a chat, like "New chat": on a phone the drawer closes (assets/drawer.js).
+        custom_attrs={"data-agent-id": choice.id, "data-drawer-close": ""},
     )
 
 
@@ -356,7 +358,7 @@ def _new_chat_buttons() -> rx.Component:
             rx.icon("square-pen", size=16),
             "New chat",
             rx.spacer(),
-            rx.text("Ctrl ⇧ O", size="1", color_scheme="gray"),
+            rx.text("Ctrl ⇧ O", size="1", color_scheme="gray", class_name="shortcut-hint"),
             flex="1",
             variant="soft",
             on_click=SidebarTabState.create_chat,
@@ -375,6 +377,7 @@ def _new_chat_buttons() -> rx.Component:
                 rx.text("New chat with", size="1", color_scheme="gray", padding="0.25rem 0.5rem"),
                 rx.foreach(SidebarTabState.agent_choices, _agent_choice),
                 id="new-chat-agents",
+                class_name="agent-menu",
             ),
             on_open_change=SidebarTabState.load_agent_choices,
         ),
@@ -388,13 +391,21 @@ def _account_footer() -> rx.Component:
     return rx.hstack(
         rx.link(
             rx.hstack(
-                rx.icon("circle-user", size=16),
-                rx.text(AccountTabState.username, size="2", id="account-name", trim="both"),
+                rx.icon("circle-user", size=16, flex_shrink="0"),
+                rx.text(
+                    AccountTabState.username,
+                    size="2",
+                    id="account-name",
+                    trim="both",
+                    style=_ONE_LINE,  # a long name is cut short, the buttons beside it stay
+                ),
                 align="center",
                 spacing="2",
+                min_width="0",
             ),
             href="/account",
             aria_label="Your account",
+            min_width="0",
         ),
         rx.spacer(),
         rx.link(
@@ -407,6 +418,7 @@ def _account_footer() -> rx.Component:
         rx.cond(AccountTabState.auth_mode == "local", sign_out_button(size="1")),
         width="100%",
         align="center",
+        spacing="2",  # room for a name beside the buttons in a tablet's narrower sidebar
         id="account-footer",
     )
 
