@@ -32,7 +32,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     base = tmp_path_factory.mktemp("app")
     # A slower offline assistant, so tests can watch a reply while it streams.
-    server = start_app(base / "data", base / "app.log", env={"CHATS_OFFLINE_CHUNK_DELAY_S": "0.12"})
+    server = start_app(
+        base / "data", base / "app.log", env={"CHATS_OFFLINE_CHUNK_DELAY_S": "0.12"}, mode="prod"
+    )
     yield server
     server.stop()
 
