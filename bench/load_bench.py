@@ -10,7 +10,8 @@ loop in this process. The app and its process group are stopped whatever happens
 Phases, each printing one line:
 
 1. ``rss_per_idle_tab``: the app's RSS (every process of its group) before and after the tabs
-   connect and settle, divided by the number of tabs. Goal ≤ 200 KB.
+   connect and settle, divided by the number of tabs. Goal ≤ 200 KB. Also split: a person's
+   first tab (it opens their directory, chat file and runtime) and each further tab.
 2. ``model_gap``: one reply streaming alone, watched by two tabs: the gap between streamed
    frames (the offline assistant writes a chunk every ``CHUNK_DELAY_S``): the model's own gap.
 3. ``stream_under_load``: ``--streams`` users send at once; every tab of theirs watches. Time to
@@ -301,16 +302,24 @@ async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
     await asyncio.sleep(2)
     before = group_rss_kb(pgid)
     started = time.monotonic()
-    await connect_all(app, people, per, errors)
-    connected = sum(len(p.tabs) for p in people)
+    # First one tab per person (what a person costs: their directory, chat and runtime), then
+    # the others (what one more tab costs).
+    await connect_all(app, people, 1, errors)
     await asyncio.sleep(3)  # let background work of the connects finish
+    middle = group_rss_kb(pgid)
+    await connect_all(app, people, per - 1, errors)
+    connected = sum(len(p.tabs) for p in people)
+    await asyncio.sleep(3)
     after = group_rss_kb(pgid)
     per_tab = (after - before) / max(connected, 1)
+    first_tabs = (middle - before) / max(users, 1)
+    more_tabs = (after - middle) / max(connected - users, 1)
     lines.append(
         f"rss_per_idle_tab: ratio={per_tab / GOAL_RSS_PER_TAB_KB:.2f} goal=<=1.0 "
         f"({per_tab:.0f} KB per tab: app RSS {before / 1024:.0f} MB -> {after / 1024:.0f} MB "
         f"with {connected} tabs of {users} users connected in "
-        f"{time.monotonic() - started:.0f} s, hydrated, sidebar linked, a chat open)"
+        f"{time.monotonic() - started:.0f} s, hydrated, sidebar linked, a chat open; "
+        f"a person's first tab {first_tabs:.0f} KB, each further tab {more_tabs:.0f} KB)"
     )
     print(lines[-1], flush=True)
 
