@@ -99,8 +99,14 @@ async def send(app: Any, update: StateUpdate, tabs: set[str]) -> None:
     if here:
         # A list of sids: python-socketio encodes the packet once and queues it to each.
         await namespace.emit(str(SocketEvent.EVENT), update, to=here)
-    for tab in elsewhere:
-        if await manager.is_token_connected(tab):
-            await manager.emit_lost_and_found(tab, update)
+    if elsewhere:
+        # One or two Redis round trips per tab: concurrently, not one after the other.
+        await asyncio.gather(*(_relay(manager, tab, update) for tab in elsewhere))
     # Let the websocket writers flush before the caller goes on (as Reflex's emit_update).
     await asyncio.sleep(0)
+
+
+async def _relay(manager: RedisTokenManager, tab: str, update: StateUpdate) -> None:
+    """Hand ``update`` to the worker serving ``tab`` (Reflex's lost-and-found channel)."""
+    if await manager.is_token_connected(tab):
+        await manager.emit_lost_and_found(tab, update)
