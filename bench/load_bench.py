@@ -1,8 +1,9 @@
 """Load on one node: many real websocket tabs (not browsers) against a production build.
 
-Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]``
-(a few minutes). Starts the production app (``tests/e2e/app_server.start_app`` from a private
-copy, see ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
+Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
+[--workers 1]`` (a few minutes; ``--workers 2`` runs two workers on a private Redis). Starts the
+production app (``tests/e2e/app_server.start_app`` from a private copy, see
+``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
 loop in this process. The app and its process group are stopped whatever happens.
@@ -55,7 +56,7 @@ from chatsapp.identity import SESSION_COOKIE  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
 from tests.e2e import app_server  # noqa: E402
-from tests.e2e.app_server import AppServer, start_app  # noqa: E402
+from tests.e2e.app_server import AppServer, start_app, start_redis  # noqa: E402
 from tests.e2e.raw_client import HYDRATE, NAMESPACE  # noqa: E402
 
 CHUNK_DELAY_S = 0.05  # the offline assistant's pace: one word per chunk
@@ -389,25 +390,31 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--tabs-per-user", type=int, default=4)
     parser.add_argument("--streams", type=int, default=20)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="more than 1: that many workers on a private Redis"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
         base = Path(tmp)
         (base / "data").mkdir()
         app_server.ROOT = private_tree(base / "app")
-        app = start_app(
-            base / "data",
-            base / "app.log",
-            env={"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)},
-            mode="prod",
-        )
+        env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
+        redis = start_redis(base) if args.workers > 1 else None
+        if redis is not None:
+            env.update(REFLEX_REDIS_URL=redis.url, GRANIAN_WORKERS=str(args.workers))
         try:
-            asyncio.run(run(app, args.users, args.tabs_per_user, args.streams))
-        except BaseException:
-            print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
-            raise
+            app = start_app(base / "data", base / "app.log", env=env, mode="prod")
+            try:
+                asyncio.run(run(app, args.users, args.tabs_per_user, args.streams))
+            except BaseException:
+                print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
+                raise
+            finally:
+                app.stop()
         finally:
-            app.stop()
+            if redis is not None:
+                redis.stop()
     return 0
 
 
