@@ -1,8 +1,9 @@
 """Load on one node: many real websocket tabs (not browsers) against a production build.
 
-Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]``
-(a few minutes). Starts the production app (``tests/e2e/app_server.start_app`` from a private
-copy, see ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
+Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
+[--workers 1]`` (a few minutes; ``--workers 2`` runs two workers on a private Redis). Starts the
+production app (``tests/e2e/app_server.start_app`` from a private copy, see
+``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
 loop in this process. The app and its process group are stopped whatever happens.
@@ -10,7 +11,8 @@ loop in this process. The app and its process group are stopped whatever happens
 Phases, each printing one line:
 
 1. ``rss_per_idle_tab``: the app's RSS (every process of its group) before and after the tabs
-   connect and settle, divided by the number of tabs. Goal ≤ 200 KB.
+   connect and settle, divided by the number of tabs. Goal ≤ 200 KB. Also split: a person's
+   first tab (it opens their directory, chat file and runtime) and each further tab.
 2. ``model_gap``: one reply streaming alone, watched by two tabs: the gap between streamed
    frames (the offline assistant writes a chunk every ``CHUNK_DELAY_S``): the model's own gap.
 3. ``stream_under_load``: ``--streams`` users send at once; every tab of theirs watches. Time to
@@ -54,7 +56,7 @@ from chatsapp.identity import SESSION_COOKIE  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
 from tests.e2e import app_server  # noqa: E402
-from tests.e2e.app_server import AppServer, start_app  # noqa: E402
+from tests.e2e.app_server import AppServer, start_app, start_redis  # noqa: E402
 from tests.e2e.raw_client import HYDRATE, NAMESPACE  # noqa: E402
 
 CHUNK_DELAY_S = 0.05  # the offline assistant's pace: one word per chunk
@@ -301,16 +303,24 @@ async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
     await asyncio.sleep(2)
     before = group_rss_kb(pgid)
     started = time.monotonic()
-    await connect_all(app, people, per, errors)
-    connected = sum(len(p.tabs) for p in people)
+    # First one tab per person (what a person costs: their directory, chat and runtime), then
+    # the others (what one more tab costs).
+    await connect_all(app, people, 1, errors)
     await asyncio.sleep(3)  # let background work of the connects finish
+    middle = group_rss_kb(pgid)
+    await connect_all(app, people, per - 1, errors)
+    connected = sum(len(p.tabs) for p in people)
+    await asyncio.sleep(3)
     after = group_rss_kb(pgid)
     per_tab = (after - before) / max(connected, 1)
+    first_tabs = (middle - before) / max(users, 1)
+    more_tabs = (after - middle) / max(connected - users, 1)
     lines.append(
         f"rss_per_idle_tab: ratio={per_tab / GOAL_RSS_PER_TAB_KB:.2f} goal=<=1.0 "
         f"({per_tab:.0f} KB per tab: app RSS {before / 1024:.0f} MB -> {after / 1024:.0f} MB "
         f"with {connected} tabs of {users} users connected in "
-        f"{time.monotonic() - started:.0f} s, hydrated, sidebar linked, a chat open)"
+        f"{time.monotonic() - started:.0f} s, hydrated, sidebar linked, a chat open; "
+        f"a person's first tab {first_tabs:.0f} KB, each further tab {more_tabs:.0f} KB)"
     )
     print(lines[-1], flush=True)
 
@@ -380,25 +390,31 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--tabs-per-user", type=int, default=4)
     parser.add_argument("--streams", type=int, default=20)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="more than 1: that many workers on a private Redis"
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
         base = Path(tmp)
         (base / "data").mkdir()
         app_server.ROOT = private_tree(base / "app")
-        app = start_app(
-            base / "data",
-            base / "app.log",
-            env={"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)},
-            mode="prod",
-        )
+        env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
+        redis = start_redis(base) if args.workers > 1 else None
+        if redis is not None:
+            env.update(REFLEX_REDIS_URL=redis.url, GRANIAN_WORKERS=str(args.workers))
         try:
-            asyncio.run(run(app, args.users, args.tabs_per_user, args.streams))
-        except BaseException:
-            print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
-            raise
+            app = start_app(base / "data", base / "app.log", env=env, mode="prod")
+            try:
+                asyncio.run(run(app, args.users, args.tabs_per_user, args.streams))
+            except BaseException:
+                print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
+                raise
+            finally:
+                app.stop()
         finally:
-            app.stop()
+            if redis is not None:
+                redis.stop()
     return 0
 
 

@@ -20,9 +20,10 @@ cancelled after ``RELEASE_GRACE_S`` (a reload does not thrash it). Cancelling cl
 ``subscribe()`` iterator, which lets the runtime release the chat's event log. A tab that comes
 back starts a new pump, which resets the transient run fields and rebuilds them from the log.
 
-Updates are applied with ``app.modify_state`` on the *shared* token, from detached tasks (never
-from inside an event handler: that deadlocks the state manager), and Reflex fans them out to
-every linked tab — across workers too when ``REFLEX_REDIS_URL`` is set.
+Updates are written on the *shared* token by :func:`chatsapp.fanout.shared_change`, from
+detached tasks (never from inside an event handler: that deadlocks the state manager), which
+resolves each change once and sends it to every linked tab — across workers too when
+``REFLEX_REDIS_URL`` is set. (Reflex's own fan-out redid the whole work for each tab.)
 
 The app module installs the bridge and hands it the state classes it writes into; the states
 never import it (they announce an opened chat through ``Services.conversation_opened``), so
@@ -44,6 +45,7 @@ import reflex as rx
 from reflex.middleware.middleware import Middleware
 from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 
+from chatsapp.fanout import shared_change
 from chatsapp.identity import conversation_token, directory_token
 from chatsapp.services import offload, services
 
@@ -105,22 +107,23 @@ def install(app: Any, states: LiveStates) -> None:
     services().on_directory_opened(_watch_directory)
     services().on_conversation_opened(watch_conversation)
     services().on_agent_saved(_agent_saved)
-    logging.getLogger("reflex.app").addFilter(_SharedTokenNoise())
     _hear_disconnects(app)
     _lean_fan_out(app)
     app.add_middleware(_ForgetEarlierSharedChanges())
 
 
 def _lean_fan_out(app: Any) -> None:
-    """Leave the router vars out of the deltas a shared-state change fans out to other tabs.
+    """Leave the router vars out of the deltas Reflex fans out for a tab's own shared change.
 
-    Reflex applies a shared change to each linked tab with ``app.modify_state(token,
-    previous_dirty_vars=...)``. Patching the shared state into the tab's tree marks the tab's
-    router vars dirty (``reflex.istate.shared._patch_state``, to refresh computed vars), so every
-    fanned-out frame re-sent ~1.1 KB of router data the tab already has (76 % of a streamed
-    frame). A fan-out never navigates the receiving tab: its router values are unchanged, so
-    they are un-marked before Reflex builds the delta. Events a tab sends itself, navigation
-    and hydration are untouched (no ``previous_dirty_vars``).
+    (The bridge's writes do not take this path: :mod:`chatsapp.fanout` sends them once.)
+    When a tab's event changes a shared state, Reflex applies the change to each other linked
+    tab with ``app.modify_state(token, previous_dirty_vars=...)``. Patching the shared state
+    into the tab's tree marks the tab's router vars dirty (``reflex.istate.shared._patch_state``,
+    to refresh computed vars), so every fanned-out frame re-sent ~1.1 KB of router data the
+    tab already has (76 % of a streamed frame). A fan-out never navigates the receiving tab:
+    its router values are unchanged, so they are un-marked before Reflex builds the delta.
+    Events a tab sends itself, navigation and hydration are untouched (no
+    ``previous_dirty_vars``).
     """
     original = app.modify_state
 
@@ -175,20 +178,6 @@ def _hear_disconnects(app: Any) -> None:
         return result
 
     namespace.on_disconnect = on_disconnect
-
-
-class _SharedTokenNoise(logging.Filter):
-    """Updates applied to a shared token have no socket of their own; Reflex warns each time.
-
-    The linked tabs do receive the update (Reflex fans it out); only the warning is dropped.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not (
-            message.startswith("Attempting to send delta to disconnected client")
-            and ("'user-" in message or "'conv-" in message)
-        )
 
 
 def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
@@ -431,10 +420,8 @@ def _states() -> LiveStates:
     return _targets
 
 
-@contextlib.asynccontextmanager
-async def _modify(token: str, state_cls: type[rx.State]):
-    async with _app.modify_state(rx.BaseStateToken(ident=token, cls=state_cls)) as root:
-        yield await root.get_state(state_cls)
+def _modify(token: str, state_cls: type[rx.State]) -> contextlib.AbstractAsyncContextManager[Any]:
+    return shared_change(_app, token, state_cls)
 
 
 def _capture_loop() -> None:

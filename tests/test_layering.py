@@ -148,7 +148,9 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.identity",
         "chatsapp.services",
     },
-    "chatsapp.bridge": {"chatsapp.identity", "chatsapp.services"},
+    "chatsapp.bridge": {"chatsapp.fanout", "chatsapp.identity", "chatsapp.services"},
+    # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
+    "chatsapp.fanout": set(),
     # Components link to the export routes' addresses (the routes own them).
     "chatsapp.components": {"chatsapp.export_routes", "chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},

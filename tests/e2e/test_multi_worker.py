@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from backend.chats import Chats
+from backend.transcript import load_window
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.status import ModelTabState
 from tests.e2e.app_server import AppServer, start_app, start_redis
+from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
 
 MAX_TABS = 12
+CONVERSATION = SharedConversationState.get_full_name()
 
 
 @pytest.fixture(scope="module")
@@ -53,3 +63,119 @@ def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(
 
     chat_id = create_chat(tabs[0])
     expect(chat_item(other, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+
+
+# ── two tabs on two workers sending into one chat at once ───────────
+
+
+def event(state: type, handler: str) -> str:
+    return f"{state.get_full_name()}.{handler}"
+
+
+def conversation(update: dict[str, Any], name: str) -> Any:
+    return (update.get("delta") or {}).get(CONVERSATION, {}).get(f"{name}_rx_state_")
+
+
+def raw_tab_on(server: AppServer, token: str, path: str) -> tuple[RawTab, str]:
+    """A tab below the browser showing ``path``, and the worker process that serves it."""
+    tab = RawTab(server.backend_url, session_token=token).connect()
+    tab.send(HYDRATE, path=path)
+    tab.send(event(SharedDirectoryState, "link"), path=path)
+    tab.send(event(ChatTabState, "open_chat"), path=path)
+    tab.send(event(ModelTabState, "load"), path=path)
+    worker = ""
+    for update in tab.settle():
+        worker = (
+            (update.get("delta") or {})
+            .get(ModelTabState.get_full_name(), {})
+            .get("worker_rx_state_", worker)
+        )
+    assert worker, "CHATS_EXPOSE_WORKER_ID should name the worker"
+    return tab, worker
+
+
+def streamed(tab: RawTab) -> list[tuple[str, str]]:
+    """(reply id, text so far) of every frame that streamed text, in arrival order."""
+    frames, current = [], ""
+    for update in tab.received:
+        current = conversation(update, "streaming_message_id") or current
+        text = conversation(update, "streaming_text")
+        if text:
+            frames.append((current, text))
+    return frames
+
+
+def test_sends_from_two_workers_into_one_chat_run_one_after_the_other_live_in_both(
+    prod_server: AppServer,
+):
+    token = prod_server.session_token("carol")
+    accounts = prod_server.accounts()
+    try:
+        user = accounts.user_by_username("carol")
+        assert user is not None
+    finally:
+        accounts.close()
+    with Chats(prod_server.data_dir, user.id) as chats:
+        chat_id = chats.create_chat("Two workers").id
+    path = f"/chat/{chat_id}"
+    tabs: list[RawTab] = []
+    try:
+        first, first_worker = raw_tab_on(prod_server, token, path)
+        tabs.append(first)
+        other = None
+        while other is None and len(tabs) < MAX_TABS:
+            tab, worker = raw_tab_on(prod_server, token, path)
+            tabs.append(tab)
+            if worker != first_worker:
+                other = tab
+        assert other is not None, f"all {len(tabs)} tabs landed on worker {first_worker}"
+
+        # Both tabs send at the same instant.
+        prompts = {first: "Hello from the first worker", other: "Hello from the second worker"}
+        start = threading.Barrier(2)
+
+        def send(tab: RawTab) -> None:
+            start.wait()
+            tab.send(event(ChatTabState, "send"), {"text": prompts[tab]}, path=path)
+
+        senders = [threading.Thread(target=send, args=(tab,)) for tab in (first, other)]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join()
+
+        def both_replies_shown(update: dict[str, Any]) -> bool:
+            entries = conversation(update, "entries") or []
+            done = [e for e in entries if e["role"] == "assistant" and not e["status"]]
+            return len(done) == 2 and conversation(update, "streaming") is not True
+
+        for tab in (first, other):
+            tab.wait_for(both_replies_shown)
+    finally:
+        for tab in tabs:
+            tab.close()
+
+    # The stored transcript: each message answered in turn, in the order they were sent.
+    with Chats(prod_server.data_dir, user.id) as chats:
+        entries = load_window(chats.get_chat(chat_id).session).entries
+    assert [e.role for e in entries] == ["user", "assistant", "user", "assistant"]
+    assert {entries[0].text, entries[2].text} == set(prompts.values())
+    replies = {entries[1].id: entries[1].text, entries[3].id: entries[3].text}
+    assert all(e.status == "" for e in entries)
+
+    for tab in (first, other):
+        frames = streamed(tab)
+        # FIFO, one at a time: the first message's reply streamed, then the second's, never
+        # alternating; every frame is a prefix of its own reply as stored (no mixed text).
+        order = [reply for reply, _ in itertools.groupby(reply for reply, _ in frames)]
+        assert order == [entries[1].id, entries[3].id]
+        for reply, text in frames:
+            assert replies[reply].startswith(text), (reply, text)
+        # Live in this tab whichever worker wrote it: several growing frames per reply. The
+        # two tabs are served by different workers, so one of them watched the other
+        # worker's reply.
+        for reply in replies:
+            assert len({text for r, text in frames if r == reply}) >= 2
+        # What the page shows at the end is the stored transcript.
+        shown = [conversation(u, "entries") for u in tab.received if conversation(u, "entries")]
+        assert [(e["id"], e["text"]) for e in shown[-1]] == [(e.id, e.text) for e in entries]

@@ -49,27 +49,51 @@ class View:
 
 
 class _Root:
+    """A shared token's state tree holding one view and no linked tab (nothing to send)."""
+
     def __init__(self, view: View) -> None:
         self.view = view
+        self.substates: dict[str, Any] = {}
 
     async def get_state(self, _cls: type) -> View:
         return self.view
 
+    async def _get_resolved_delta(self) -> dict[str, Any]:
+        return {}
+
+    def _clean(self) -> None:
+        pass
+
+
+class _StateManager:
+    def __init__(self, views: dict[str, View]) -> None:
+        self.views = views
+
+    @contextlib.asynccontextmanager
+    async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
+        yield _Root(self.views.setdefault(token.ident, View()))
+
 
 class FakeApp:
-    """Plays ``app.modify_state`` and a socket namespace whose disconnects the bridge hears."""
+    """Plays the state manager the bridge writes through and a socket namespace whose
+    disconnects the bridge hears."""
 
     def __init__(self) -> None:
         self.views: dict[str, View] = {}
+        self.state_manager = _StateManager(self.views)
         self.event_namespace = _Namespace()
         self.middleware: list[Any] = []
 
     def add_middleware(self, middleware: Any) -> None:
         self.middleware.append(middleware)
 
+    def set_contexts(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
     @contextlib.asynccontextmanager
-    async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
-        yield _Root(self.views.setdefault(token.ident, View()))
+    async def modify_state(self, token: Any, **_kwargs: Any) -> AsyncIterator[None]:
+        raise AssertionError("the bridge writes shared tokens through chatsapp.fanout")
+        yield None
 
 
 class _Namespace:

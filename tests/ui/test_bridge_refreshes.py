@@ -42,8 +42,16 @@ class Sidebar:
 
 
 class SidebarApp(FakeApp):
+    """Every shared token's state is the one sidebar (the refreshes are what is counted)."""
+
     def __init__(self, sidebar: Sidebar) -> None:
         super().__init__()
+        self.sidebar = sidebar
+        self.state_manager = _SidebarStates(sidebar)
+
+
+class _SidebarStates:
+    def __init__(self, sidebar: Sidebar) -> None:
         self.sidebar = sidebar
 
     @contextlib.asynccontextmanager
