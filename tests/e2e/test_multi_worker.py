@@ -14,7 +14,7 @@ from backend.chats import Chats
 from backend.transcript import load_window
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
-from chatsapp.states.status import ModelTabState
+from chatsapp.states.status import WorkerTabState
 from tests.e2e.app_server import AppServer, start_app, start_redis
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
@@ -82,12 +82,12 @@ def raw_tab_on(server: AppServer, token: str, path: str) -> tuple[RawTab, str]:
     tab.send(HYDRATE, path=path)
     tab.send(event(SharedDirectoryState, "link"), path=path)
     tab.send(event(ChatTabState, "open_chat"), path=path)
-    tab.send(event(ModelTabState, "load"), path=path)
+    tab.send(event(WorkerTabState, "load"), path=path)
     worker = ""
     for update in tab.settle():
         worker = (
             (update.get("delta") or {})
-            .get(ModelTabState.get_full_name(), {})
+            .get(WorkerTabState.get_full_name(), {})
             .get("worker_rx_state_", worker)
         )
     assert worker, "CHATS_EXPOSE_WORKER_ID should name the worker"
