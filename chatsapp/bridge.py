@@ -272,6 +272,10 @@ def _on_directory_event(user_id: str, event: Any) -> None:
         if chat_id and kind in ("archived", "unarchived") and (user_id, chat_id) in _watchers:
             # Only chats a tab of this worker shows: the policy may archive thousands at once.
             _spawn(_apply_archive(chat_id, kind == "archived"))
+        if kind == "changed":
+            # Another process changed what no row names, such as an agent saved on another
+            # worker: re-read the headers this worker's tabs show (a few, not every chat).
+            _refresh_watched_headers(user_id)
 
     loop.call_soon_threadsafe(schedule)
 
@@ -395,9 +399,13 @@ async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
 def _agent_saved(user_id: str, agent_id: str) -> None:
     """A new version of ``agent_id``: re-read the header of each watched chat bound to it."""
     _capture_loop()
+    _refresh_watched_headers(user_id, only_agent=agent_id)
+
+
+def _refresh_watched_headers(user_id: str, only_agent: str = "") -> None:
     for watched_user, chat_id in list(_watchers):
         if watched_user == user_id:
-            _spawn(_refresh_chat_settings(user_id, chat_id, only_agent=agent_id))
+            _spawn(_refresh_chat_settings(user_id, chat_id, only_agent=only_agent))
 
 
 async def _refresh_chat_settings(user_id: str, chat_id: str, only_agent: str = "") -> None:

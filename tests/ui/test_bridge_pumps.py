@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from backend.agents import AgentSpec
 from backend.config import Settings
 from chatsapp import bridge
 from chatsapp import services as services_module
@@ -195,3 +196,25 @@ class TestPumpsFollowTheTabsThatWatch:
         await until(lambda: watchers(served) == 1)
         app.event_namespace.on_disconnect("sid-1")
         await until(lambda: watchers(served) == 0 and bridge.footprint()["pumps"] == 0)
+
+
+class TestHeadersFollowAgentSavesOnOtherWorkers:
+    async def test_an_agent_saved_by_another_process_refreshes_the_headers_shown_here(
+        self, live, tmp_path
+    ) -> None:
+        served, app = live
+        chat = new_chat(served)
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        header = app.views[f"conv-{chat}"]
+        header.chat_id = chat  # a tab linked the header
+        seen = len(header.refreshed)
+
+        # Another worker on the same data folder: its own stores, none of this one's hooks.
+        other = Services(Settings.from_env({"CHATS_DATA_DIR": str(tmp_path)}))
+        try:
+            spec = AgentSpec(name="Writer", instructions="Write tersely.")
+            other.agents(USER).create(spec)
+            await until(lambda: len(header.refreshed) > seen)
+        finally:
+            await other.shutdown()
