@@ -20,6 +20,13 @@ cancelled after ``RELEASE_GRACE_S`` (a reload does not thrash it). Cancelling cl
 ``subscribe()`` iterator, which lets the runtime release the chat's event log. A tab that comes
 back starts a new pump, which resets the transient run fields and rebuilds them from the log.
 
+People are bounded the same way: the bridge knows each person's connected tabs (a tab counts
+once it links their lists or opens a chat). ``DIRECTORY_GRACE_S`` after their last tab left,
+``Services.release_idle`` closes their directory, runtime and library (its SQLite handles
+and change-watcher thread), unless a run or a background job still uses them, in which case
+it asks again after another grace period. Whatever opens the directory again (a tab, an
+export) opens it afresh, and the bridge subscribes to that new directory's change feed.
+
 Updates are written on the *shared* token by :func:`chatsapp.fanout.shared_change`, from
 detached tasks (never from inside an event handler: that deadlocks the state manager), which
 resolves each change once and sends it to every linked tab — across workers too when
@@ -47,12 +54,14 @@ from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 
 from chatsapp.fanout import shared_change
 from chatsapp.identity import conversation_token, directory_token
-from chatsapp.services import offload, services
+from chatsapp.services import Release, offload, services
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.04
 RELEASE_GRACE_S = 5.0
+DIRECTORY_GRACE_S = 60.0
+"""How long a person's directory and runtime stay open after their last tab left."""
 DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
@@ -96,7 +105,10 @@ _pumps: dict[Key, asyncio.Task] = {}
 _watchers: dict[Key, set[str]] = {}  # client tokens watching each chat
 _tab_watching: dict[str, Key] = {}  # client token -> the chat it shows
 _releases: dict[Key, asyncio.TimerHandle] = {}
-_watched_directories: set[str] = set()
+_user_tabs: dict[str, set[str]] = {}  # user id -> their connected tabs (client tokens)
+_tab_user: dict[str, str] = {}  # client token -> its user
+_directory_releases: dict[str, asyncio.TimerHandle] = {}
+_watched_directories: dict[str, Any] = {}  # user id -> the directory object subscribed to
 _tasks: set[asyncio.Task] = set()
 
 
@@ -106,6 +118,7 @@ def install(app: Any, states: LiveStates) -> None:
     _app, _targets = app, states
     services().on_directory_opened(_watch_directory)
     services().on_conversation_opened(watch_conversation)
+    services().on_tab_opened(tab_joined)
     services().on_agent_saved(_agent_saved)
     _hear_disconnects(app)
     _lean_fan_out(app)
@@ -187,6 +200,7 @@ def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
     tab stops watching the chat it showed before.
     """
     _capture_loop()
+    tab_joined(user_id, client_token)
     key = (user_id, chat_id)
     previous = _tab_watching.get(client_token)
     if previous is not None and previous != key:
@@ -201,11 +215,34 @@ def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
         _pumps[key] = _spawn(_pump_runs(user_id, chat_id))
 
 
+def tab_joined(user_id: str, client_token: str) -> None:
+    """A tab of ``user_id`` is connected: their directory stays open (idempotent).
+
+    Registered with ``Services.on_tab_opened`` (a tab linking the user's lists) and called
+    when a tab opens a chat.
+    """
+    _capture_loop()
+    _tab_user[client_token] = user_id
+    _user_tabs.setdefault(user_id, set()).add(client_token)
+    pending = _directory_releases.pop(user_id, None)
+    if pending is not None:
+        pending.cancel()
+
+
 def tab_left(client_token: str) -> None:
     """The tab closed its socket: it no longer watches any chat."""
     key = _tab_watching.pop(client_token, None)
     if key is not None:
         _unwatch(client_token, key)
+    user_id = _tab_user.pop(client_token, None)
+    if user_id is None:
+        return
+    tabs = _user_tabs.get(user_id)
+    if tabs is not None:
+        tabs.discard(client_token)
+        if not tabs:
+            del _user_tabs[user_id]
+            _schedule_directory_release(user_id)
 
 
 def footprint() -> dict[str, int]:
@@ -215,6 +252,9 @@ def footprint() -> dict[str, int]:
         "watched_chats": len(_watchers),
         "watching_tabs": len(_tab_watching),
         "tasks": len(_tasks),
+        "connected_people": len(_user_tabs),
+        "watched_directories": len(_watched_directories),
+        "directory_releases": len(_directory_releases),
     }
 
 
@@ -242,15 +282,57 @@ def _release(key: Key) -> None:
         task.cancel()  # closes subscribe(): the runtime may release the chat's event log
 
 
+# ── releasing a person's directory ──────────────────────────────────
+
+
+def _schedule_directory_release(user_id: str) -> None:
+    """Ask :func:`_release_directory` in ``DIRECTORY_GRACE_S`` (on the loop; idempotent)."""
+    loop = _loop
+    if loop is None or loop.is_closed() or user_id in _directory_releases:
+        return
+    _directory_releases[user_id] = loop.call_later(DIRECTORY_GRACE_S, _release_directory, user_id)
+
+
+def _release_directory(user_id: str) -> None:
+    _directory_releases.pop(user_id, None)
+    if user_id in _user_tabs:
+        return  # a tab came back within the grace period
+    if any(user == user_id and not task.done() for (user, _chat), task in _pumps.items()):
+        _schedule_directory_release(user_id)  # a pump's own grace has not ended yet
+        return
+    _spawn(_close_directory(user_id))
+
+
+async def _close_directory(user_id: str) -> None:
+    watched = _watched_directories.get(user_id)
+    outcome = await services().release_idle(user_id, DIRECTORY_GRACE_S)
+    if outcome is Release.BUSY:
+        if user_id not in _user_tabs:
+            _schedule_directory_release(user_id)
+        return
+    # Forget the subscription only if it was to the closed directory (a new one may be open).
+    if watched is not None and watched.closed and _watched_directories.get(user_id) is watched:
+        del _watched_directories[user_id]
+
+
 # ── directory events ────────────────────────────────────────────────
 
 
 def _watch_directory(user_id: str, chats: Any) -> None:
+    """A directory opened: subscribe to its changes, and release it if no tab of the user is
+    connected (an export, a late refresh opened it)."""
     _capture_loop()
-    if user_id in _watched_directories:
-        return
-    _watched_directories.add(user_id)
-    chats.subscribe(lambda event: _on_directory_event(user_id, event))
+    if _watched_directories.get(user_id) is not chats:
+        _watched_directories[user_id] = chats
+        chats.subscribe(lambda event: _on_directory_event(user_id, event))
+    loop = _loop
+    if loop is not None and not loop.is_closed():
+        loop.call_soon_threadsafe(_release_unless_connected, user_id)
+
+
+def _release_unless_connected(user_id: str) -> None:
+    if user_id not in _user_tabs:
+        _schedule_directory_release(user_id)
 
 
 def _on_directory_event(user_id: str, event: Any) -> None:
