@@ -32,8 +32,9 @@ def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 0.02)
 
 
-def watch_threads() -> int:
-    return sum(1 for t in threading.enumerate() if t.name.startswith(f"chats-watch-{USER}"))
+def watch_threads() -> set[threading.Thread]:
+    """The live change-watcher threads of the person's directories (other tests' included)."""
+    return {t for t in threading.enumerate() if t.name.startswith(f"chats-watch-{USER}")}
 
 
 def files_open_under(folder: Path) -> int:
@@ -64,15 +65,16 @@ class TestAPersonIsReleasedWhenTheirLastTabLeaves:
         self, live, tmp_path: Path
     ) -> None:
         served, _app = live
+        before = watch_threads()
         served.tab_opened(USER, "tab-1")
         served.directory(USER).create_chat()
         served.runtime(USER)
-        assert watch_threads() == 1
+        (watcher,) = watch_threads() - before
         assert files_open_under(tmp_path / USER) > 0
 
         bridge.tab_left("tab-1")
         await until(lambda: released(served))
-        await until(lambda: watch_threads() == 0 and files_open_under(tmp_path / USER) == 0)
+        await until(lambda: not watcher.is_alive() and files_open_under(tmp_path / USER) == 0)
         assert served.footprint() == {
             "directories": 0,
             "runtimes": 0,
