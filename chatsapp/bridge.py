@@ -62,6 +62,10 @@ FLUSH_INTERVAL_S = 0.04
 RELEASE_GRACE_S = 5.0
 DIRECTORY_GRACE_S = 60.0
 """How long a person's directory and runtime stay open after their last tab left."""
+MAX_OPEN_PEOPLE = 256
+"""Past this many open directories, people with no tab connected are released at once,
+least recently used first, if unused for ``LRU_MIN_IDLE_S`` (a burst of sign-ins)."""
+LRU_MIN_IDLE_S = 1.0
 DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
@@ -300,12 +304,12 @@ def _release_directory(user_id: str) -> None:
     if any(user == user_id and not task.done() for (user, _chat), task in _pumps.items()):
         _schedule_directory_release(user_id)  # a pump's own grace has not ended yet
         return
-    _spawn(_close_directory(user_id))
+    _spawn(_close_directory(user_id, DIRECTORY_GRACE_S))
 
 
-async def _close_directory(user_id: str) -> None:
+async def _close_directory(user_id: str, idle_s: float) -> None:
     watched = _watched_directories.get(user_id)
-    outcome = await services().release_idle(user_id, DIRECTORY_GRACE_S)
+    outcome = await services().release_idle(user_id, idle_s)
     if outcome is Release.BUSY:
         if user_id not in _user_tabs:
             _schedule_directory_release(user_id)
@@ -333,6 +337,18 @@ def _watch_directory(user_id: str, chats: Any) -> None:
 def _release_unless_connected(user_id: str) -> None:
     if user_id not in _user_tabs:
         _schedule_directory_release(user_id)
+    people = services().people_by_last_use()
+    excess = len(people) - MAX_OPEN_PEOPLE
+    for person in people:
+        if excess <= 0:
+            return
+        if person in _user_tabs:
+            continue
+        pending = _directory_releases.pop(person, None)
+        if pending is not None:
+            pending.cancel()
+        _spawn(_close_directory(person, LRU_MIN_IDLE_S))
+        excess -= 1
 
 
 def _on_directory_event(user_id: str, event: Any) -> None:

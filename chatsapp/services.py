@@ -187,6 +187,11 @@ class Services:
         await offload(chats.close)
         return Release.RELEASED
 
+    def people_by_last_use(self) -> list[str]:
+        """The people whose directory is open here, least recently used first."""
+        with self._lock:
+            return sorted(self._directories, key=lambda user_id: self._last_used.get(user_id, 0))
+
     def footprint(self) -> dict[str, int]:
         """The people whose objects are open here (the soak bench prints it)."""
         with self._lock:

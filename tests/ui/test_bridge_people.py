@@ -212,3 +212,21 @@ class TestABackgroundJobKeepsItsPersonOpen:
         served.archive_untouched()
         assert held_during_pass == [1]
         assert served.footprint()["held"] == 0
+
+
+class TestOpenPeopleAreCapped:
+    async def test_past_the_cap_the_least_recently_used_person_without_a_tab_goes_first(
+        self, live, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        served, _app = live
+        monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 3600.0)
+        monkeypatch.setattr(bridge, "MAX_OPEN_PEOPLE", 2)
+        monkeypatch.setattr(bridge, "LRU_MIN_IDLE_S", 0.0)
+        served.tab_opened("connected", "tab-1")
+        served.directory("connected")  # least recently used, but a tab of theirs is open
+        served.directory("oldest")
+        served.directory("newer")
+        served.directory("newest")
+        await until(lambda: served.people_by_last_use() == ["connected", "newest"])
+        await until(lambda: not bridge.footprint()["tasks"])
+        assert served.footprint()["directories"] == 2
