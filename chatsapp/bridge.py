@@ -44,15 +44,13 @@ import contextlib
 import contextvars
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
-from reflex.middleware.middleware import Middleware
-from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 
-from chatsapp.fanout import shared_change
+from chatsapp.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.identity import conversation_token, directory_token
 from chatsapp.services import Release, offload, services
 
@@ -70,7 +68,6 @@ DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
 Key = tuple[str, str]  # (user id, chat id)
-_ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
 # Run events after which a chat's header and meter are re-read: a claim may move a ``latest``
 # chat to a new agent version; a reply or a compaction changes what the next turn sends.
 _SETTINGS_EVENTS = frozenset(
@@ -125,59 +122,8 @@ def install(app: Any, states: LiveStates) -> None:
     services().on_tab_opened(tab_joined)
     services().on_agent_saved(_agent_saved)
     _hear_disconnects(app)
-    _lean_fan_out(app)
-    app.add_middleware(_ForgetEarlierSharedChanges())
-
-
-def _lean_fan_out(app: Any) -> None:
-    """Leave the router vars out of the deltas Reflex fans out for a tab's own shared change.
-
-    (The bridge's writes do not take this path: :mod:`chatsapp.fanout` sends them once.)
-    When a tab's event changes a shared state, Reflex applies the change to each other linked
-    tab with ``app.modify_state(token, previous_dirty_vars=...)``. Patching the shared state
-    into the tab's tree marks the tab's router vars dirty (``reflex.istate.shared._patch_state``,
-    to refresh computed vars), so every fanned-out frame re-sent ~1.1 KB of router data the
-    tab already has (76 % of a streamed frame). A fan-out never navigates the receiving tab:
-    its router values are unchanged, so they are un-marked before Reflex builds the delta.
-    Events a tab sends itself, navigation and hydration are untouched (no
-    ``previous_dirty_vars``).
-    """
-    original = app.modify_state
-
-    @contextlib.asynccontextmanager
-    async def modify_state(token: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        fanned_out = kwargs.get("previous_dirty_vars")
-        if fanned_out is not None and not any(fanned_out.values()):
-            yield None  # the event changed no shared var: nothing to send (was a 65 B frame)
-            return
-        async with original(token, *args, **kwargs) as root:
-            yield root
-            if fanned_out is not None:
-                root.dirty_vars.difference_update(_ROUTER_FIELDS)
-
-    app.modify_state = modify_state
-
-
-class _ForgetEarlierSharedChanges(Middleware):
-    """Fan out only what *this* event changed in a shared state.
-
-    After each event Reflex sends every other linked tab the shared states' "previous dirty
-    vars", which only a state's ``_clean()`` resets, and ``_clean()`` skips states the event
-    did not change. So after a tab linked a shared state (every var dirty), each later event
-    of that tab (a keystroke in the rename box, a menu click) re-sent the whole chat list and
-    the whole transcript view to every other tab of the user (measured: 4.9 KB per event per
-    tab). Cleared before each event, they hold just what the event changes.
-    """
-
-    async def preprocess(self, app: Any, state: Any, event: Any) -> None:
-        links = getattr(state, "_reflex_internal_links", None) or {}
-        for name in links:
-            with contextlib.suppress(ValueError):
-                linked = state._get_state_from_cache(state.get_class_substate(name))
-                previous = getattr(linked, "_previous_dirty_vars", None)
-                if previous:
-                    previous.clear()
-        return None
+    lean_fan_out(app)
+    app.add_middleware(ForgetEarlierSharedChanges())
 
 
 def _hear_disconnects(app: Any) -> None:
