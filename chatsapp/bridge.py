@@ -277,10 +277,14 @@ def _watch_directory(user_id: str, chats: Any) -> None:
         chats.subscribe(lambda event: _on_directory_event(user_id, event))
     loop = _loop
     if loop is not None and not loop.is_closed():
-        loop.call_soon_threadsafe(_release_unless_connected, user_id)
+        loop.call_soon_threadsafe(_reopened, user_id)
 
 
-def _release_unless_connected(user_id: str) -> None:
+def _reopened(user_id: str) -> None:
+    # Another process may have changed the directory while it was released (nobody watched
+    # it): the shared lists, which outlive a release in Reflex's state manager, are re-read.
+    for kind in ("directory", "memory", "archive"):
+        _request_refresh(kind, user_id)
     if user_id not in _user_tabs:
         _schedule_directory_release(user_id)
     people = services().people_by_last_use()
