@@ -20,6 +20,13 @@ cancelled after ``RELEASE_GRACE_S`` (a reload does not thrash it). Cancelling cl
 ``subscribe()`` iterator, which lets the runtime release the chat's event log. A tab that comes
 back starts a new pump, which resets the transient run fields and rebuilds them from the log.
 
+People are bounded the same way: the bridge knows each person's connected tabs (a tab counts
+once it links their lists or opens a chat). ``DIRECTORY_GRACE_S`` after their last tab left,
+``Services.release_idle`` closes their directory, runtime and library (its SQLite handles
+and change-watcher thread), unless a run or a background job still uses them, in which case
+it asks again after another grace period. Whatever opens the directory again (a tab, an
+export) opens it afresh, and the bridge subscribes to that new directory's change feed.
+
 Updates are written on the *shared* token by :func:`chatsapp.fanout.shared_change`, from
 detached tasks (never from inside an event handler: that deadlocks the state manager), which
 resolves each change once and sends it to every linked tab — across workers too when
@@ -37,27 +44,30 @@ import contextlib
 import contextvars
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
-from reflex.middleware.middleware import Middleware
-from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 
-from chatsapp.fanout import shared_change
+from chatsapp.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.identity import conversation_token, directory_token
-from chatsapp.services import offload, services
+from chatsapp.services import Release, offload, services
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.04
 RELEASE_GRACE_S = 5.0
+DIRECTORY_GRACE_S = 60.0
+"""How long a person's directory and runtime stay open after their last tab left."""
+MAX_OPEN_PEOPLE = 256
+"""Past this many open directories, people with no tab connected are released at once,
+least recently used first, if unused for ``LRU_MIN_IDLE_S`` (a burst of sign-ins)."""
+LRU_MIN_IDLE_S = 1.0
 DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
 Key = tuple[str, str]  # (user id, chat id)
-_ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
 # Run events after which a chat's header and meter are re-read: a claim may move a ``latest``
 # chat to a new agent version; a reply or a compaction changes what the next turn sends.
 _SETTINGS_EVENTS = frozenset(
@@ -96,7 +106,10 @@ _pumps: dict[Key, asyncio.Task] = {}
 _watchers: dict[Key, set[str]] = {}  # client tokens watching each chat
 _tab_watching: dict[str, Key] = {}  # client token -> the chat it shows
 _releases: dict[Key, asyncio.TimerHandle] = {}
-_watched_directories: set[str] = set()
+_user_tabs: dict[str, set[str]] = {}  # user id -> their connected tabs (client tokens)
+_tab_user: dict[str, str] = {}  # client token -> its user
+_directory_releases: dict[str, asyncio.TimerHandle] = {}
+_watched_directories: dict[str, Any] = {}  # user id -> the directory object subscribed to
 _tasks: set[asyncio.Task] = set()
 
 
@@ -106,61 +119,11 @@ def install(app: Any, states: LiveStates) -> None:
     _app, _targets = app, states
     services().on_directory_opened(_watch_directory)
     services().on_conversation_opened(watch_conversation)
+    services().on_tab_opened(tab_joined)
     services().on_agent_saved(_agent_saved)
     _hear_disconnects(app)
-    _lean_fan_out(app)
-    app.add_middleware(_ForgetEarlierSharedChanges())
-
-
-def _lean_fan_out(app: Any) -> None:
-    """Leave the router vars out of the deltas Reflex fans out for a tab's own shared change.
-
-    (The bridge's writes do not take this path: :mod:`chatsapp.fanout` sends them once.)
-    When a tab's event changes a shared state, Reflex applies the change to each other linked
-    tab with ``app.modify_state(token, previous_dirty_vars=...)``. Patching the shared state
-    into the tab's tree marks the tab's router vars dirty (``reflex.istate.shared._patch_state``,
-    to refresh computed vars), so every fanned-out frame re-sent ~1.1 KB of router data the
-    tab already has (76 % of a streamed frame). A fan-out never navigates the receiving tab:
-    its router values are unchanged, so they are un-marked before Reflex builds the delta.
-    Events a tab sends itself, navigation and hydration are untouched (no
-    ``previous_dirty_vars``).
-    """
-    original = app.modify_state
-
-    @contextlib.asynccontextmanager
-    async def modify_state(token: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        fanned_out = kwargs.get("previous_dirty_vars")
-        if fanned_out is not None and not any(fanned_out.values()):
-            yield None  # the event changed no shared var: nothing to send (was a 65 B frame)
-            return
-        async with original(token, *args, **kwargs) as root:
-            yield root
-            if fanned_out is not None:
-                root.dirty_vars.difference_update(_ROUTER_FIELDS)
-
-    app.modify_state = modify_state
-
-
-class _ForgetEarlierSharedChanges(Middleware):
-    """Fan out only what *this* event changed in a shared state.
-
-    After each event Reflex sends every other linked tab the shared states' "previous dirty
-    vars", which only a state's ``_clean()`` resets, and ``_clean()`` skips states the event
-    did not change. So after a tab linked a shared state (every var dirty), each later event
-    of that tab (a keystroke in the rename box, a menu click) re-sent the whole chat list and
-    the whole transcript view to every other tab of the user (measured: 4.9 KB per event per
-    tab). Cleared before each event, they hold just what the event changes.
-    """
-
-    async def preprocess(self, app: Any, state: Any, event: Any) -> None:
-        links = getattr(state, "_reflex_internal_links", None) or {}
-        for name in links:
-            with contextlib.suppress(ValueError):
-                linked = state._get_state_from_cache(state.get_class_substate(name))
-                previous = getattr(linked, "_previous_dirty_vars", None)
-                if previous:
-                    previous.clear()
-        return None
+    lean_fan_out(app)
+    app.add_middleware(ForgetEarlierSharedChanges())
 
 
 def _hear_disconnects(app: Any) -> None:
@@ -187,6 +150,7 @@ def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
     tab stops watching the chat it showed before.
     """
     _capture_loop()
+    tab_joined(user_id, client_token)
     key = (user_id, chat_id)
     previous = _tab_watching.get(client_token)
     if previous is not None and previous != key:
@@ -201,11 +165,34 @@ def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
         _pumps[key] = _spawn(_pump_runs(user_id, chat_id))
 
 
+def tab_joined(user_id: str, client_token: str) -> None:
+    """A tab of ``user_id`` is connected: their directory stays open (idempotent).
+
+    Registered with ``Services.on_tab_opened`` (a tab linking the user's lists) and called
+    when a tab opens a chat.
+    """
+    _capture_loop()
+    _tab_user[client_token] = user_id
+    _user_tabs.setdefault(user_id, set()).add(client_token)
+    pending = _directory_releases.pop(user_id, None)
+    if pending is not None:
+        pending.cancel()
+
+
 def tab_left(client_token: str) -> None:
     """The tab closed its socket: it no longer watches any chat."""
     key = _tab_watching.pop(client_token, None)
     if key is not None:
         _unwatch(client_token, key)
+    user_id = _tab_user.pop(client_token, None)
+    if user_id is None:
+        return
+    tabs = _user_tabs.get(user_id)
+    if tabs is not None:
+        tabs.discard(client_token)
+        if not tabs:
+            del _user_tabs[user_id]
+            _schedule_directory_release(user_id)
 
 
 def footprint() -> dict[str, int]:
@@ -215,6 +202,9 @@ def footprint() -> dict[str, int]:
         "watched_chats": len(_watchers),
         "watching_tabs": len(_tab_watching),
         "tasks": len(_tasks),
+        "connected_people": len(_user_tabs),
+        "watched_directories": len(_watched_directories),
+        "directory_releases": len(_directory_releases),
     }
 
 
@@ -242,15 +232,73 @@ def _release(key: Key) -> None:
         task.cancel()  # closes subscribe(): the runtime may release the chat's event log
 
 
+# ── releasing a person's directory ──────────────────────────────────
+
+
+def _schedule_directory_release(user_id: str) -> None:
+    """Ask :func:`_release_directory` in ``DIRECTORY_GRACE_S`` (on the loop; idempotent)."""
+    loop = _loop
+    if loop is None or loop.is_closed() or user_id in _directory_releases:
+        return
+    _directory_releases[user_id] = loop.call_later(DIRECTORY_GRACE_S, _release_directory, user_id)
+
+
+def _release_directory(user_id: str) -> None:
+    _directory_releases.pop(user_id, None)
+    if user_id in _user_tabs:
+        return  # a tab came back within the grace period
+    if any(user == user_id and not task.done() for (user, _chat), task in _pumps.items()):
+        _schedule_directory_release(user_id)  # a pump's own grace has not ended yet
+        return
+    _spawn(_close_directory(user_id, DIRECTORY_GRACE_S))
+
+
+async def _close_directory(user_id: str, idle_s: float) -> None:
+    watched = _watched_directories.get(user_id)
+    outcome = await services().release_idle(user_id, idle_s)
+    if outcome is Release.BUSY:
+        if user_id not in _user_tabs:
+            _schedule_directory_release(user_id)
+        return
+    # Forget the subscription only if it was to the closed directory (a new one may be open).
+    if watched is not None and watched.closed and _watched_directories.get(user_id) is watched:
+        del _watched_directories[user_id]
+
+
 # ── directory events ────────────────────────────────────────────────
 
 
 def _watch_directory(user_id: str, chats: Any) -> None:
+    """A directory opened: subscribe to its changes, and release it if no tab of the user is
+    connected (an export, a late refresh opened it)."""
     _capture_loop()
-    if user_id in _watched_directories:
-        return
-    _watched_directories.add(user_id)
-    chats.subscribe(lambda event: _on_directory_event(user_id, event))
+    if _watched_directories.get(user_id) is not chats:
+        _watched_directories[user_id] = chats
+        chats.subscribe(lambda event: _on_directory_event(user_id, event))
+    loop = _loop
+    if loop is not None and not loop.is_closed():
+        loop.call_soon_threadsafe(_reopened, user_id)
+
+
+def _reopened(user_id: str) -> None:
+    # Another process may have changed the directory while it was released (nobody watched
+    # it): the shared lists, which outlive a release in Reflex's state manager, are re-read.
+    for kind in ("directory", "memory", "archive"):
+        _request_refresh(kind, user_id)
+    if user_id not in _user_tabs:
+        _schedule_directory_release(user_id)
+    people = services().people_by_last_use()
+    excess = len(people) - MAX_OPEN_PEOPLE
+    for person in people:
+        if excess <= 0:
+            return
+        if person in _user_tabs:
+            continue
+        pending = _directory_releases.pop(person, None)
+        if pending is not None:
+            pending.cancel()
+        _spawn(_close_directory(person, LRU_MIN_IDLE_S))
+        excess -= 1
 
 
 def _on_directory_event(user_id: str, event: Any) -> None:

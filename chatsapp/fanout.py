@@ -29,11 +29,14 @@ from typing import Any
 
 import reflex as rx
 from reflex.istate.shared import SharedState, SharedStateBaseInternal
+from reflex.middleware.middleware import Middleware
 from reflex.state import StateUpdate
 from reflex.utils.token_manager import RedisTokenManager
 from reflex_base.constants import SocketEvent
+from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 
 Delta = dict[str, dict[str, Any]]
+_ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
 
 
 @contextlib.asynccontextmanager
@@ -110,3 +113,54 @@ async def _relay(manager: RedisTokenManager, tab: str, update: StateUpdate) -> N
     """Hand ``update`` to the worker serving ``tab`` (Reflex's lost-and-found channel)."""
     if await manager.is_token_connected(tab):
         await manager.emit_lost_and_found(tab, update)
+
+
+def lean_fan_out(app: Any) -> None:
+    """Leave the router vars out of the deltas Reflex fans out for a tab's own shared change.
+
+    (The bridge's writes do not take this path: :func:`shared_change` sends them once.)
+    When a tab's event changes a shared state, Reflex applies the change to each other linked
+    tab with ``app.modify_state(token, previous_dirty_vars=...)``. Patching the shared state
+    into the tab's tree marks the tab's router vars dirty (``reflex.istate.shared._patch_state``,
+    to refresh computed vars), so every fanned-out frame re-sent ~1.1 KB of router data the
+    tab already has (76 % of a streamed frame). A fan-out never navigates the receiving tab:
+    its router values are unchanged, so they are un-marked before Reflex builds the delta.
+    Events a tab sends itself, navigation and hydration are untouched (no
+    ``previous_dirty_vars``).
+    """
+    original = app.modify_state
+
+    @contextlib.asynccontextmanager
+    async def modify_state(token: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        fanned_out = kwargs.get("previous_dirty_vars")
+        if fanned_out is not None and not any(fanned_out.values()):
+            yield None  # the event changed no shared var: nothing to send (was a 65 B frame)
+            return
+        async with original(token, *args, **kwargs) as root:
+            yield root
+            if fanned_out is not None:
+                root.dirty_vars.difference_update(_ROUTER_FIELDS)
+
+    app.modify_state = modify_state
+
+
+class ForgetEarlierSharedChanges(Middleware):
+    """Fan out only what *this* event changed in a shared state.
+
+    After each event Reflex sends every other linked tab the shared states' "previous dirty
+    vars", which only a state's ``_clean()`` resets, and ``_clean()`` skips states the event
+    did not change. So after a tab linked a shared state (every var dirty), each later event
+    of that tab (a keystroke in the rename box, a menu click) re-sent the whole chat list and
+    the whole transcript view to every other tab of the user (measured: 4.9 KB per event per
+    tab). Cleared before each event, they hold just what the event changes.
+    """
+
+    async def preprocess(self, app: Any, state: Any, event: Any) -> None:
+        links = getattr(state, "_reflex_internal_links", None) or {}
+        for name in links:
+            with contextlib.suppress(ValueError):
+                linked = state._get_state_from_cache(state.get_class_substate(name))
+                previous = getattr(linked, "_previous_dirty_vars", None)
+                if previous:
+                    previous.clear()
+        return None

@@ -9,10 +9,13 @@ the event loop that serves every tab of this worker.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import enum
 import functools
 import logging
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from backend.accounts import Accounts
@@ -35,6 +38,14 @@ ARCHIVE_PASS_INTERVAL_S = 3600.0
 """How often open directories apply "archive chats untouched for N days" (also at open)."""
 
 
+class Release(enum.Enum):
+    """What :meth:`Services.release_idle` did with a person's open objects."""
+
+    RELEASED = "released"
+    BUSY = "busy"  # a run, a background job or a recent call uses them: ask again later
+    NOT_OPEN = "not open"
+
+
 async def offload(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Run a blocking backend call on a worker thread."""
     return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
@@ -51,11 +62,14 @@ class Services:
         self._directories: dict[str, Chats] = {}
         self._runtimes: dict[str, ChatRuntime] = {}
         self._libraries: dict[str, AgentLibrary] = {}
+        self._last_used: dict[str, float] = {}  # user id -> monotonic time of the last call
+        self._holds: dict[str, int] = {}  # user id -> background jobs using the directory
         self._endpoints: ModelEndpoints | None = None
         # The session-state ceiling of every chat: the runtimes enforce it, the panel shows it.
         self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
         self._on_conversation_opened: list[Callable[[str, str, str], Any]] = []
+        self._on_tab_opened: list[Callable[[str, str], Any]] = []
         self._on_agent_saved: list[Callable[[str, str], Any]] = []
         self._accounts: Accounts | None = None
 
@@ -87,7 +101,9 @@ class Services:
             return library
 
     def directory(self, user_id: str) -> Chats:
+        """The user's directory, opened again if it was released (see :meth:`release_idle`)."""
         with self._lock:
+            self._last_used[user_id] = time.monotonic()
             chats = self._directories.get(user_id)
             if chats is None:
                 self.settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -124,19 +140,87 @@ class Services:
                 self._runtimes[user_id] = runtime
             return runtime
 
+    @contextlib.contextmanager
+    def hold(self, user_id: str) -> Iterator[Chats]:
+        """The user's directory, kept open until the block ends (a background job: an import)."""
+        with self._lock:
+            self._holds[user_id] = self._holds.get(user_id, 0) + 1
+        try:
+            yield self.directory(user_id)
+        finally:
+            self._let_go([user_id])
+
+    def _let_go(self, user_ids: list[str]) -> None:
+        with self._lock:
+            for user_id in user_ids:
+                left = self._holds.get(user_id, 0) - 1
+                if left > 0:
+                    self._holds[user_id] = left
+                else:
+                    self._holds.pop(user_id, None)
+
+    async def release_idle(self, user_id: str, idle_s: float) -> Release:
+        """Close the user's directory, runtime and library if nothing uses them.
+
+        Kept while a run of theirs is queued or streaming (the reply must be saved), while a
+        background job holds the directory, and for ``idle_s`` after the last call that
+        fetched one of them (a handler may still be using what it fetched). The host calls
+        this once none of the user's tabs is connected; the next call opens them afresh.
+        The check and the removal happen under the lock with no await between them, so a
+        caller gets either the open objects or new ones, never closed ones.
+        """
+        with self._lock:
+            chats = self._directories.get(user_id)
+            if chats is None:
+                return Release.NOT_OPEN
+            runtime = self._runtimes.get(user_id)
+            recent = time.monotonic() - self._last_used.get(user_id, 0.0) < idle_s
+            running = runtime is not None and runtime.footprint().busy_chats > 0
+            if recent or running or self._holds.get(user_id):
+                return Release.BUSY
+            del self._directories[user_id]
+            self._runtimes.pop(user_id, None)
+            self._libraries.pop(user_id, None)
+            self._last_used.pop(user_id, None)
+        if runtime is not None:
+            await runtime.release()
+        await offload(chats.close)
+        return Release.RELEASED
+
+    def people_by_last_use(self) -> list[str]:
+        """The people whose directory is open here, least recently used first."""
+        with self._lock:
+            return sorted(self._directories, key=lambda user_id: self._last_used.get(user_id, 0))
+
+    def footprint(self) -> dict[str, int]:
+        """The people whose objects are open here (the soak bench prints it)."""
+        with self._lock:
+            return {
+                "directories": len(self._directories),
+                "runtimes": len(self._runtimes),
+                "libraries": len(self._libraries),
+                "held": len(self._holds),
+            }
+
     def archive_untouched(self) -> int:
         """One pass of the archive policy of every directory open here; how many it archived.
 
         A directory runs a pass when it opens (at sign-in); this covers the people who stay.
+        Each directory is held during the pass, so a release waits for it.
         """
         with self._lock:
-            directories = list(self._directories.values())
+            open_now = list(self._directories.items())
+            for user_id, _chats in open_now:
+                self._holds[user_id] = self._holds.get(user_id, 0) + 1
         archived = 0
-        for chats in directories:
-            try:
-                archived += len(chats.archive_untouched())
-            except ChatsError:  # closed meanwhile, or its file is busy: the next pass retries
-                logger.warning("archive pass failed for %s", chats.directory_id, exc_info=True)
+        try:
+            for _user_id, chats in open_now:
+                try:
+                    archived += len(chats.archive_untouched())
+                except ChatsError:  # its file is busy: the next pass retries
+                    logger.warning("archive pass failed for %s", chats.directory_id, exc_info=True)
+        finally:
+            self._let_go([user_id for user_id, _chats in open_now])
         return archived
 
     async def archive_untouched_periodically(
@@ -170,6 +254,15 @@ class Services:
 
     def on_conversation_opened(self, callback: Callable[[str, str, str], Any]) -> None:
         self._on_conversation_opened.append(callback)
+
+    def tab_opened(self, user_id: str, client_token: str) -> None:
+        """Tab ``client_token`` of ``user_id`` is connected (it linked their lists): the bridge
+        keeps their directory open until their last tab leaves."""
+        for callback in self._on_tab_opened:
+            callback(user_id, client_token)
+
+    def on_tab_opened(self, callback: Callable[[str, str], Any]) -> None:
+        self._on_tab_opened.append(callback)
 
     def agent_saved(self, user_id: str, agent_id: str) -> None:
         """A new version of ``agent_id`` was saved: the headers of chats bound to it update

@@ -424,6 +424,24 @@ class ChatRuntime:
         for event_log in self._open_chats.event_logs():
             event_log.close()
 
+    async def release(self) -> None:
+        """Let go of an idle runtime whose host closes the directory (nobody uses it).
+
+        Unlike :meth:`shutdown` nothing is interrupted (the host checks ``busy_chats`` is 0)
+        and the model sources stay open: the host shares them between runtimes. The lock
+        store's connections close and the event logs end their subscriptions. Idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.closed = True
+        closer = getattr(self.locks, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+        for event_log in self._open_chats.event_logs():
+            event_log.close()
+
     async def aclose(self) -> None:
         """:meth:`shutdown` with the default grace."""
         await self.shutdown()

@@ -23,6 +23,7 @@ from chatsapp.identity import (
     current_viewer,
     directory_token,
 )
+from chatsapp.services import services
 
 
 class _QuietDuringLink(set):
@@ -64,6 +65,7 @@ async def link_to_user_list(state: Any) -> None:
     ``reload(user_id)``); the tabs already linked are sent nothing.
     """
     user_id = current_user_id()
+    services().tab_opened(user_id, state.router.session.client_token)
     linked = await link_quietly(state, directory_token(user_id))
     if not linked.loaded:
         await linked.reload(user_id)

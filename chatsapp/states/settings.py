@@ -147,13 +147,13 @@ class SettingsTabState(rx.State):
         def progress(done: int, total: int) -> None:
             fraction[0] = done / total if total else 1.0
 
-        chats = services().directory(user_id)
-        task = asyncio.ensure_future(offload(import_file, chats, path, progress=progress))
-        while not task.done():
-            await asyncio.wait([task], timeout=SHOW_EVERY_S)
-            async with self:
-                self.progress_percent = int(fraction[0] * 100)
-        return task.result()
+        with services().hold(user_id) as chats:  # not released while the import runs
+            task = asyncio.ensure_future(offload(import_file, chats, path, progress=progress))
+            while not task.done():
+                await asyncio.wait([task], timeout=SHOW_EVERY_S)
+                async with self:
+                    self.progress_percent = int(fraction[0] * 100)
+            return task.result()
 
     def _show_report(self, report: ImportReport) -> None:
         self.phase, self.progress_percent = "done", 100

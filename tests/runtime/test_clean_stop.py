@@ -18,6 +18,7 @@ import textwrap
 
 import pytest
 
+from backend.errors import ChatsError
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
@@ -190,3 +191,26 @@ class TestShutdownInProcess:
         assert store.load_run(second.run_id).status == RunStatus.QUEUED
         reply = chats.get_chat(chat_id).session.get_message(first.assistant_message_id)
         assert reply["parts"] == [{"type": "text", "text": "so far "}]
+
+
+class _ClosableModel(ScriptedModel):
+    closed = False
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class TestReleasingAnIdleRuntime:
+    async def test_the_shared_model_stays_open_and_no_new_message_is_taken(self, tmp_path, chats):
+        model = _ClosableModel(["hello"])
+        runtime = make_runtime(tmp_path, chats, model)
+        chat_id = chats.create_chat().id
+        ticket = await runtime.send_message(chat_id, "one")
+        await runtime.wait_idle(chat_id)
+        await runtime.release()
+        await runtime.release()  # idempotent
+        assert not model.closed  # the host shares its model sources between runtimes
+        store = RuntimeStore(chats.get_chat(chat_id).database)
+        assert store.load_run(ticket.run_id).status == RunStatus.COMPLETED
+        with pytest.raises(ChatsError):
+            await runtime.send_message(chat_id, "two")

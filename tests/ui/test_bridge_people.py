@@ -1,0 +1,261 @@
+"""Bounded people: a person's directory, runtime and watcher thread are open only while a tab
+of theirs is connected (plus a grace period), or a run or a background job of theirs uses them.
+
+Same stand-ins as ``test_bridge_pumps`` (a real runtime in ``tmp_path``, a fake Reflex app);
+the grace periods are shortened so each test takes milliseconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from backend.chats import Chats
+from backend.runtime import ChatRuntime
+from backend.runtime.records import RunStatus
+from chatsapp import bridge
+from chatsapp.identity import directory_token
+from chatsapp.services import Release, Services
+from tests.ui import test_bridge_pumps as pumps
+from tests.ui.test_bridge_pumps import USER, until
+
+pytestmark = pytest.mark.anyio
+live = pumps.live  # the fixture: Services in tmp_path, the bridge installed on a fake app
+
+
+@pytest.fixture(autouse=True)
+def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 0.02)
+
+
+def watch_threads() -> set[threading.Thread]:
+    """The live change-watcher threads of the person's directories (other tests' included)."""
+    return {t for t in threading.enumerate() if t.name.startswith(f"chats-watch-{USER}")}
+
+
+def files_open_under(folder: Path) -> int:
+    """This process's file descriptors on files in ``folder`` (SQLite databases, journals)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed meanwhile (listdir's own descriptor)
+            continue
+        count += target.startswith(str(folder))
+    return count
+
+
+def sidebar_reloads(app: pumps.FakeApp) -> int:
+    view = app.views.get(directory_token(USER))
+    return 0 if view is None else view.reloads
+
+
+async def after_the_reopening_refresh(app: pumps.FakeApp, since: int) -> int:
+    """The sidebar's reloads once the re-read that follows a reopening is over (so a later
+    reload comes from the change feed); ``since``: the reloads before the reopening."""
+    await until(lambda: sidebar_reloads(app) > since and not bridge._refreshes)
+    return sidebar_reloads(app)
+
+
+def released(served: Services) -> bool:
+    return served.footprint()["directories"] == 0 and "directory_releases" not in {
+        k for k, v in bridge.footprint().items() if v
+    }
+
+
+class TestAPersonIsReleasedWhenTheirLastTabLeaves:
+    async def test_the_directory_its_files_and_its_watcher_thread_go_after_the_grace(
+        self, live, tmp_path: Path
+    ) -> None:
+        served, app = live
+        before = watch_threads()
+        served.tab_opened(USER, "tab-1")
+        served.directory(USER).create_chat()
+        served.runtime(USER)
+        (watcher,) = watch_threads() - before
+        assert files_open_under(tmp_path / USER) > 0
+        await after_the_reopening_refresh(app, 0)  # (a later one would open it again)
+
+        bridge.tab_left("tab-1")
+        await until(lambda: released(served))
+        await until(lambda: not watcher.is_alive() and files_open_under(tmp_path / USER) == 0)
+        assert served.footprint() == {
+            "directories": 0,
+            "runtimes": 0,
+            "libraries": 0,
+            "held": 0,
+        }
+        assert bridge.footprint()["watched_directories"] == 0
+
+    async def test_another_tab_of_the_person_keeps_it_open(self, live) -> None:
+        served, _app = live
+        served.tab_opened(USER, "tab-1")
+        served.tab_opened(USER, "tab-2")
+        chats = served.directory(USER)
+        bridge.tab_left("tab-1")
+        assert bridge.footprint()["directory_releases"] == 0
+        assert served.directory(USER) is chats and not chats.closed
+
+    async def test_a_tab_returning_within_the_grace_cancels_the_release(
+        self, live, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        served, _app = live
+        monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 3600.0)
+        served.tab_opened(USER, "tab-1")
+        chats = served.directory(USER)
+        bridge.tab_left("tab-1")
+        assert bridge.footprint()["directory_releases"] == 1
+        served.tab_opened(USER, "tab-1")
+        assert bridge.footprint()["directory_releases"] == 0
+        assert served.directory(USER) is chats
+
+    async def test_a_directory_opened_without_a_tab_is_released_too(self, live) -> None:
+        served, _app = live
+        served.directory(USER)  # an export, a late sidebar refresh
+        await until(lambda: released(served))
+
+
+class TestAReturningPersonSeesEverythingLive:
+    async def test_a_later_tab_sees_the_chats_and_gets_live_sidebar_updates(self, live) -> None:
+        served, app = live
+        served.tab_opened(USER, "tab-1")
+        first = served.directory(USER).create_chat().id
+        bridge.tab_left("tab-1")
+        await until(lambda: released(served))
+
+        since = sidebar_reloads(app)
+        served.tab_opened(USER, "tab-2")
+        chats = served.directory(USER)
+        assert [chat.id for chat in chats.list_chats()] == [first]
+        before = await after_the_reopening_refresh(app, since)
+        chats.create_chat()
+        await until(lambda: sidebar_reloads(app) > before)
+        assert bridge.footprint()["watched_directories"] == 1
+
+
+class TestARunKeepsItsPersonOpen:
+    async def test_a_streaming_reply_finishes_and_is_saved_before_the_release(
+        self, live, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        served, app = live
+        served.settings = dataclasses.replace(served.settings, offline_chunk_delay_s=0.01)
+        busy_at_release: list[int] = []
+        original_release = ChatRuntime.release
+
+        async def release(runtime: ChatRuntime) -> None:
+            busy_at_release.append(runtime.footprint().busy_chats)
+            await original_release(runtime)
+
+        monkeypatch.setattr(ChatRuntime, "release", release)
+        monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
+        chat = served.directory(USER).create_chat().id
+        served.conversation_opened(USER, chat, "tab-1")
+        ticket = await served.runtime(USER).send_message(chat, "tell me something long")
+        await until(lambda: app.views[f"conv-{chat}"].streaming)
+
+        bridge.tab_left("tab-1")
+        await until(lambda: released(served) and busy_at_release)
+        assert busy_at_release and set(busy_at_release) == {0}
+        served.tab_opened(USER, "tab-2")  # a tab reads it (none could be released meanwhile)
+        run = await served.runtime(USER).get_run(chat, ticket.run_id)
+        assert run.status == RunStatus.COMPLETED
+
+
+class TestReleaseRacingANewTab:
+    async def test_a_tab_arriving_while_the_directory_closes_gets_an_open_one(
+        self, live, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        served, app = live
+        closing, may_close = threading.Event(), threading.Event()
+        original_close = Chats.close
+
+        def slow_close(chats: Chats) -> None:
+            closing.set()
+            may_close.wait(10)
+            original_close(chats)
+
+        monkeypatch.setattr(Chats, "close", slow_close)
+        served.tab_opened(USER, "tab-1")
+        old = served.directory(USER)
+        bridge.tab_left("tab-1")
+        await until(closing.is_set)
+
+        since = sidebar_reloads(app)
+        served.tab_opened(USER, "tab-2")
+        new = served.directory(USER)
+        assert new is not old and not new.closed
+        may_close.set()
+        await until(lambda: old.closed)
+        await until(lambda: not bridge.footprint()["tasks"])
+
+        before = await after_the_reopening_refresh(app, since)
+        new.create_chat()
+        await until(lambda: sidebar_reloads(app) > before)
+        assert bridge.footprint()["watched_directories"] == 1
+        assert served.footprint()["directories"] == 1
+
+
+class TestABackgroundJobKeepsItsPersonOpen:
+    async def test_a_held_directory_is_not_released_until_the_job_ends(self, live) -> None:
+        served, _app = live
+        with served.hold(USER) as chats:  # an import
+            assert await served.release_idle(USER, 0.0) is Release.BUSY
+            assert not chats.closed
+        assert await served.release_idle(USER, 0.0) is Release.RELEASED
+        assert chats.closed
+
+    async def test_the_archive_pass_holds_each_directory_it_works_on(
+        self, live, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        served, _app = live
+        served.directory(USER)
+        held_during_pass: list[int] = []
+
+        def archive_untouched(chats: Chats) -> list[str]:
+            held_during_pass.append(served.footprint()["held"])
+            return []
+
+        monkeypatch.setattr(Chats, "archive_untouched", archive_untouched)
+        served.archive_untouched()
+        assert held_during_pass == [1]
+        assert served.footprint()["held"] == 0
+
+
+class TestOpenPeopleAreCapped:
+    async def test_past_the_cap_the_least_recently_used_person_without_a_tab_goes_first(
+        self, live, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        served, _app = live
+        monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 3600.0)
+        monkeypatch.setattr(bridge, "MAX_OPEN_PEOPLE", 2)
+        monkeypatch.setattr(bridge, "LRU_MIN_IDLE_S", 0.0)
+        served.tab_opened("connected", "tab-1")
+        served.directory("connected")  # least recently used, but a tab of theirs is open
+        served.directory("oldest")
+        served.directory("newer")
+        served.directory("newest")
+        await until(lambda: served.people_by_last_use() == ["connected", "newest"])
+        await until(lambda: not bridge.footprint()["tasks"])
+        assert served.footprint()["directories"] == 2
+
+
+class TestChangesMadeWhileReleasedAreShown:
+    async def test_a_chat_another_process_created_meanwhile_reaches_the_sidebar(
+        self, live, tmp_path: Path
+    ) -> None:
+        served, app = live
+        served.tab_opened(USER, "tab-1")
+        served.directory(USER)
+        bridge.tab_left("tab-1")
+        await until(lambda: released(served))
+        before = sidebar_reloads(app)
+        with Chats(tmp_path, USER) as other_process:
+            other_process.create_chat("Imported by the CLI")
+
+        served.tab_opened(USER, "tab-2")
+        served.directory(USER)
+        await until(lambda: sidebar_reloads(app) > before)
