@@ -1,0 +1,174 @@
+"""A socket below the browser connects with a client token it learned: alice's tab's.
+
+Reflex sends every live update of a tab (a streamed reply, a sidebar change) to the socket
+linked to the tab's token. A socket that connects with alice's token — bob's, or one signed in
+as nobody — must be told its token was refused and receive none of alice's frames, while it
+sends no event at all; alice's own reconnect with her token goes on as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from backend.chats import Chats
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.token_binding import REFUSAL
+from tests.e2e.app_server import AppServer
+from tests.e2e.raw_client import HYDRATE, RawTab
+
+VICTIM = "alicia"  # alice's part, under a name no other browser test uses
+SECRET_TITLE = "Okavango heron survey"
+SECRET_TEXT = "the heron count is 4412-okapi"
+NEW_TITLE = "Okavango census renamed"
+SECRETS = ("Okavango", "4412-okapi")
+
+
+@dataclass(frozen=True)
+class Alice:
+    user_id: str
+    chat_id: str
+
+    @property
+    def path(self) -> str:
+        return f"/chat/{self.chat_id}"
+
+
+def event(state: type, handler: str) -> str:
+    return f"{state.get_full_name()}.{handler}"
+
+
+def streaming(update: dict[str, Any]) -> Any:
+    values = (update.get("delta") or {}).get(SharedConversationState.get_full_name(), {})
+    return values.get("streaming_rx_state_")
+
+
+@pytest.fixture(scope="module")
+def alice(app_server: AppServer) -> Alice:
+    app_server.session_token(VICTIM)
+    accounts = app_server.accounts()
+    try:
+        user = accounts.user_by_username(VICTIM)
+        assert user is not None
+        user_id = user.id
+    finally:
+        accounts.close()
+    with Chats(app_server.data_dir, user_id) as chats:
+        return Alice(user_id, chats.create_chat(SECRET_TITLE).id)
+
+
+def alices_tab(server: AppServer, alice: Alice, client_token: str = "") -> RawTab:
+    """A tab of alice's on her chat, as the page opens it (hydrate, sidebar, chat)."""
+    tab = RawTab(
+        server.backend_url, session_token=server.session_token(VICTIM), client_token=client_token
+    ).connect()
+    tab.send(HYDRATE, path=alice.path)
+    tab.send(event(SharedDirectoryState, "link"), path=alice.path)
+    tab.send(event(ChatTabState, "open_chat"), path=alice.path)
+    tab.settle()
+    return tab
+
+
+def stream_and_rename(tab: RawTab, alice: Alice, title: str) -> None:
+    """Alice's chat streams a reply to its end, then she renames it: both fan out."""
+    tab.send(event(ChatTabState, "send"), {"text": SECRET_TEXT}, alice.path)
+    tab.wait_for(lambda u: streaming(u) is True)
+    tab.wait_for(lambda u: streaming(u) is False)
+    tab.send(event(SidebarTabState, "start_rename"), {"chat_id": alice.chat_id, "title": ""})
+    tab.send(event(SidebarTabState, "set_edit_title"), {"value": title})
+    tab.send(event(SidebarTabState, "commit_rename"))
+    tab.wait_for(lambda u: title in str(u.get("delta")))
+
+
+def connect_with(server: AppServer, client_token: str, session_token: str = "") -> RawTab:
+    """A socket that connects with ``client_token`` and sends no event."""
+    tab = RawTab(server.backend_url, session_token=session_token, client_token=client_token)
+    return tab.connect()
+
+
+def assert_learned_nothing(thief: RawTab, alice: Alice, stolen: str) -> None:
+    assert thief.refused.wait(30), "the socket was not told its token was refused"
+    assert thief.refusals == [REFUSAL]
+    assert thief.new_tokens and stolen not in thief.new_tokens
+    thief.flush()  # every frame fanned out so far has reached the thief's socket
+    assert not any(secret in thief.text() for secret in SECRETS), thief.text()[:2000]
+    assert alice.user_id not in thief.text()
+
+
+@pytest.fixture
+def closed_tab(app_server: AppServer, alice: Alice) -> str:
+    """The client token of a tab of alice's that was open on her chat, then closed."""
+    tab = alices_tab(app_server, alice)
+    assert "Okavango" in tab.text()  # alice herself sees her chat
+    tab.close()
+    return tab.client_token
+
+
+@pytest.fixture
+def other_tab(app_server: AppServer, alice: Alice) -> Iterator[RawTab]:
+    """Another tab of alice's, open on her chat, where she goes on chatting."""
+    tab = alices_tab(app_server, alice)
+    yield tab
+    tab.close()
+
+
+class TestASocketWithAnotherPersonsToken:
+    def test_bob_connecting_with_a_closed_tabs_token_is_refused_and_receives_nothing(
+        self, app_server: AppServer, alice: Alice, closed_tab: str, other_tab: RawTab
+    ):
+        thief = connect_with(app_server, closed_tab, app_server.session_token("bob"))
+        try:
+            stream_and_rename(other_tab, alice, NEW_TITLE + " 1")
+            assert_learned_nothing(thief, alice, closed_tab)
+        finally:
+            thief.close()
+
+    def test_bob_connecting_with_an_open_tabs_token_is_refused_and_receives_nothing(
+        self, app_server: AppServer, alice: Alice, other_tab: RawTab
+    ):
+        stolen = other_tab.client_token
+        thief = connect_with(app_server, stolen, app_server.session_token("bob"))
+        try:
+            stream_and_rename(other_tab, alice, NEW_TITLE + " 2")
+            assert_learned_nothing(thief, alice, stolen)
+        finally:
+            thief.close()
+
+    def test_a_signed_out_socket_with_a_closed_tabs_token_is_refused_and_receives_nothing(
+        self, app_server: AppServer, alice: Alice, closed_tab: str, other_tab: RawTab
+    ):
+        thief = connect_with(app_server, closed_tab)
+        try:
+            stream_and_rename(other_tab, alice, NEW_TITLE + " 3")
+            assert_learned_nothing(thief, alice, closed_tab)
+        finally:
+            thief.close()
+
+    def test_a_shared_state_token_is_refused_at_connect(self, app_server: AppServer, alice: Alice):
+        for token in (f"user-{alice.user_id}", f"conv-{alice.chat_id}"):
+            thief = connect_with(app_server, token, app_server.session_token("bob"))
+            try:
+                assert_learned_nothing(thief, alice, token)
+            finally:
+                thief.close()
+
+
+class TestAliceReconnectingWithHerOwnToken:
+    def test_a_reload_mid_stream_keeps_her_tab_and_the_reply_goes_on(
+        self, app_server: AppServer, alice: Alice
+    ):
+        tab = alices_tab(app_server, alice)
+        tab.send(event(ChatTabState, "send"), {"text": "and the egrets?"}, alice.path)
+        tab.wait_for(lambda u: streaming(u) is True)
+        tab.close()  # the page reloads: same client token (session storage), new socket
+        again = alices_tab(app_server, alice, client_token=tab.client_token)
+        try:
+            again.wait_for(lambda u: streaming(u) is False)
+            assert not again.refusals and not again.new_tokens
+            assert "and the egrets?" in again.text()
+        finally:
+            again.close()
