@@ -8,11 +8,13 @@ sends no event at all; alice's own reconnect with her token goes on as before.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, expect
 
 from backend.chats import Chats
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
@@ -21,6 +23,7 @@ from chatsapp.token_binding import REFUSAL
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
 
+TIMEOUT_MS = 30_000
 VICTIM = "alicia"  # alice's part, under a name no other browser test uses
 SECRET_TITLE = "Okavango heron survey"
 SECRET_TEXT = "the heron count is 4412-okapi"
@@ -172,3 +175,19 @@ class TestAliceReconnectingWithHerOwnToken:
             assert "and the egrets?" in again.text()
         finally:
             again.close()
+
+
+class TestARealTabWhoseTokenIsRefused:
+    def test_her_tab_reloaded_after_signing_out_starts_over_on_the_sign_in_page(
+        self, app_server: AppServer, alice: Alice, browser: Browser
+    ):
+        context = app_server.signed_in_context(browser, VICTIM)
+        page = context.new_page()
+        page.goto(app_server.url + alice.path)
+        expect(page.get_by_text("Okavango").first).to_be_visible(timeout=TIMEOUT_MS)
+        bound = page.evaluate("window.sessionStorage.getItem('token')")
+        context.clear_cookies()  # signed out: the reload's socket names nobody
+        page.reload()
+        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=TIMEOUT_MS)
+        assert page.evaluate("window.sessionStorage.getItem('token')") not in (bound, None)
+        expect(page.get_by_text("Okavango")).to_have_count(0)
