@@ -12,20 +12,24 @@ handshake (:func:`chatsapp.identity.identify`, from the same cookie, proxy heade
 address the guard uses) against the person the token's state is bound to
 (``OwnerTabState._owner``, in the state manager: Redis across workers). A token bound to
 someone else — or bound to anyone while the handshake names nobody — and a token no browser
-makes (a shared state's ``user-…``, ``conv-…``) are not linked: the socket is linked to a
-fresh token instead and told so, as Reflex does for a duplicated tab (``new_token``), plus a
+makes (a shared state's ``user-…``, ``conv-…``) are refused: the socket is linked to a fresh
+token instead and told so, as Reflex does for a duplicated tab (``new_token``), plus a
 :data:`TOKEN_REFUSED` notice saying why. A browser carries on with an empty tab of its own
-(signed out: the sign-in page); nothing of the token's owner ever reaches it.
+(signed out: the sign-in page); nothing of the token's owner ever reaches it. A token bound
+to nobody (a new tab's, or one whose state expired) is swapped for a fresh one the same way,
+without the notice: only a token bound to this very person is linked as it is.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import uuid
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 import reflex as rx
+from reflex.istate.manager.memory import StateManagerMemory
 from reflex_base.constants import RouteVar
 
 from chatsapp.auth_guard import OwnerTabState
@@ -60,27 +64,57 @@ def install(app: Any) -> None:
 
     async def on_connect(sid: str, environ: dict[str, Any], auth: Any = None) -> Any:
         token = connect_token(environ)
-        if token and not await _may_link(app, namespace, sid, environ, token):
-            fresh = str(uuid.uuid4())
-            logger.warning("socket %s refused a client token it may not use", sid)
-            await namespace.emit(TOKEN_REFUSED, REFUSAL, to=sid)
-            await namespace.emit(NEW_TOKEN, fresh, to=sid)
-            environ = with_token(environ, fresh)
+        if token:
+            verdict = await _verdict(app, namespace, sid, environ, token)
+            if verdict is not Verdict.KEEP:
+                if verdict is Verdict.REFUSE:
+                    logger.warning("socket %s refused a client token it may not use", sid)
+                    await namespace.emit(TOKEN_REFUSED, REFUSAL, to=sid)
+                fresh = str(uuid.uuid4())
+                await namespace.emit(NEW_TOKEN, fresh, to=sid)
+                environ = with_token(environ, fresh)
         return await original(sid, environ, auth)
 
     namespace.on_connect = on_connect
 
 
-async def _may_link(
+class Verdict(enum.Enum):
+    KEEP = "keep"  # bound to this very person: the tab's own reconnect or reload
+    FRESH = "fresh"  # bound to nobody: a new tab, or one whose state expired
+    REFUSE = "refuse"  # bound to someone else (or anyone, signed out), or no browser's token
+
+
+def verdict(token: str, owner: str, viewer_id: str) -> Verdict:
+    """What a connect naming ``token`` (bound to ``owner``) gets, for ``viewer_id`` ("" = nobody).
+
+    An unbound token is not linked either: a tab state can expire while a shared state still
+    lists its token among its linked tabs, so its owner is unknown but its frames are not.
+    A token the server makes now is in no such list.
+    """
+    if not is_browser_token(token) or not may_use_tab(owner, viewer_id):
+        return Verdict.REFUSE
+    return Verdict.KEEP if owner else Verdict.FRESH
+
+
+async def _verdict(
     app: Any, namespace: Any, sid: str, environ: dict[str, Any], token: str
-) -> bool:
+) -> Verdict:
     if not is_browser_token(token):
-        return False
+        return Verdict.REFUSE
     # The same headers and peer address the guard's events will see on this connection.
     static = namespace._build_static_router_data(sid, environ)
     viewer = await offload(identify, static[RouteVar.HEADERS], static[RouteVar.CLIENT_IP])
+    return verdict(token, await _bound_owner(app, token), viewer.user_id if viewer else "")
+
+
+async def _bound_owner(app: Any, token: str) -> str:
+    """The person ``token``'s tab state is bound to ("" = nobody, or no such state)."""
+    manager = app.state_manager
+    state_token = rx.BaseStateToken(ident=token, cls=OwnerTabState)
+    if isinstance(manager, StateManagerMemory) and state_token.cache_key not in manager.states:
+        return ""  # reading would create a whole tab state, only to be thrown away
     with app.set_contexts():
-        root = await app.state_manager.get_state(rx.BaseStateToken(ident=token, cls=OwnerTabState))
+        root = await manager.get_state(state_token)
         owner_state = await root.get_state(OwnerTabState)
     assert isinstance(owner_state, OwnerTabState)
-    return may_use_tab(owner_state._owner, viewer.user_id if viewer is not None else "")
+    return owner_state._owner

@@ -57,7 +57,7 @@ class RawTab:
         self._sio.on("event", self._on_update, namespace=NAMESPACE)
         self._sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         self._sio.on(TOKEN_REFUSED, self._on_refused, namespace=NAMESPACE)
-        self._sio.on(NEW_TOKEN, self.new_tokens.append, namespace=NAMESPACE)
+        self._sio.on(NEW_TOKEN, self._on_new_token, namespace=NAMESPACE)
         self._updates = asyncio.Queue()  # type: asyncio.Queue[dict[str, Any]]
         self._pongs = asyncio.Queue()  # type: asyncio.Queue[Any]
         self._sio.on("ping", self._pongs.put, namespace=NAMESPACE)  # Reflex answers "ping"
@@ -67,6 +67,11 @@ class RawTab:
 
     async def _on_disconnect(self, *_reason: Any) -> None:
         self.disconnected.set()
+
+    async def _on_new_token(self, token: str) -> None:
+        """Kept as the page keeps it (session storage): a reconnect names this token."""
+        self.new_tokens.append(token)
+        self.client_token = token
 
     async def _on_refused(self, reason: str) -> None:
         self.refusals.append(reason)

@@ -9,6 +9,7 @@ sends no event at all; alice's own reconnect with her token goes on as before.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -158,6 +159,21 @@ class TestASocketWithAnotherPersonsToken:
                 assert_learned_nothing(thief, alice, token)
             finally:
                 thief.close()
+
+
+class TestANewTabsToken:
+    def test_is_swapped_for_one_the_server_made_and_then_kept(self, app_server: AppServer):
+        session = app_server.session_token("bob")
+        tab = connect_with(app_server, str(uuid.uuid4()), session)
+        tab.settle()
+        assert len(tab.new_tokens) == 1 and not tab.refusals
+        tab.close()
+        again = connect_with(app_server, tab.client_token, session)
+        try:
+            again.settle()
+            assert not again.new_tokens and not again.refusals
+        finally:
+            again.close()
 
 
 class TestAliceReconnectingWithHerOwnToken:

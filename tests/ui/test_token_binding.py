@@ -6,7 +6,9 @@ import uuid
 from urllib.parse import parse_qs
 
 from chatsapp.identity import is_browser_token, may_use_tab
-from chatsapp.token_binding import connect_token, with_token
+from chatsapp.token_binding import Verdict, connect_token, verdict, with_token
+
+TAB = str(uuid.uuid4())
 
 
 class TestWhoMayUseATab:
@@ -48,3 +50,22 @@ class TestConnectTokens:
         assert parse_qs(replaced["QUERY_STRING"]) == {"token": ["fresh"], "EIO": ["4"]}
         assert replaced["asgi.scope"] is environ["asgi.scope"]
         assert environ["QUERY_STRING"] == "token=stolen&EIO=4"
+
+
+class TestWhatAConnectGets:
+    def test_a_token_bound_to_this_person_is_kept(self):
+        assert verdict(TAB, "alice-1", "alice-1") is Verdict.KEEP
+
+    def test_a_token_bound_to_someone_else_is_refused(self):
+        assert verdict(TAB, "alice-1", "bob-2") is Verdict.REFUSE
+
+    def test_a_bound_token_is_refused_to_a_signed_out_socket(self):
+        assert verdict(TAB, "alice-1", "") is Verdict.REFUSE
+
+    def test_an_unbound_token_is_swapped_for_a_fresh_one_signed_in_or_not(self):
+        # A tab state that expired while a shared state still lists its token looks like this.
+        assert verdict(TAB, "", "bob-2") is Verdict.FRESH
+        assert verdict(TAB, "", "") is Verdict.FRESH
+
+    def test_a_token_no_browser_makes_is_refused_even_to_its_owner(self):
+        assert verdict("user-alice-1", "alice-1", "alice-1") is Verdict.REFUSE
