@@ -10,13 +10,14 @@ server-side router data in place. It
    ``user-…`` and ``conv-…`` shared states) belongs to that person: if a different person (or
    nobody) later sends an event with the same client token — a sign-out then someone else's
    sign-in in one browser tab, or a hostile client replaying a token it learned — the event
-   is refused before anything is read, and the tab is told to start over with a fresh token;
+   is refused before anything is read, and the tab is told to start over with a fresh token
+   (a socket that *connects* with such a token is refused at once: :mod:`chatsapp.token_binding`);
 3. refuses events that need a signed-in person when there is none, sending the tab to the
    sign-in page (or the first-run page of a fresh install). Public events: the auth pages'
    own handlers and Reflex's page-load plumbing;
 4. refuses client tokens that are not what a browser makes (a UUID). Shared states live under
    tokens such as ``user-<id>``: a client connecting with such a token would otherwise be
-   served the shared state's tree as if it were its own tab;
+   served the shared state's tree as if it were its own tab (refused at connect too);
 5. refuses ``setvar`` (Reflex's generic "set any var" event): no control of this app uses it,
    so a crafted one can only be an attempt to write state a handler would have checked;
 6. makes every string of the payload and of the page address well-formed Unicode
@@ -31,7 +32,6 @@ Handlers a client may name at all are only those declared with ``@rx.event``
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -42,7 +42,7 @@ from reflex_base.event import Event, fix_events
 
 from backend.storage import well_formed_text
 from chatsapp import signout_watch
-from chatsapp.identity import identify, publish_viewer
+from chatsapp.identity import identify, is_browser_token, may_use_tab, publish_viewer
 from chatsapp.services import offload, services
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ _PLUMBING = (
     "update_vars_internal",
 )
 _FORBIDDEN = ("setvar",)
-_BROWSER_TOKEN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # A new client token on reload: the old tab state (someone else's) is never loaded again.
 _START_OVER = "window.sessionStorage.removeItem('token'); window.location.reload();"
 
@@ -78,7 +77,7 @@ class AuthGuard(Middleware):
     async def preprocess(self, app: App, state: BaseState, event: Event) -> StateUpdate | None:
         handler_state, _, handler = event.name.rpartition(".")
         router = state.router
-        if not _BROWSER_TOKEN.fullmatch(router.session.client_token):
+        if not is_browser_token(router.session.client_token):
             return _update(state, rx.call_script(_START_OVER))
         if handler in _FORBIDDEN:
             return StateUpdate()
@@ -91,7 +90,7 @@ class AuthGuard(Middleware):
         owner_state = await state.get_state(OwnerTabState)
         assert isinstance(owner_state, OwnerTabState)
         viewer_id = viewer.user_id if viewer is not None else ""
-        if owner_state._owner and owner_state._owner != viewer_id:
+        if not may_use_tab(owner_state._owner, viewer_id):
             return _update(state, rx.call_script(_START_OVER))
         if viewer is not None:
             owner_state._owner = viewer_id

@@ -2,8 +2,9 @@
 
 The bridge is installed here, with the shared states it writes into, so neither the states nor
 the bridge import each other. Every event passes :class:`chatsapp.auth_guard.AuthGuard` first
-(who is asking, checked on each event); the sign-in and export routes are mounted in front of
-Reflex's own app, and every HTTP response carries the Content-Security-Policy.
+(who is asking, checked on each event) and every socket connect :mod:`chatsapp.token_binding`
+(a tab's token is linked only for its own person); the sign-in and export routes are mounted
+in front of Reflex's own app, and every HTTP response carries the Content-Security-Policy.
 """
 
 import contextlib
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import reflex as rx
 
-from chatsapp import bridge, log_redaction, pages, signout_watch
+from chatsapp import bridge, log_redaction, pages, signout_watch, token_binding
 from chatsapp.auth_guard import AuthGuard
 from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
@@ -56,6 +57,7 @@ async def _archive_untouched_chats() -> None:
 
 
 log_redaction.install()
+token_binding.install(app)  # sockets too: a connect is checked like an event
 signout_watch.install(app, AccountTabState)
 bridge.install(
     app,

@@ -22,6 +22,7 @@ a user id is lowercase letters, digits and dashes (Reflex reserves ``_`` in toke
 from __future__ import annotations
 
 import contextvars
+import re
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
@@ -31,6 +32,9 @@ from backend.errors import AuthError, ChatsError
 from chatsapp.services import services
 
 SESSION_COOKIE = "chats_session"
+# What a browser makes for a tab's client token (a UUID). Shared states live under other
+# tokens (``user-…``, ``conv-…``): a client naming one must never be served it as its own tab.
+_BROWSER_TOKEN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +110,19 @@ def current_viewer() -> Viewer:
 
 def current_user_id() -> str:
     return current_viewer().user_id
+
+
+def is_browser_token(client_token: str) -> bool:
+    return _BROWSER_TOKEN.fullmatch(client_token) is not None
+
+
+def may_use_tab(owner: str, viewer_id: str) -> bool:
+    """Whether ``viewer_id`` ("" = signed out) may use a tab whose state is bound to ``owner``.
+
+    A tab's state belongs to the first person it served ("" = nobody yet): only that person
+    may use it again, by an event or by a socket connecting with its client token.
+    """
+    return not owner or owner == viewer_id
 
 
 def directory_token(user_id: str) -> str:

@@ -120,6 +120,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.services",
         "chatsapp.signout_watch",
     },
+    # A socket connect is checked against the tab's bound owner, as the guard checks events.
+    "chatsapp.token_binding": {"chatsapp.auth_guard", "chatsapp.identity", "chatsapp.services"},
     "chatsapp.auth_routes": {
         "backend.accounts",
         "backend.errors",
@@ -167,6 +169,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.services",
         "chatsapp.signout_watch",
         "chatsapp.states",
+        "chatsapp.token_binding",
     },
 }
 

@@ -18,6 +18,7 @@ from typing import Any
 import socketio
 
 from chatsapp.identity import SESSION_COOKIE
+from chatsapp.token_binding import NEW_TOKEN, TOKEN_REFUSED
 
 HYDRATE = "reflex___state____state.hydrate"
 NAMESPACE = (
@@ -45,19 +46,36 @@ class RawTab:
         self._full_states = 0
         self._caught_up = asyncio.Event()
         self.disconnected = threading.Event()
+        # What the server said besides updates: its refusal of the token and the one it gave.
+        self.refusals: list[str] = []
+        self.new_tokens: list[str] = []
+        self.refused = threading.Event()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._sio = socketio.AsyncClient(reconnection=False)
         self._sio.on("event", self._on_update, namespace=NAMESPACE)
         self._sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
+        self._sio.on(TOKEN_REFUSED, self._on_refused, namespace=NAMESPACE)
+        self._sio.on(NEW_TOKEN, self._on_new_token, namespace=NAMESPACE)
         self._updates = asyncio.Queue()  # type: asyncio.Queue[dict[str, Any]]
+        self._pongs = asyncio.Queue()  # type: asyncio.Queue[Any]
+        self._sio.on("ping", self._pongs.put, namespace=NAMESPACE)  # Reflex answers "ping"
 
     def _run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(REPLY_TIMEOUT_S + 5)
 
     async def _on_disconnect(self, *_reason: Any) -> None:
         self.disconnected.set()
+
+    async def _on_new_token(self, token: str) -> None:
+        """Kept as the page keeps it (session storage): a reconnect names this token."""
+        self.new_tokens.append(token)
+        self.client_token = token
+
+    async def _on_refused(self, reason: str) -> None:
+        self.refusals.append(reason)
+        self.refused.set()
 
     async def _on_update(self, update: Any) -> None:
         parsed = json.loads(update) if isinstance(update, str) else update
@@ -114,6 +132,19 @@ class RawTab:
                 self._caught_up.clear()
                 if self._full_states < self._hydrates_sent:
                     await self._caught_up.wait()
+
+    def flush(self) -> None:
+        """Wait until every frame the server queued to this socket so far has arrived.
+
+        A ping's answer is queued behind them on the same socket; unlike :meth:`settle`, it
+        works whatever token the socket holds and sends no event.
+        """
+        self._run(self._ping())
+
+    async def _ping(self) -> None:
+        async with asyncio.timeout(REPLY_TIMEOUT_S):
+            await self._sio.emit("ping", namespace=NAMESPACE)
+            await self._pongs.get()
 
     async def _wait_for(self, matches: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         async with asyncio.timeout(REPLY_TIMEOUT_S):

@@ -1,0 +1,275 @@
+"""A socket below the browser connects with a client token it learned: alice's tab's.
+
+Reflex sends every live update of a tab (a streamed reply, a sidebar change) to the socket
+linked to the tab's token. A socket that connects with alice's token — bob's, or one signed in
+as nobody — must be told its token was refused and receive none of alice's frames, while it
+sends no event at all; alice's own reconnect with her token goes on as before.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from backend.chats import Chats
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.status import WorkerTabState
+from chatsapp.token_binding import REFUSAL
+from tests.e2e.app_server import AppServer, start_app, start_redis
+from tests.e2e.raw_client import HYDRATE, RawTab
+
+TIMEOUT_MS = 30_000
+MAX_THIEVES = 12  # sockets tried until one lands on the worker alice's tab did not use
+VICTIM = "alicia"  # alice's part, under a name no other browser test uses
+SECRET_TITLE = "Okavango heron survey"
+SECRET_TEXT = "the heron count is 4412-okapi"
+NEW_TITLE = "Okavango census renamed"
+SECRETS = ("Okavango", "4412-okapi")
+
+
+@dataclass(frozen=True)
+class Alice:
+    user_id: str
+    chat_id: str
+
+    @property
+    def path(self) -> str:
+        return f"/chat/{self.chat_id}"
+
+
+def event(state: type, handler: str) -> str:
+    return f"{state.get_full_name()}.{handler}"
+
+
+def streaming(update: dict[str, Any]) -> Any:
+    values = (update.get("delta") or {}).get(SharedConversationState.get_full_name(), {})
+    return values.get("streaming_rx_state_")
+
+
+def alice_on(server: AppServer) -> Alice:
+    server.session_token(VICTIM)
+    accounts = server.accounts()
+    try:
+        user = accounts.user_by_username(VICTIM)
+        assert user is not None
+        user_id = user.id
+    finally:
+        accounts.close()
+    with Chats(server.data_dir, user_id) as chats:
+        return Alice(user_id, chats.create_chat(SECRET_TITLE).id)
+
+
+@pytest.fixture(scope="module")
+def alice(app_server: AppServer) -> Alice:
+    return alice_on(app_server)
+
+
+def alices_tab(server: AppServer, alice: Alice, client_token: str = "") -> RawTab:
+    """A tab of alice's on her chat, as the page opens it (hydrate, sidebar, chat)."""
+    tab = RawTab(
+        server.backend_url, session_token=server.session_token(VICTIM), client_token=client_token
+    ).connect()
+    tab.send(HYDRATE, path=alice.path)
+    tab.send(event(SharedDirectoryState, "link"), path=alice.path)
+    tab.send(event(ChatTabState, "open_chat"), path=alice.path)
+    tab.settle()
+    return tab
+
+
+def stream_and_rename(tab: RawTab, alice: Alice, title: str) -> None:
+    """Alice's chat streams a reply to its end, then she renames it: both fan out."""
+    tab.send(event(ChatTabState, "send"), {"text": SECRET_TEXT}, alice.path)
+    tab.wait_for(lambda u: streaming(u) is True)
+    tab.wait_for(lambda u: streaming(u) is False)
+    tab.send(event(SidebarTabState, "start_rename"), {"chat_id": alice.chat_id, "title": ""})
+    tab.send(event(SidebarTabState, "set_edit_title"), {"value": title})
+    tab.send(event(SidebarTabState, "commit_rename"))
+    tab.wait_for(lambda u: title in str(u.get("delta")))
+
+
+def connect_with(server: AppServer, client_token: str, session_token: str = "") -> RawTab:
+    """A socket that connects with ``client_token`` and sends no event."""
+    tab = RawTab(server.backend_url, session_token=session_token, client_token=client_token)
+    return tab.connect()
+
+
+def assert_refused(thief: RawTab, stolen: str) -> None:
+    assert thief.refused.wait(30), "the socket was not told its token was refused"
+    assert thief.refusals == [REFUSAL]
+    assert thief.new_tokens and stolen not in thief.new_tokens
+
+
+def assert_learned_nothing(thief: RawTab, alice: Alice, stolen: str) -> None:
+    assert_refused(thief, stolen)
+    thief.flush()  # every frame fanned out so far has reached the thief's socket
+    assert not any(secret in thief.text() for secret in SECRETS), thief.text()[:2000]
+    assert alice.user_id not in thief.text()
+
+
+@pytest.fixture
+def closed_tab(app_server: AppServer, alice: Alice) -> str:
+    """The client token of a tab of alice's that was open on her chat, then closed."""
+    tab = alices_tab(app_server, alice)
+    assert "Okavango" in tab.text()  # alice herself sees her chat
+    tab.close()
+    return tab.client_token
+
+
+@pytest.fixture
+def other_tab(app_server: AppServer, alice: Alice) -> Iterator[RawTab]:
+    """Another tab of alice's, open on her chat, where she goes on chatting."""
+    tab = alices_tab(app_server, alice)
+    yield tab
+    tab.close()
+
+
+class TestASocketWithAnotherPersonsToken:
+    def test_bob_connecting_with_a_closed_tabs_token_is_refused_and_receives_nothing(
+        self, app_server: AppServer, alice: Alice, closed_tab: str, other_tab: RawTab
+    ):
+        thief = connect_with(app_server, closed_tab, app_server.session_token("bob"))
+        try:
+            stream_and_rename(other_tab, alice, NEW_TITLE + " 1")
+            assert_learned_nothing(thief, alice, closed_tab)
+        finally:
+            thief.close()
+
+    def test_bob_connecting_with_an_open_tabs_token_is_refused_and_receives_nothing(
+        self, app_server: AppServer, alice: Alice, other_tab: RawTab
+    ):
+        stolen = other_tab.client_token
+        thief = connect_with(app_server, stolen, app_server.session_token("bob"))
+        try:
+            stream_and_rename(other_tab, alice, NEW_TITLE + " 2")
+            assert_learned_nothing(thief, alice, stolen)
+        finally:
+            thief.close()
+
+    def test_a_signed_out_socket_with_a_closed_tabs_token_is_refused_and_receives_nothing(
+        self, app_server: AppServer, alice: Alice, closed_tab: str, other_tab: RawTab
+    ):
+        thief = connect_with(app_server, closed_tab)
+        try:
+            stream_and_rename(other_tab, alice, NEW_TITLE + " 3")
+            assert_learned_nothing(thief, alice, closed_tab)
+        finally:
+            thief.close()
+
+    def test_a_shared_state_token_is_refused_at_connect(self, app_server: AppServer, alice: Alice):
+        for token in (f"user-{alice.user_id}", f"conv-{alice.chat_id}"):
+            thief = connect_with(app_server, token, app_server.session_token("bob"))
+            try:
+                assert_learned_nothing(thief, alice, token)
+            finally:
+                thief.close()
+
+
+class TestANewTabsToken:
+    def test_is_swapped_for_one_the_server_made_and_then_kept(self, app_server: AppServer):
+        session = app_server.session_token("bob")
+        tab = connect_with(app_server, str(uuid.uuid4()), session)
+        tab.settle()
+        assert len(tab.new_tokens) == 1 and not tab.refusals
+        tab.close()
+        again = connect_with(app_server, tab.client_token, session)
+        try:
+            again.settle()
+            assert not again.new_tokens and not again.refusals
+        finally:
+            again.close()
+
+
+class TestAliceReconnectingWithHerOwnToken:
+    def test_a_reload_mid_stream_keeps_her_tab_and_the_reply_goes_on(
+        self, app_server: AppServer, alice: Alice
+    ):
+        tab = alices_tab(app_server, alice)
+        tab.send(event(ChatTabState, "send"), {"text": "and the egrets?"}, alice.path)
+        tab.wait_for(lambda u: streaming(u) is True)
+        tab.close()  # the page reloads: same client token (session storage), new socket
+        again = alices_tab(app_server, alice, client_token=tab.client_token)
+        try:
+            again.wait_for(lambda u: streaming(u) is False)
+            assert not again.refusals and not again.new_tokens
+            assert "and the egrets?" in again.text()
+        finally:
+            again.close()
+
+
+class TestARealTabWhoseTokenIsRefused:
+    def test_her_tab_reloaded_after_signing_out_starts_over_on_the_sign_in_page(
+        self, app_server: AppServer, alice: Alice, browser: Browser
+    ):
+        context = app_server.signed_in_context(browser, VICTIM)
+        page = context.new_page()
+        page.goto(app_server.url + alice.path)
+        expect(page.get_by_text("Okavango").first).to_be_visible(timeout=TIMEOUT_MS)
+        bound = page.evaluate("window.sessionStorage.getItem('token')")
+        context.clear_cookies()  # signed out: the reload's socket names nobody
+        page.reload()
+        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=TIMEOUT_MS)
+        assert page.evaluate("window.sessionStorage.getItem('token')") not in (bound, None)
+        expect(page.get_by_text("Okavango")).to_have_count(0)
+
+
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """Production mode, two workers sharing state through Redis."""
+    base = tmp_path_factory.mktemp("tokens-redis")
+    redis = start_redis(base)
+    server = start_app(
+        base / "data",
+        base / "app.log",
+        mode="prod",
+        env={
+            "REFLEX_REDIS_URL": redis.url,
+            "GRANIAN_WORKERS": "2",
+            "CHATS_EXPOSE_WORKER_ID": "1",
+            "CHATS_OFFLINE_CHUNK_DELAY_S": "0.12",
+        },
+    )
+    yield server
+    server.stop()
+    redis.stop()
+
+
+def worker_of(tab: RawTab) -> str:
+    tab.send(event(WorkerTabState, "load"))
+    key = WorkerTabState.get_full_name()
+    workers = [(u.get("delta") or {}).get(key, {}).get("worker_rx_state_") for u in tab.settle()]
+    return next(w for w in reversed(workers) if w)
+
+
+class TestABindingSeenByEveryWorker:
+    def test_a_token_bound_on_one_worker_is_refused_on_the_other(self, two_workers: AppServer):
+        alice = alice_on(two_workers)
+        tab = alices_tab(two_workers, alice)
+        alices_worker, stolen = worker_of(tab), tab.client_token
+        tab.close()
+        thieves: list[RawTab] = []
+        try:
+            while len(thieves) < MAX_THIEVES:
+                thieves.append(connect_with(two_workers, stolen, two_workers.session_token("bob")))
+                assert_refused(thieves[-1], stolen)
+                if worker_of(thieves[-1]) != alices_worker:
+                    break
+            else:
+                pytest.fail(f"all {MAX_THIEVES} sockets landed on worker {alices_worker}")
+            other = alices_tab(two_workers, alice)
+            try:
+                stream_and_rename(other, alice, NEW_TITLE + " 4")
+            finally:
+                other.close()
+            for thief in thieves:
+                thief.flush()
+                assert not any(secret in thief.text() for secret in SECRETS)
+        finally:
+            for thief in thieves:
+                thief.close()
