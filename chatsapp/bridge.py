@@ -110,6 +110,7 @@ _user_tabs: dict[str, set[str]] = {}  # user id -> their connected tabs (client 
 _tab_user: dict[str, str] = {}  # client token -> its user
 _directory_releases: dict[str, asyncio.TimerHandle] = {}
 _watched_directories: dict[str, Any] = {}  # user id -> the directory object subscribed to
+_agent_saves_seen: dict[str, int] = {}  # user id -> AgentLibrary.versions_saved last read
 _tasks: set[asyncio.Task] = set()
 
 
@@ -263,6 +264,7 @@ async def _close_directory(user_id: str, idle_s: float) -> None:
     # Forget the subscription only if it was to the closed directory (a new one may be open).
     if watched is not None and watched.closed and _watched_directories.get(user_id) is watched:
         del _watched_directories[user_id]
+        _agent_saves_seen.pop(user_id, None)
 
 
 # ── directory events ────────────────────────────────────────────────
@@ -320,10 +322,8 @@ def _on_directory_event(user_id: str, event: Any) -> None:
         if chat_id and kind in ("archived", "unarchived") and (user_id, chat_id) in _watchers:
             # Only chats a tab of this worker shows: the policy may archive thousands at once.
             _spawn(_apply_archive(chat_id, kind == "archived"))
-        if kind == "changed":
-            # Another process changed what no row names, such as an agent saved on another
-            # worker: re-read the headers this worker's tabs show (a few, not every chat).
-            _refresh_watched_headers(user_id)
+        if any(user == user_id for user, _chat in _watchers):
+            _spawn(_headers_if_agents_changed(user_id))
 
     loop.call_soon_threadsafe(schedule)
 
@@ -448,6 +448,17 @@ def _agent_saved(user_id: str, agent_id: str) -> None:
     """A new version of ``agent_id``: re-read the header of each watched chat bound to it."""
     _capture_loop()
     _refresh_watched_headers(user_id, only_agent=agent_id)
+
+
+async def _headers_if_agents_changed(user_id: str) -> None:
+    """An agent saved by another worker or process changes no chat row here: after a change
+    to the directory, compare the agents' save count with the last one seen and, if it moved,
+    re-read the headers this worker's tabs show (a few, not every chat)."""
+    saved = await offload(services().agents(user_id).versions_saved)
+    seen = _agent_saves_seen.get(user_id)  # None: not read yet, so not known to be current
+    _agent_saves_seen[user_id] = saved
+    if saved != seen:
+        _refresh_watched_headers(user_id)
 
 
 def _refresh_watched_headers(user_id: str, only_agent: str = "") -> None:

@@ -132,6 +132,11 @@ class AgentLibrary:
     def default_agent_id(self) -> str | None:
         return self._store.default_agent()
 
+    def versions_saved(self) -> int:
+        """A number that grows with every save of any agent (one small read): lets a process
+        notice agents another process saved."""
+        return self._store.versions_saved()
+
     def _checked(self, spec: AgentSpec) -> AgentSpec:
         spec = checked_spec(spec)
         if spec.model is not None and self._check_model is not None:

@@ -97,6 +97,8 @@ WHERE agent_id = ? AND version < ? ORDER BY version DESC LIMIT ?
 """
 _DELETE_AGENT = "UPDATE agents SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL"
 _GET_SETTING = "SELECT value FROM agent_settings WHERE key = ?"
+# Grows with every saved version (heads only move forward): "did any agent change?"
+_VERSIONS_SAVED = "SELECT coalesce(sum(latest_version), 0) FROM agents"
 _PUT_SETTING = """
 INSERT INTO agent_settings (key, value) VALUES (?, ?)
 ON CONFLICT (key) DO UPDATE SET value = excluded.value
@@ -165,6 +167,10 @@ class AgentStore:
 
     def mark_deleted(self, agent_id: str, now: int) -> bool:
         return self.db.write(_DELETE_AGENT, (now, agent_id)) == 1
+
+    def versions_saved(self) -> int:
+        row = self.db.query_one(_VERSIONS_SAVED, ())
+        return int(row[0]) if row is not None else 0
 
     def default_agent(self) -> str | None:
         row = self.db.query_one(_GET_SETTING, (DEFAULT_AGENT_KEY,))

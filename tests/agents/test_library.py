@@ -65,6 +65,21 @@ class TestVersioning:
         assert library.load(first.agent_id).spec.instructions == "v2"
         assert library.latest_version(first.agent_id) == 2
 
+    def test_every_save_of_any_agent_grows_the_save_count_another_process_reads(
+        self, library: AgentLibrary, tmp_path: Path
+    ):
+        other = Database(tmp_path / "directory.sqlite")  # another process's connection
+        try:
+            seen = [AgentLibrary(other, check_model=refuse_unlisted).versions_saved()]
+            first = library.create(spec())
+            seen.append(AgentLibrary(other, check_model=refuse_unlisted).versions_saved())
+            library.save(first.agent_id, spec(instructions="v2"))
+            library.create(spec(name="Second"))
+            seen.append(AgentLibrary(other, check_model=refuse_unlisted).versions_saved())
+        finally:
+            other.close()
+        assert seen == [0, 1, 3]
+
     def test_a_save_from_a_stale_form_is_refused(self, library: AgentLibrary):
         agent = library.create(spec())
         library.save(agent.agent_id, spec(instructions="other tab"), expected_version=1)

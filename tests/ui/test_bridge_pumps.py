@@ -116,6 +116,7 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Serv
         "_tab_watching",
         "_releases",
         "_watched_directories",
+        "_agent_saves_seen",
         "_user_tabs",
         "_tab_user",
         "_directory_releases",

@@ -65,7 +65,13 @@ def sidebar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sidebar
     monkeypatch.setattr(services_module, "_services", served)
     monkeypatch.setattr(bridge, "_refreshes", {}, raising=False)
     monkeypatch.setattr(bridge, "_tasks", set())
-    for name in ("_watched_directories", "_user_tabs", "_tab_user", "_directory_releases"):
+    for name in (
+        "_watched_directories",
+        "_agent_saves_seen",
+        "_user_tabs",
+        "_tab_user",
+        "_directory_releases",
+    ):
         monkeypatch.setattr(bridge, name, {})
     view = Sidebar()
     states = bridge.LiveStates(
