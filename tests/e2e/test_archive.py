@@ -30,6 +30,10 @@ def rename(page: Page, chat_id: str, title: str) -> None:
 def archive(page: Page, chat_id: str) -> None:
     main_list_item(page, chat_id).locator(".chat-menu").click()
     page.locator(".archive-chat").click()
+    # The row leaves the list and its menu closes (a menu still closing would be a second
+    # "Archive" item for the next call to find).
+    expect(main_list_item(page, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator(".archive-chat")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
 def open_archived(page: Page) -> None:
