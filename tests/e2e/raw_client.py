@@ -53,7 +53,11 @@ class RawTab:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self._sio = socketio.AsyncClient(reconnection=False)
+        # The standard json module, set on every client: python-socketio keeps one encoder per
+        # process, and importing the app (Reflex's socket server) swaps in one that writes
+        # non-ASCII raw, so a lone surrogate in a hostile payload could not even be sent. On
+        # the wire a client can only send it escaped ("\\ud800"), which is what this sends.
+        self._sio = socketio.AsyncClient(reconnection=False, json=json)
         self._sio.on("event", self._on_update, namespace=NAMESPACE)
         self._sio.on("disconnect", self._on_disconnect, namespace=NAMESPACE)
         self._sio.on(TOKEN_REFUSED, self._on_refused, namespace=NAMESPACE)

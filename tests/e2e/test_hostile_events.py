@@ -34,6 +34,9 @@ from chatsapp.states.search import SearchTabState
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
 
+# alice's part, under a name no other story uses: what is planted here (an agent, memory, an
+# archived chat) must not change the stories of the shared "alice".
+VICTIM = "alina"
 SECRET_TITLE = "Quetzal merger memo"
 SECRET_ARCHIVED_TITLE = "Quetzal archived ledger"
 SECRET_TEXT = "the safe combination is 4482-narwhal"
@@ -95,8 +98,8 @@ def user_id_of(server: AppServer, username: str) -> str:
 
 @pytest.fixture(scope="module")
 def alice(app_server: AppServer) -> Alice:
-    app_server.session_token("alice")
-    user_id = user_id_of(app_server, "alice")
+    app_server.session_token(VICTIM)
+    user_id = user_id_of(app_server, VICTIM)
     with Chats(app_server.data_dir, user_id) as chats:
         chat_id = chats.create_chat(SECRET_TITLE).id
         chats.get_chat(chat_id).session.append_message(
