@@ -36,6 +36,20 @@ def archive(page: Page, chat_id: str) -> None:
     expect(page.locator(".archive-chat")).to_have_count(0, timeout=TIMEOUT_MS)
 
 
+def pick_agent(page: Page, name: str) -> None:
+    """ "New chat with ▾" an agent. The menu lists the agents when it opens: on a tab that has
+    just loaded, the first open may come before the page listens, so open it again if needed."""
+    item = page.locator(".new-chat-agent", has_text=name)
+    for _attempt in range(5):
+        page.locator("#new-chat-with").click()
+        try:
+            expect(item).to_be_visible(timeout=5_000)
+            break
+        except AssertionError:
+            page.keyboard.press("Escape")
+    item.click()
+
+
 def open_archived(page: Page) -> None:
     page.locator("#toggle-archived").click()
     expect(page.locator("#archived-filter")).to_be_visible(timeout=TIMEOUT_MS)
@@ -122,14 +136,12 @@ class TestNewChatWithAnAgent:
         )
 
         tab = open_tab(browser, app_server, user=USER)
-        tab.locator("#new-chat-with").click()
-        tab.locator(".new-chat-agent", has_text="Travel planner").click()
+        pick_agent(tab, "Travel planner")
         tab.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
         expect(tab.locator("#agent-label")).to_contain_text("Travel planner", timeout=TIMEOUT_MS)
         chat_id = tab.url.rsplit("/", 1)[-1]
         expect(main_list_item(tab, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
 
-        tab.locator("#new-chat-with").click()
-        tab.locator(".new-chat-agent", has_text="Default assistant").click()
+        pick_agent(tab, "Default assistant")
         tab.wait_for_url(lambda url: chat_id not in url and "/chat/" in url, timeout=TIMEOUT_MS)
         expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)

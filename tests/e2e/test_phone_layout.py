@@ -49,7 +49,15 @@ def drawer_button(page: Page):
 
 
 def open_drawer(page: Page) -> None:
-    drawer_button(page).click()
+    # On a page that has just loaded, assets/drawer.js may not listen yet: click again until
+    # the drawer opens (a click it heard opens it; clicking again only when it did not).
+    for _attempt in range(10):
+        drawer_button(page).click()
+        try:
+            expect(page.locator("#sidebar")).to_be_visible(timeout=3_000)
+            break
+        except AssertionError:
+            continue
     expect(page.locator("#sidebar")).to_be_visible()
     expect(drawer_button(page)).to_have_attribute("aria-expanded", "true")
     expect(page.locator("#main-pane")).to_have_attribute("inert", "")  # modal while open
