@@ -44,8 +44,9 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
-class ChatCreated:
-    type: ClassVar[str] = "created"
+class _RowEvent:
+    """An event that carries the chat's row as it is after the change."""
+
     directory_id: str
     chat: ChatSummary
 
@@ -55,14 +56,13 @@ class ChatCreated:
 
 
 @dataclass(frozen=True, slots=True)
-class ChatRenamed:
-    type: ClassVar[str] = "renamed"
-    directory_id: str
-    chat: ChatSummary
+class ChatCreated(_RowEvent):
+    type: ClassVar[str] = "created"
 
-    @property
-    def chat_id(self) -> str:
-        return self.chat.id
+
+@dataclass(frozen=True, slots=True)
+class ChatRenamed(_RowEvent):
+    type: ClassVar[str] = "renamed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,47 +73,23 @@ class ChatDeleted:
 
 
 @dataclass(frozen=True, slots=True)
-class ChatRestored:
+class ChatRestored(_RowEvent):
     type: ClassVar[str] = "restored"
-    directory_id: str
-    chat: ChatSummary
-
-    @property
-    def chat_id(self) -> str:
-        return self.chat.id
 
 
 @dataclass(frozen=True, slots=True)
-class ChatTurnRecorded:
+class ChatTurnRecorded(_RowEvent):
     type: ClassVar[str] = "turn_recorded"
-    directory_id: str
-    chat: ChatSummary
-
-    @property
-    def chat_id(self) -> str:
-        return self.chat.id
 
 
 @dataclass(frozen=True, slots=True)
-class ChatArchived:
+class ChatArchived(_RowEvent):
     type: ClassVar[str] = "archived"
-    directory_id: str
-    chat: ChatSummary
-
-    @property
-    def chat_id(self) -> str:
-        return self.chat.id
 
 
 @dataclass(frozen=True, slots=True)
-class ChatUnarchived:
+class ChatUnarchived(_RowEvent):
     type: ClassVar[str] = "unarchived"
-    directory_id: str
-    chat: ChatSummary
-
-    @property
-    def chat_id(self) -> str:
-        return self.chat.id
 
 
 @dataclass(frozen=True, slots=True)
