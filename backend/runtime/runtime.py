@@ -1,11 +1,8 @@
 """The conversation runtime: a user message in, a streamed and persisted assistant reply out.
 
-One :class:`ChatRuntime` serves one directory (one user / workspace); it is a thin facade
-over modules with one concern each (see ``backend/runtime/__init__.py``): the run queue and
-its leases (``run_queue``), executing a run (``execute``), the prompt window and compaction
-trigger (``window``), retrieval, titles, recovery of other processes' runs (``recovery``) and
-the sentences failures show (``failures``). It talks to the directory only through
-:class:`~backend.runtime.ports.DirectoryPort`.
+One :class:`ChatRuntime` serves one directory (one user / workspace): a thin facade over
+modules with one concern each (listed in ``backend/runtime/__init__.py``), talking to the
+directory only through :class:`~backend.runtime.ports.DirectoryPort`.
 
 Invariants (seed 004 and the spec), and where each is kept:
 
@@ -27,8 +24,7 @@ Invariants (seed 004 and the spec), and where each is kept:
   streaming reply as interrupted, publishes its end, and leaves queued runs queued.
 * **Binding** (``bindings``): ``pinned`` runs exactly the recorded agent version on every
   resume, ``latest`` the newest at claim time.
-* Blocking SQLite work runs in worker threads (``asyncio.to_thread``); the event loop never
-  waits on a disk.
+* Blocking SQLite work runs in worker threads: the event loop never waits on a disk.
 
 Events and their ``data``, and the metadata of assistant messages: :mod:`backend.runtime.events`.
 """
@@ -404,47 +400,42 @@ class ChatRuntime:
         return await asyncio.to_thread(put)
 
     async def shutdown(self, *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S) -> None:
-        """Stop serving: what the app calls on SIGTERM (see :mod:`backend.runtime.shutdown`).
-
-        Every streaming reply is saved with its text so far, marked interrupted (as a
-        recovered run is), and its ``run.failed`` published; queued runs stay queued for the
-        next start; then subscriptions end and the model client and the lock store's
-        connections close. Idempotent.
+        """Stop serving, on SIGTERM (:mod:`backend.runtime.shutdown`): every streaming reply is
+        saved so far, marked interrupted and its ``run.failed`` published; queued runs stay
+        queued for the next start; subscriptions end, model and lock clients close. Idempotent.
         """
+        if self._begin_closing():
+            await stop_chats(self._open_chats.values, grace_s=grace_s)
+            await self._close(self.models, self.model, self.locks)  # every lease released above
+
+    async def release(self) -> None:
+        """Let go of an idle runtime (its host closes the directory): unlike :meth:`shutdown`
+        nothing is interrupted (the host checks ``busy_chats`` is 0) and the model sources,
+        shared between runtimes, stay open. Idempotent."""
+        if self._begin_closing():
+            await self._close(self.locks)
+
+    async def aclose(self) -> None:
+        """:meth:`shutdown` with the default grace."""
+        await self.shutdown()
+
+    def _begin_closing(self) -> bool:
+        """Stop taking runs; False when already closed (closing is idempotent)."""
         if self._closed:
-            return
+            return False
         self._closed = True
         self._queue.closed = True
-        await stop_chats(self._open_chats.values, grace_s=grace_s)
-        for resource in (self.models, self.model, self.locks):  # every lease was released above
+        return True
+
+    async def _close(self, *resources: object) -> None:
+        """Close what has an ``aclose`` (failures ignored), then end every subscription."""
+        for resource in resources:
             closer = getattr(resource, "aclose", None)
             if closer is not None:
                 with contextlib.suppress(Exception):
                     await closer()
         for event_log in self._open_chats.event_logs():
             event_log.close()
-
-    async def release(self) -> None:
-        """Let go of an idle runtime whose host closes the directory (nobody uses it).
-
-        Unlike :meth:`shutdown` nothing is interrupted (the host checks ``busy_chats`` is 0)
-        and the model sources stay open: the host shares them between runtimes. The lock
-        store's connections close and the event logs end their subscriptions. Idempotent.
-        """
-        if self._closed:
-            return
-        self._closed = True
-        self._queue.closed = True
-        closer = getattr(self.locks, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
-        for event_log in self._open_chats.event_logs():
-            event_log.close()
-
-    async def aclose(self) -> None:
-        """:meth:`shutdown` with the default grace."""
-        await self.shutdown()
 
     # ── opening a chat ──────────────────────────────────────────────
 
