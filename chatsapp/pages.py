@@ -112,7 +112,7 @@ ON_LOAD_COMMON = [
 
 
 def index_page() -> rx.Component:
-    return shell(_empty_state())
+    return shell(rx.cond(HomeTabState.no_chats, _empty_state(), rx.fragment()))
 
 
 def chat_page() -> rx.Component:

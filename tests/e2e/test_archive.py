@@ -4,6 +4,7 @@ brought back; "New chat with ▾" starts a chat with the agent picked."""
 from __future__ import annotations
 
 from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
@@ -44,10 +45,11 @@ def pick_agent(page: Page, name: str) -> None:
         page.locator("#new-chat-with").click()
         try:
             expect(item).to_be_visible(timeout=5_000)
-            break
-        except AssertionError:
+            item.click(timeout=5_000)
+            return
+        except (AssertionError, PlaywrightTimeoutError):
             page.keyboard.press("Escape")
-    item.click()
+    raise AssertionError(f"no {name!r} in the New chat with menu")
 
 
 def open_archived(page: Page) -> None:

@@ -19,6 +19,14 @@ def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "
     page.goto(server.url + path)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
     expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    if path == "/":
+        # ``/`` goes on to the latest chat, or shows "Start a conversation": wait for either,
+        # so a click does not land on a page that is about to be replaced.
+        page.wait_for_function(
+            """() => location.pathname.startsWith('/chat/')
+                || document.getElementById('empty-state')""",
+            timeout=TIMEOUT_MS,
+        )
     return page
 
 
