@@ -4,7 +4,8 @@ The bridge is installed here, with the shared states it writes into, so neither 
 the bridge import each other. Every event passes :class:`chatsapp.auth_guard.AuthGuard` first
 (who is asking, checked on each event) and every socket connect :mod:`chatsapp.token_binding`
 (a tab's token is linked only for its own person); the sign-in and export routes are mounted
-in front of Reflex's own app, and every HTTP response carries the Content-Security-Policy.
+in front of Reflex's own app, ``GET /`` goes straight to the latest chat, and every HTTP
+response carries the Content-Security-Policy.
 """
 
 import contextlib
@@ -17,6 +18,7 @@ from chatsapp.auth_guard import AuthGuard
 from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.export_routes import export_routes
+from chatsapp.home_redirect import LatestChatRedirect
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState
@@ -30,7 +32,7 @@ from chatsapp.states.models import SharedChatSettingsState
 VIEWPORT = "width=device-width, initial-scale=1, interactive-widget=resizes-content"
 
 app = rx.App(
-    api_transformer=[auth_routes(), export_routes(), ContentSecurityPolicy],
+    api_transformer=[auth_routes(), export_routes(), LatestChatRedirect, ContentSecurityPolicy],
     head_components=[
         rx.el.meta(http_equiv=HEADER, content=META_POLICY),
         rx.el.meta(name="viewport", content=VIEWPORT),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
@@ -18,26 +17,11 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run browser tests last, the multi-worker production test after every other.
+    """Run browser tests last.
 
     Playwright's sync API keeps an event loop running in the main thread for as long as the
     session-scoped browser lives; async tests collected after it would find that loop and fail.
+    Browser tests need no order among themselves: each app builds its pages in a frontend
+    folder of its own (tests/e2e/app_server.py).
     """
-    items.sort(key=_run_order)
-
-
-@functools.cache
-def _starts_its_own_app(path: str) -> bool:
-    """A browser-test file that calls ``start_app`` (read from its source: no list to forget)."""
-    return Path(path).name.startswith("test_") and "start_app(" in Path(path).read_text()
-
-
-def _run_order(item: pytest.Item) -> int:
-    path = str(item.fspath)
-    if "tests/e2e/" not in path:
-        return 0
-    if _starts_its_own_app(path):
-        # After every test of the shared app: starting another app rewrites .web/env.json,
-        # which the shared dev app's frontend reads to find its backend.
-        return 2
-    return 1
+    items.sort(key=lambda item: "tests/e2e/" in str(item.fspath))

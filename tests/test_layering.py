@@ -136,6 +136,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.identity",
         "chatsapp.services",
     },
+    # ``GET /`` answered with the latest chat's address, as the page's own redirect does.
+    "chatsapp.home_redirect": {"chatsapp.identity", "chatsapp.services"},
     "chatsapp.states": {
         "backend.accounts",
         "backend.agents",
@@ -147,6 +149,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.runtime",  # its public names only (start_chat, DEFAULT_AGENT_ID), never built
         "backend.transcript",
         "backend.uploads",
+        "chatsapp.home_redirect",  # the latest chat's address (one rule for both redirects)
         "chatsapp.identity",
         "chatsapp.services",
     },
@@ -164,6 +167,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.bridge",
         "chatsapp.csp",
         "chatsapp.export_routes",
+        "chatsapp.home_redirect",
         "chatsapp.log_redaction",
         "chatsapp.pages",
         "chatsapp.services",

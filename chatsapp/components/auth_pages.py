@@ -34,13 +34,22 @@ def backend_url(path: str | rx.Var[str]) -> rx.Var[str]:
     """``path`` on the backend, as the page reaches it (the same rule as its websocket).
 
     ``path`` may be a state var (a chat's export link); it must be a path of this app.
+
+    A page prerendered for production (no ``window``) holds ``path`` itself: that page is
+    served by the backend, so the path is on the right host. Resolving it there instead would
+    bake the build's ``localhost`` into the HTML, and hydration keeps a server-rendered
+    attribute: links and forms then pointed at another origin (a download that never started,
+    a sign-in posted to ``localhost`` for anyone who reached the app by another name).
     """
     if isinstance(path, rx.Var):
         path_js, path_data = str(path), path._get_all_var_data()
     else:
         path_js, path_data = json.dumps(path), None
     return rx.Var(
-        _js_expr=f"new URL({path_js}, getBackendURL(env.PING)).href",
+        _js_expr=(
+            f'(typeof window === "undefined" ? {path_js}'
+            f" : new URL({path_js}, getBackendURL(env.PING)).href)"
+        ),
         _var_data=VarData.merge(
             VarData(
                 imports={

@@ -16,8 +16,12 @@ ACCEPTED = {"application/json": [".json"], "application/zip": [".zip"]}
 
 
 def download_link(label: str, href: rx.Var[str], **props: object) -> rx.Component:
-    """A link the browser downloads (the route answers ``Content-Disposition: attachment``)."""
-    return rx.el.a(label, href=href, download="", **props)
+    """A link the browser downloads (the route answers ``Content-Disposition: attachment``).
+
+    Reflex renders a link as React Router's, which would route a same-origin path inside the
+    page (to "not found") instead of fetching it: ``reloadDocument`` leaves it to the browser.
+    """
+    return rx.el.a(label, href=href, download="", custom_attrs={"reloadDocument": True}, **props)
 
 
 def chat_export_url(chat_id: rx.Var[str], kind: str) -> rx.Var[str]:

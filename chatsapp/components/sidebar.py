@@ -17,6 +17,10 @@ from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, HitRow, SnippetPiece
 from chatsapp.states.search import SearchTabState
 
+# The search boxes start from the state's query but are not bound to it (``default_value``):
+# a bound box takes each echo of the query back from the server, and an echo of what was typed
+# before a pause arrives after the keystrokes that followed it and erases them (seen in
+# production builds under load). The box keeps what is typed; the state follows, debounced.
 _ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
 
 
@@ -171,7 +175,7 @@ def _message_search() -> rx.Component:
             rx.form(
                 rx.input(
                     placeholder="Search all messages…",
-                    value=SearchTabState.message_query,
+                    default_value=SearchTabState.message_query,  # unbound: see the note on top
                     on_change=SearchTabState.set_message_query.debounce(SEARCH_DEBOUNCE_MS),
                     size="2",
                     width="100%",
@@ -303,7 +307,7 @@ def _archived_section() -> rx.Component:
                 rx.input(
                     rx.input.slot(rx.icon("search", size=14)),
                     placeholder="Filter archived chats",
-                    value=SearchTabState.archived_query,
+                    default_value=SearchTabState.archived_query,  # unbound: see the note on top
                     on_change=SearchTabState.set_archived_query.debounce(SEARCH_DEBOUNCE_MS),
                     size="1",
                     width="100%",
@@ -437,7 +441,7 @@ def sidebar() -> rx.Component:
             rx.input(
                 rx.input.slot(rx.icon("search", size=14)),
                 placeholder="Search titles",
-                value=SearchTabState.title_query,
+                default_value=SearchTabState.title_query,  # unbound: see the note on top
                 on_change=SearchTabState.set_title_query.debounce(SEARCH_DEBOUNCE_MS),
                 size="2",
                 width="100%",

