@@ -2,8 +2,8 @@
 
 Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
 [--workers 1] [--server granian|uvicorn --server-path DIR] [--no-deflate]`` (a few minutes;
-``--workers 2`` runs two workers on a private Redis). Starts the
-production app (``tests/e2e/app_server.start_app`` from a private copy, see
+``--workers 2`` runs two workers on a private Redis). Starts the production app
+(``tests/e2e/app_server.start_app`` from a private copy, see
 ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
@@ -13,7 +13,8 @@ Server: granian by default (the app's); ``--server uvicorn`` runs Reflex's other
 backend, gunicorn with uvicorn workers (``REFLEX_USE_GRANIAN=false``), imported from
 ``--server-path``, a folder made with ``pip install --target DIR uvicorn gunicorn`` (never the
 shared virtualenv: Reflex would switch every app there to them). uvicorn speaks websockets with
-the ``websockets`` library when that folder holds it, else with ``wsproto``.
+the ``websockets`` library when that folder holds it, else with ``wsproto``; the bench's own
+``GUNICORN_CMD_ARGS`` (e.g. ``--worker-class`` of a module in that folder) reaches gunicorn.
 Tabs offer permessage-deflate as browsers do (``--no-deflate``: they don't); granian does not
 accept it, uvicorn does, and its compressor state is memory per tab.
 
@@ -419,7 +420,10 @@ def server_env(server: str, server_path: Path | None, workers: int) -> dict[str,
         "REFLEX_USE_GRANIAN": "false",
         "PYTHONPATH": os.pathsep.join([str(server_path.resolve()), *filter(None, [inherited])]),
         # Reflex passes gunicorn "--threads N", which uvicorn workers ignore: one process.
-        "GUNICORN_CMD_ARGS": f"--workers {workers}",
+        # Arguments of the bench's own GUNICORN_CMD_ARGS (e.g. --worker-class) come after.
+        "GUNICORN_CMD_ARGS": " ".join(
+            [f"--workers {workers}", *filter(None, [os.environ.get("GUNICORN_CMD_ARGS")])]
+        ),
     }
 
 
@@ -430,7 +434,8 @@ def server_label(server: str, server_path: Path | None, workers: int) -> str:
     assert server_path is not None
     # uvicorn's "auto" picks the websockets library when it is importable, else wsproto.
     speaks = "websockets" if (server_path / "websockets").is_dir() else "wsproto"
-    return f"gunicorn+uvicorn x{workers} ({speaks})"
+    extra = os.environ.get("GUNICORN_CMD_ARGS")
+    return f"gunicorn+uvicorn x{workers} ({speaks}{'; ' + extra if extra else ''})"
 
 
 def main() -> int:
