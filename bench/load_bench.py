@@ -1,12 +1,22 @@
 """Load on one node: many real websocket tabs (not browsers) against a production build.
 
 Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
-[--workers 1]`` (a few minutes; ``--workers 2`` runs two workers on a private Redis). Starts the
-production app (``tests/e2e/app_server.start_app`` from a private copy, see
+[--workers 1] [--server granian|uvicorn --server-path DIR] [--no-deflate]`` (a few minutes;
+``--workers 2`` runs two workers on a private Redis). Starts the production app
+(``tests/e2e/app_server.start_app`` from a private copy, see
 ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
 loop in this process. The app and its process group are stopped whatever happens.
+
+Server: granian by default (the app's); ``--server uvicorn`` runs Reflex's other production
+backend, gunicorn with uvicorn workers (``REFLEX_USE_GRANIAN=false``), imported from
+``--server-path``, a folder made with ``pip install --target DIR uvicorn gunicorn`` (never the
+shared virtualenv: Reflex would switch every app there to them). uvicorn speaks websockets with
+the ``websockets`` library when that folder holds it, else with ``wsproto``; the bench's own
+``GUNICORN_CMD_ARGS`` (e.g. ``--worker-class`` of a module in that folder) reaches gunicorn.
+Tabs offer permessage-deflate as browsers do (``--no-deflate``: they don't); granian does not
+accept it, uvicorn does, and its compressor state is memory per tab.
 
 Phases, each printing one line:
 
@@ -22,7 +32,7 @@ Phases, each printing one line:
    with one reply streaming alone).
 4. ``sidebar_fanout``: one more account with ``--tabs-per-user x users`` tabs (default 200)
    besides the others; one tab renames a chat, timed until the *last* tab receives the row.
-   Goal p95 ≤ 250 ms.
+   Renames are ``FANOUT_PAUSE_S`` apart, past the sidebar's refresh throttle. Goal p95 ≤ 250 ms.
 5. ``errors``: connection failures, timeouts, and error lines in the app log. Goal 0.
 """
 
@@ -51,7 +61,7 @@ import socketio  # noqa: E402
 
 from backend.chats import Chats  # noqa: E402
 from bench.ui_bench import private_tree  # noqa: E402
-from chatsapp.bridge import FLUSH_INTERVAL_S  # noqa: E402
+from chatsapp.bridge import DIRECTORY_REFRESH_S, FLUSH_INTERVAL_S  # noqa: E402
 from chatsapp.identity import SESSION_COOKIE  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
@@ -65,6 +75,9 @@ TIMEOUT_S = 120.0
 CONNECT_AT_ONCE = 20
 FANOUT_SAMPLES, FANOUT_WARMUP = 12, 2
 FANOUT_TIMEOUT_S = 20.0
+# Renames this far apart each get the sidebar's immediate refresh: one sooner after the last is
+# coalesced to the end of the throttle interval (chatsapp.bridge), which the bench would time.
+FANOUT_PAUSE_S = 2 * DIRECTORY_REFRESH_S
 GOAL_RSS_PER_TAB_KB = 200.0
 GOAL_GAP_RATIO = 2.0
 GOAL_FANOUT_MS = 250.0
@@ -94,12 +107,16 @@ class Tab:
     session_token: str
     path: str
     client_token: str = field(default_factory=lambda: str(uuid.uuid4()))
+    deflate: bool = True  # offer permessage-deflate, as Chromium and Firefox do
     hooks: list[Callable[[dict[str, Any], float], None]] = field(default_factory=list)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     sio: socketio.AsyncClient = field(init=False)
 
     def __post_init__(self) -> None:
-        self.sio = socketio.AsyncClient(reconnection=False)
+        # aiohttp's compress=15 offers "permessage-deflate; client_max_window_bits", a
+        # browser's offer word for word.
+        options = {"compress": 15} if self.deflate else {}
+        self.sio = socketio.AsyncClient(reconnection=False, websocket_extra_options=options)
         self.sio.on("event", self._on_update, namespace=NAMESPACE)
 
     async def _on_update(self, update: Any) -> None:
@@ -163,9 +180,11 @@ def make_person(app: AppServer, username: str) -> Person:
     return Person(username, user_id, token, chat_id)
 
 
-async def connect(app: AppServer, person: Person, count: int, errors: list[str]) -> None:
+async def connect(
+    app: AppServer, person: Person, count: int, errors: list[str], *, deflate: bool = True
+) -> None:
     for _ in range(count):
-        tab = Tab(app.backend_url, person.token, f"/chat/{person.chat_id}")
+        tab = Tab(app.backend_url, person.token, f"/chat/{person.chat_id}", deflate=deflate)
         try:
             await tab.open()
             person.tabs.append(tab)
@@ -173,12 +192,14 @@ async def connect(app: AppServer, person: Person, count: int, errors: list[str])
             errors.append(f"connect {person.username}: {exc!r}")
 
 
-async def connect_all(app: AppServer, people: list[Person], per: int, errors: list[str]) -> None:
+async def connect_all(
+    app: AppServer, people: list[Person], per: int, errors: list[str], *, deflate: bool = True
+) -> None:
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
 
     async def one(person: Person) -> None:
         async with gate:
-            await connect(app, person, per, errors)
+            await connect(app, person, per, errors, deflate=deflate)
 
     await asyncio.gather(*(one(person) for person in people))
 
@@ -293,22 +314,24 @@ async def rename_fanout(person: Person, title: str) -> tuple[float | None, int]:
 # ── the run ─────────────────────────────────────────────────────────
 
 
-async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
+async def run(
+    app: AppServer, users: int, per: int, streams: int, *, deflate: bool, server: str
+) -> list[str]:
     lines: list[str] = []
     errors: list[str] = []
     pgid = app.process.pid
     people = [make_person(app, f"load{n:03d}") for n in range(users)]
     warm = make_person(app, "warmup")
-    await connect(app, warm, 2, errors)  # the first tabs load every module and cache
+    await connect(app, warm, 2, errors, deflate=deflate)  # loads every module and cache
     await asyncio.sleep(2)
     before = group_rss_kb(pgid)
     started = time.monotonic()
     # First one tab per person (what a person costs: their directory, chat and runtime), then
     # the others (what one more tab costs).
-    await connect_all(app, people, 1, errors)
+    await connect_all(app, people, 1, errors, deflate=deflate)
     await asyncio.sleep(3)  # let background work of the connects finish
     middle = group_rss_kb(pgid)
-    await connect_all(app, people, per - 1, errors)
+    await connect_all(app, people, per - 1, errors, deflate=deflate)
     connected = sum(len(p.tabs) for p in people)
     await asyncio.sleep(3)
     after = group_rss_kb(pgid)
@@ -320,7 +343,8 @@ async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
         f"({per_tab:.0f} KB per tab: app RSS {before / 1024:.0f} MB -> {after / 1024:.0f} MB "
         f"with {connected} tabs of {users} users connected in "
         f"{time.monotonic() - started:.0f} s, hydrated, sidebar linked, a chat open; "
-        f"a person's first tab {first_tabs:.0f} KB, each further tab {more_tabs:.0f} KB)"
+        f"a person's first tab {first_tabs:.0f} KB, each further tab {more_tabs:.0f} KB; "
+        f"{server}, permessage-deflate {'offered' if deflate else 'not offered'})"
     )
     print(lines[-1], flush=True)
 
@@ -349,9 +373,10 @@ async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
     print(lines[-1], flush=True)
 
     crowd = make_person(app, "crowd")
-    await connect_all(app, [crowd], users * per, errors)
+    await connect_all(app, [crowd], users * per, errors, deflate=deflate)
     samples = []
     for n in range(FANOUT_WARMUP + FANOUT_SAMPLES):
+        await asyncio.sleep(FANOUT_PAUSE_S)
         took, missed = await rename_fanout(crowd, f"Renamed {n} {uuid.uuid4().hex[:6]}")
         if took is None:
             errors.append(f"rename {n}: {missed} of {len(crowd.tabs) - 1} tabs never got it")
@@ -362,8 +387,8 @@ async def run(app: AppServer, users: int, per: int, streams: int) -> list[str]:
         f"sidebar_fanout: ratio={p95_fan / GOAL_FANOUT_MS:.2f} goal=<=1.0 "
         f"(p95 {p95_fan:.0f} ms p50 {percentile(samples, 0.5):.0f} ms until the last of "
         f"{len(crowd.tabs) - 1} other tabs of one user receives a renamed row; "
-        f"{len(samples)} renames timed; {connected + len(crowd.tabs)} tabs connected in all; "
-        f"{load_average()})"
+        f"{len(samples)} renames timed; {connected + len(crowd.tabs)} tabs connected in all, "
+        f"app RSS {group_rss_kb(pgid) / 1024:.0f} MB; {load_average()})"
     )
     print(lines[-1], flush=True)
 
@@ -385,6 +410,34 @@ def load_average() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def server_env(server: str, server_path: Path | None, workers: int) -> dict[str, str]:
+    """The app's environment for ``server`` with ``workers`` worker processes."""
+    if server == "granian":
+        return {"REFLEX_USE_GRANIAN": "true", "GRANIAN_WORKERS": str(workers)}
+    assert server_path is not None
+    inherited = os.environ.get("PYTHONPATH")
+    return {
+        "REFLEX_USE_GRANIAN": "false",
+        "PYTHONPATH": os.pathsep.join([str(server_path.resolve()), *filter(None, [inherited])]),
+        # Reflex passes gunicorn "--threads N", which uvicorn workers ignore: one process.
+        # Arguments of the bench's own GUNICORN_CMD_ARGS (e.g. --worker-class) come after.
+        "GUNICORN_CMD_ARGS": " ".join(
+            [f"--workers {workers}", *filter(None, [os.environ.get("GUNICORN_CMD_ARGS")])]
+        ),
+    }
+
+
+def server_label(server: str, server_path: Path | None, workers: int) -> str:
+    """What served the run, for its summary line."""
+    if server == "granian":
+        return f"granian x{workers}"
+    assert server_path is not None
+    # uvicorn's "auto" picks the websockets library when it is importable, else wsproto.
+    speaks = "websockets" if (server_path / "websockets").is_dir() else "wsproto"
+    extra = os.environ.get("GUNICORN_CMD_ARGS")
+    return f"gunicorn+uvicorn x{workers} ({speaks}{'; ' + extra if extra else ''})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=50)
@@ -393,20 +446,32 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=1, help="more than 1: that many workers on a private Redis"
     )
+    parser.add_argument("--server", choices=["granian", "uvicorn"], default="granian")
+    parser.add_argument(
+        "--server-path", type=Path, help="with --server uvicorn: where uvicorn+gunicorn are"
+    )
+    parser.add_argument(
+        "--no-deflate", dest="deflate", action="store_false", help="tabs offer no compression"
+    )
     args = parser.parse_args()
+    if args.server == "uvicorn" and args.server_path is None:
+        parser.error("--server uvicorn needs --server-path (pip install --target DIR ...)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
         base = Path(tmp)
         (base / "data").mkdir()
         app_server.ROOT = private_tree(base / "app")
         env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
+        env.update(server_env(args.server, args.server_path, args.workers))
         redis = start_redis(base) if args.workers > 1 else None
         if redis is not None:
-            env.update(REFLEX_REDIS_URL=redis.url, GRANIAN_WORKERS=str(args.workers))
+            env.update(REFLEX_REDIS_URL=redis.url)
         try:
             app = start_app(base / "data", base / "app.log", env=env, mode="prod")
+            label = server_label(args.server, args.server_path, args.workers)
+            sizes = (args.users, args.tabs_per_user, args.streams)
             try:
-                asyncio.run(run(app, args.users, args.tabs_per_user, args.streams))
+                asyncio.run(run(app, *sizes, deflate=args.deflate, server=label))
             except BaseException:
                 print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
                 raise
