@@ -22,13 +22,14 @@ from tests.e2e.app_server import AppServer, start_app
 
 TIMEOUT_MS = 60_000
 SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a stop lands mid-stream
+FAST_CHUNK_S = "0.02"
 PROMPT = "Tell me about it"  # stopwords only: the offline assistant's fixed reply
 FULL_REPLY_START = "I'm the offline assistant"
 
 
-def start(data_dir: Path, name: str) -> AppServer:
+def start(data_dir: Path, name: str, chunk_delay_s: str = SLOW_CHUNK_S) -> AppServer:
     log = data_dir.parent / f"{name}.log"
-    return start_app(data_dir, log, mode="prod", env={"CHATS_OFFLINE_CHUNK_DELAY_S": SLOW_CHUNK_S})
+    return start_app(data_dir, log, mode="prod", env={"CHATS_OFFLINE_CHUNK_DELAY_S": chunk_delay_s})
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retri
         assert text_of(reply).startswith(FULL_REPLY_START)
         assert (reply.get("metadata") or {}).get("status") == "failed", reply.get("metadata")
 
-    second = start(data_dir, "second")
+    second = start(data_dir, "second", FAST_CHUNK_S)  # nothing is stopped mid-reply there
     servers.append(second)
     page = open_chat(browser, second, chat_id)
     interrupted = page.locator(".message-assistant").last
