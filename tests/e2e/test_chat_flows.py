@@ -98,6 +98,12 @@ class TestSafety:
 
 
 def wait_for_reply_end(page: Page) -> None:
+    """Wait until the reply to what was just sent has ended.
+
+    First a reply is seen (the one streaming, or the one stored): right after a send nothing
+    streams *yet*, and "nothing streaming" alone would pass before the reply began.
+    """
+    expect(page.locator(".message-assistant").first).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator("#streaming-reply")).to_have_count(0, timeout=TIMEOUT_MS)
     expect(page.locator(".pending-reply")).to_have_count(0, timeout=TIMEOUT_MS)
 
