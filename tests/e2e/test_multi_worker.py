@@ -1,4 +1,5 @@
-"""Production mode, two workers, Redis: tabs served by different workers stay in sync."""
+"""Production mode, two workers, Redis: tabs served by different workers stay in sync, and a
+tab's token bound on one worker is refused on the other."""
 
 from __future__ import annotations
 
@@ -17,9 +18,19 @@ from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.status import WorkerTabState
 from tests.e2e.app_server import AppServer, start_app, start_redis
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.e2e.test_hostile_tokens import (
+    NEW_TITLE,
+    SECRETS,
+    alice_on,
+    alices_tab,
+    assert_refused,
+    connect_with,
+    event,
+    stream_and_rename,
+)
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
 
-MAX_TABS = 12
+MAX_TABS = 12  # tabs (or sockets) tried until one lands on the other worker
 CONVERSATION = SharedConversationState.get_full_name()
 
 
@@ -66,10 +77,6 @@ def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(
 
 
 # ── two tabs on two workers sending into one chat at once ───────────
-
-
-def event(state: type, handler: str) -> str:
-    return f"{state.get_full_name()}.{handler}"
 
 
 def conversation(update: dict[str, Any], name: str) -> Any:
@@ -179,3 +186,41 @@ def test_sends_from_two_workers_into_one_chat_run_one_after_the_other_live_in_bo
         # What the page shows at the end is the stored transcript.
         shown = [conversation(u, "entries") for u in tab.received if conversation(u, "entries")]
         assert [(e["id"], e["text"]) for e in shown[-1]] == [(e.id, e.text) for e in entries]
+
+
+# ── a token is bound for every worker ──────────────────────────────
+
+
+def raw_worker_of(tab: RawTab) -> str:
+    tab.send(event(WorkerTabState, "load"))
+    key = WorkerTabState.get_full_name()
+    workers = [(u.get("delta") or {}).get(key, {}).get("worker_rx_state_") for u in tab.settle()]
+    return next(w for w in reversed(workers) if w)
+
+
+class TestABindingSeenByEveryWorker:
+    def test_a_token_bound_on_one_worker_is_refused_on_the_other(self, prod_server: AppServer):
+        alice = alice_on(prod_server)
+        tab = alices_tab(prod_server, alice)
+        alices_worker, stolen = raw_worker_of(tab), tab.client_token
+        tab.close()
+        thieves: list[RawTab] = []
+        try:
+            while len(thieves) < MAX_TABS:
+                thieves.append(connect_with(prod_server, stolen, prod_server.session_token("bob")))
+                assert_refused(thieves[-1], stolen)
+                if raw_worker_of(thieves[-1]) != alices_worker:
+                    break
+            else:
+                pytest.fail(f"all {MAX_TABS} sockets landed on worker {alices_worker}")
+            other = alices_tab(prod_server, alice)
+            try:
+                stream_and_rename(other, alice, NEW_TITLE + " 4")
+            finally:
+                other.close()
+            for thief in thieves:
+                thief.flush()
+                assert not any(secret in thief.text() for secret in SECRETS)
+        finally:
+            for thief in thieves:
+                thief.close()

@@ -96,7 +96,8 @@ async def test_a_server_that_goes_silent_mid_stream_raises_a_timeout(fake_openai
     fake_openai.script(hang("partial", seconds=10))
     seen = []
     with pytest.raises(ModelTimeoutError):
-        async for event in provider(fake_openai, idle_timeout_s=0.3).stream(REQUEST):
+        # Idle 1 s: long enough for "partial" to arrive on a loaded machine, far below the hang.
+        async for event in provider(fake_openai, idle_timeout_s=1.0).stream(REQUEST):
             seen.append(event)
     assert seen == [TextDelta("partial")]
 
