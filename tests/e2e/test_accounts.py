@@ -103,6 +103,22 @@ class TestSignUpAndBack:
         expect(chat_item(page, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
         expect(page.locator("#transcript")).to_contain_text("lighthouse")
 
+    def test_every_form_posts_to_the_address_the_page_was_reached_at(
+        self, fresh_app: AppServer, browser: Browser
+    ):
+        # Production pages are prerendered: a form holding the build's "localhost" posted
+        # elsewhere for anyone who reached the app by another name (here 127.0.0.1).
+        fresh_app.session_token("owner", admin=True)
+        pages = [
+            (browser.new_context().new_page(), "/sign-in"),
+            (fresh_app.signed_in_context(browser, "owner").new_page(), "/account"),
+        ]
+        for page, path in pages:
+            page.goto(fresh_app.url + path)
+            expect(page.locator("form").first).to_be_attached(timeout=60_000)
+            origins = page.evaluate("() => [...document.forms].map(f => new URL(f.action).origin)")
+            assert origins and set(origins) == {fresh_app.url}, (path, origins)
+
     def test_sign_up_is_closed_by_default_and_says_so(self, fresh_app: AppServer, browser: Browser):
         fresh_app.session_token("owner", admin=True)
         set_policy(fresh_app, "closed")
