@@ -200,12 +200,11 @@ def seed(data_dir: Path, user_id: str) -> dict[str, str]:
 
 
 def private_tree(target: Path) -> Path:
-    """A private copy of the app to run from, so concurrent runs cannot cross-connect.
+    """A private copy of the app to run from, so a benchmark measures the code it started with.
 
-    Every app started from the repo shares ``.web`` (its ``env.json`` names the backend the
-    frontend connects to: the last app started wins; the prod build lands there too) and, in
-    dev mode, ``.states`` (the shared ``user-local`` state on disk). An e2e run started
-    meanwhile would take over the benchmark's tabs. The sources are copied; ``.web`` is copied
+    Each app builds its pages in a frontend folder of its own (``tests/e2e/app_server``), but
+    it still runs the sources it is started from: an edit, a checkout or an e2e run's set-up
+    during a long run would change what is measured. The sources are copied; ``.web`` is copied
     without its build output and ``node_modules``, which is hard-linked (nothing writes into
     it at run time except the dev server's ``.vite`` cache, which is copied); ``.tools`` is
     linked.
