@@ -145,6 +145,7 @@ class TestContentSecurityPolicy:
         tab.locator("#image-upload input[type=file]").set_input_files(
             files=[{"name": "dot.png", "mimeType": "image/png", "buffer": TINY_PNG}]
         )
+        expect(tab.locator("#pending-images img")).to_have_count(1, timeout=TIMEOUT_MS)
         send(tab, "What is in this picture?")
         wait_for_reply_end(tab)
         attachment = tab.locator(".message-user img")
