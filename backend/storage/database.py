@@ -28,6 +28,10 @@ Every store (conversation, directory, runtime) talks to its file through a
   ``InvalidInputError``: stores apply ``backend.storage.text.well_formed_text`` to free text and
   refuse such ids, so reaching this is a missed case, reported clearly instead of as a codec
   error.
+* **On demand.** ``Database(path, on_demand=True)`` opens the file at its first statement: a
+  second connection kept for rare reads (a directory's search and attachment readers) costs
+  nothing until used. An open connection holds ~100 KB of SQLite heap even idle (its first
+  page fetch allocates a 20-page cache block), which a person's idle tabs paid per reader.
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each
   in one transaction together with its bookkeeping row.
 
@@ -112,34 +116,14 @@ class Database:
     :mod:`backend.storage.durability`).
     """
 
-    def __init__(self, path: str | Path, *, synchronous: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, synchronous: str | None = None, on_demand: bool = False
+    ) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
         self.synchronous = checked_synchronous(synchronous or default_synchronous())
-        try:
-            self._conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,
-            )
-            self._conn.row_factory = sqlite3.Row
-            _enable_wal(self._conn)
-            for pragma in (
-                f"synchronous = {SYNCHRONOUS_PRAGMAS[self.synchronous]}",
-                f"busy_timeout = {BUSY_TIMEOUT_MS}",
-                "foreign_keys = OFF",
-            ):
-                self._conn.execute(f"PRAGMA {pragma}")
-            self._changes_at_open = self._conn.total_changes
-            # Creating a cursor is a measurable part of a small statement: the statements whose
-            # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
-            shared = self._conn.cursor()
-            shared.row_factory = None
-            self._on_new_cursor = self._conn.execute
-            self._on_shared_cursor = shared.execute
-            self._executemany = self._conn.executemany
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open database {path}: {exc}") from exc
+        self._target = str(path)
+        self._conn: sqlite3.Connection | None = None
+        self._changes_at_open = 0
         self.lock = threading.RLock()
         self._stats = OpStats()
         # Serialises refreshing ``rows_written`` only (so reading stats never waits for a
@@ -154,6 +138,67 @@ class Database:
         # Holds no state of its own (that lives here, under the lock), so one serves every
         # block, nested or on any thread: no allocation per transaction.
         self._transaction = _Transaction(self)
+        if on_demand:
+            # The first statement connects (under the lock, as every statement runs); until
+            # then the runners are these stand-ins, so the hot path pays nothing for it.
+            self._on_new_cursor = self._connect_then("_on_new_cursor")
+            self._on_shared_cursor = self._connect_then("_on_shared_cursor")
+            self._executemany = self._connect_then("_executemany")
+        else:
+            self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the connection and apply the pragmas (the caller holds the lock, or owns the
+        object still being built)."""
+        if self._closed:
+            raise StorageError(f"cannot operate on a closed database ({self.path})")
+        try:
+            conn = sqlite3.connect(
+                self._target,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open database {self._target}: {exc}") from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            _enable_wal(conn)
+            for pragma in (
+                f"synchronous = {SYNCHRONOUS_PRAGMAS[self.synchronous]}",
+                f"busy_timeout = {BUSY_TIMEOUT_MS}",
+                "foreign_keys = OFF",
+            ):
+                conn.execute(f"PRAGMA {pragma}")
+            # Creating a cursor is a measurable part of a small statement: the statements whose
+            # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
+            shared = conn.cursor()
+            shared.row_factory = None
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StorageError(f"cannot open database {self._target}: {exc}") from exc
+        self._changes_at_open = conn.total_changes
+        self._on_new_cursor = conn.execute
+        self._on_shared_cursor = shared.execute
+        self._executemany = conn.executemany
+        self._conn = conn
+        return conn
+
+    def _connect_then(self, runner: str) -> _Runner:
+        """A stand-in for the runner named ``runner`` that connects, then runs through it."""
+
+        def first(sql: str, params: Any) -> sqlite3.Cursor:
+            if self._conn is None:
+                self._connect()
+            run: _Runner = getattr(self, runner)
+            return run(sql, params)
+
+        return first
+
+    @property
+    def connected(self) -> bool:
+        """Whether the file is open now (an ``on_demand`` database opens at its first statement)."""
+        return self._conn is not None
 
     # ── statements ──────────────────────────────────────────────────
 
@@ -279,7 +324,7 @@ class Database:
         ``snapshot()``) rather than keeping the object and reading the field later.
         """
         with self._stats_lock:
-            if not self._closed:  # close() took the last count, under this same lock
+            if not self._closed and self._conn is not None:  # close() took the last count
                 self._stats.rows_written = self._conn.total_changes - self._changes_at_open
             return self._stats
 
@@ -305,7 +350,7 @@ class Database:
         ``transaction()`` opened inside it fails.
         """
         with self.lock:
-            if self._depth or self._conn.in_transaction:
+            if self._depth or (self._conn is not None and self._conn.in_transaction):
                 yield self
                 return
             self._run(self._on_shared_cursor, _BEGIN_READ)
@@ -326,7 +371,7 @@ class Database:
     def _rollback_outermost(self) -> None:
         callbacks, self._on_rollback = self._on_rollback, []
         self._after_commit = []
-        if self._conn.in_transaction:
+        if self._conn is not None and self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
         for callback in callbacks:
             callback()
@@ -375,10 +420,11 @@ class Database:
         other connections hold open: they see its new content, never a torn file.
         """
         with self.lock:
+            source = self._conn or self._connect()
             try:
                 destination = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000)
                 try:
-                    self._conn.backup(destination, pages=-1)
+                    source.backup(destination, pages=-1)
                 finally:
                     destination.close()
             except sqlite3.Error as exc:
@@ -394,9 +440,11 @@ class Database:
             if self._closed:
                 return
             with self._stats_lock:  # the last count, while the connection can still give it
-                self._stats.rows_written = self._conn.total_changes - self._changes_at_open
+                if self._conn is not None:
+                    self._stats.rows_written = self._conn.total_changes - self._changes_at_open
                 self._closed = True
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
     @property
     def closed(self) -> bool:

@@ -67,8 +67,8 @@ def _connections() -> dict[str, dict[str, int]]:
     for obj in gc.get_objects():
         if type(obj).__name__ != "Database" or not hasattr(obj, "_conn"):
             continue
-        if getattr(obj, "_closed", True):
-            continue
+        if getattr(obj, "_closed", True) or getattr(obj, "_conn", None) is None:
+            continue  # closed, or opened on demand and not used yet
         path = getattr(obj, "path", None)
         kind = "memory" if path is None else ("chat" if path.parent.name == "chats" else path.name)
         entry = totals.setdefault(kind, {"connections": 0, **dict.fromkeys(_DBSTATUS, 0)})

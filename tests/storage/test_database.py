@@ -1,7 +1,10 @@
 """The connection wrapper every store stands on."""
 
+import contextlib
+import os
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -420,3 +423,73 @@ class TestConcurrentMigrations:
             thread.join()
         assert errors == []
         assert calls == [1]
+
+
+def _handles_of(path) -> int:
+    """This process's open file descriptors on ``path`` (one per connection to the file)."""
+    fds = Path("/proc/self/fd")
+    count = 0
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) == str(path):
+                count += 1
+    return count
+
+
+class TestOnDemandConnection:
+    def test_it_opens_the_file_at_its_first_statement_and_sees_what_others_wrote(
+        self, tmp_path, db
+    ):
+        reader = Database(tmp_path / "t.sqlite", on_demand=True)
+        try:
+            assert not reader.connected
+            assert _handles_of(tmp_path / "t.sqlite") == 1  # the fixture's connection only
+            db.execute("INSERT INTO t VALUES ('a', '1')")
+            assert [tuple(row) for row in reader.query("SELECT k, v FROM t")] == [("a", "1")]
+            assert reader.connected
+            assert _handles_of(tmp_path / "t.sqlite") == 2
+        finally:
+            reader.close()
+
+    def test_every_kind_of_first_statement_connects(self, tmp_path, db):
+        for use in (
+            lambda d: d.execute("SELECT 1"),
+            lambda d: d.write("INSERT INTO t VALUES ('w', '1')"),
+            lambda d: d.executemany("INSERT INTO t VALUES (?, ?)", [("m", "1")]),
+            lambda d: d.data_version(),
+            _commit_nothing,
+        ):
+            other = Database(tmp_path / "t.sqlite", on_demand=True)
+            try:
+                use(other)
+                assert other.connected
+            finally:
+                other.close()
+
+    def test_closing_it_unused_opens_nothing_and_later_statements_fail_clearly(self, tmp_path):
+        reader = Database(tmp_path / "never.sqlite", on_demand=True)
+        reader.close()
+        assert not (tmp_path / "never.sqlite").exists()
+        assert reader.stats.rows_written == 0
+        with pytest.raises(StorageError, match="closed"):
+            reader.query("SELECT 1")
+
+    def test_a_snapshot_and_a_backup_work_before_any_statement(self, tmp_path, db):
+        db.execute("INSERT INTO t VALUES ('a', '1')")
+        reader = Database(tmp_path / "t.sqlite", on_demand=True)
+        try:
+            with reader.snapshot() as snap:
+                assert snap.query_one("SELECT v FROM t WHERE k = 'a'")[0] == "1"
+            other = Database(tmp_path / "t.sqlite", on_demand=True)
+            other.backup_to(tmp_path / "copy.sqlite")
+            other.close()
+        finally:
+            reader.close()
+        copy = Database(tmp_path / "copy.sqlite")
+        assert copy.query_one("SELECT v FROM t")[0] == "1"
+        copy.close()
+
+
+def _commit_nothing(database: Database) -> None:
+    with database.transaction():
+        pass
