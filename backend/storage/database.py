@@ -3,11 +3,8 @@
 Every store (conversation, directory, runtime) talks to its file through a
 :class:`Database`. It owns the invariants every store relies on:
 
-* **Pragmas.** WAL journal, ``synchronous`` from :mod:`backend.storage.durability` (``NORMAL``
-  by default: a committed transaction survives a killed process, only an OS crash or power
-  loss can lose the newest commits; ``FULL`` survives those too), ``busy_timeout`` so foreign
-  processes on the same file wait instead of failing, foreign keys off (the stores keep their
-  own links).
+* **Opening.** Pragmas (WAL, durability, busy timeout) and the memory a connection may hold
+  are :mod:`backend.storage.connection`'s.
 * **One lock per connection.** The connection is shared across threads (async callers offload
   to worker threads); an ``RLock`` serialises statements, and a transaction holds it from
   ``BEGIN`` to ``COMMIT`` so a conversation's writes never interleave.
@@ -29,9 +26,8 @@ Every store (conversation, directory, runtime) talks to its file through a
   refuse such ids, so reaching this is a missed case, reported clearly instead of as a codec
   error.
 * **On demand.** ``Database(path, on_demand=True)`` opens the file at its first statement: a
-  second connection kept for rare reads (a directory's search and attachment readers) costs
-  nothing until used. An open connection holds ~100 KB of SQLite heap even idle (its first
-  page fetch allocates a 20-page cache block), which a person's idle tabs paid per reader.
+  connection kept for rare reads (a directory's search and attachment readers) costs nothing
+  until used (an open one holds ~100 KB of SQLite heap even idle).
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each
   in one transaction together with its bookkeeping row.
 
@@ -49,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,13 +53,9 @@ from typing import Any
 
 from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
-from backend.storage.durability import (
-    SYNCHRONOUS_PRAGMAS,
-    checked_synchronous,
-    default_synchronous,
-)
+from backend.storage.connection import BUSY_TIMEOUT_MS, open_connection
+from backend.storage.durability import checked_synchronous, default_synchronous
 
-BUSY_TIMEOUT_MS = 10_000
 MAX_INTEGER = 2**63 - 1
 """The largest integer SQLite binds; a larger Python int raises ``OverflowError``."""
 
@@ -148,35 +139,15 @@ class Database:
             self._connect()
 
     def _connect(self) -> sqlite3.Connection:
-        """Open the connection and apply the pragmas (the caller holds the lock, or owns the
+        """Open the connection (the caller holds the lock, or owns the
         object still being built)."""
         if self._closed:
             raise StorageError(f"cannot operate on a closed database ({self.path})")
-        try:
-            conn = sqlite3.connect(
-                self._target,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,
-            )
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open database {self._target}: {exc}") from exc
-        try:
-            conn.row_factory = sqlite3.Row
-            _enable_wal(conn)
-            for pragma in (
-                f"synchronous = {SYNCHRONOUS_PRAGMAS[self.synchronous]}",
-                f"busy_timeout = {BUSY_TIMEOUT_MS}",
-                "foreign_keys = OFF",
-            ):
-                conn.execute(f"PRAGMA {pragma}")
-            # Creating a cursor is a measurable part of a small statement: the statements whose
-            # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
-            shared = conn.cursor()
-            shared.row_factory = None
-        except sqlite3.Error as exc:
-            conn.close()
-            raise StorageError(f"cannot open database {self._target}: {exc}") from exc
+        conn = open_connection(self._target, self.synchronous)
+        # Creating a cursor is a measurable part of a small statement: the statements whose
+        # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
+        shared = conn.cursor()
+        shared.row_factory = None
         self._changes_at_open = conn.total_changes
         self._on_new_cursor = conn.execute
         self._on_shared_cursor = shared.execute
@@ -516,20 +487,3 @@ class _Transaction:
 
 def _first_line(sql: str) -> str:
     return " ".join(sql.split())[:120]
-
-
-def _enable_wal(conn: sqlite3.Connection) -> None:
-    """Switch to WAL, retrying while another connection holds the new file's lock.
-
-    SQLite does not call the busy handler for this switch: two connections opening one new
-    file at once would otherwise fail with "database is locked".
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
