@@ -140,6 +140,9 @@ class Chats(Closing):
             self._purger.remove_stale_files()
             self._index.repair()
             self._auto_archive.run(self._clock())
+            # Those passes read pages an idle person's tabs never need again; the directory
+            # stays open while any tab of theirs is connected.
+            self.database.release_memory()
         except BaseException:
             self.database.close()
             for extra in (self._search_database, self._pool_database):

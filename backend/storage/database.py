@@ -79,6 +79,7 @@ _BEGIN = "BEGIN IMMEDIATE"
 _BEGIN_READ = "BEGIN"
 _COMMIT = "COMMIT"
 _DATA_VERSION = "PRAGMA data_version"
+_SHRINK_MEMORY = "PRAGMA shrink_memory"
 
 
 @dataclass
@@ -400,6 +401,13 @@ class Database:
                     destination.close()
             except sqlite3.Error as exc:
                 raise StorageError(f"backup of {self.path} to {target}: {exc}") from exc
+
+    def release_memory(self) -> None:
+        """Free the connection's page cache (``PRAGMA shrink_memory``): pages read next are
+        read again. For after a one-off pass over many pages, e.g. opening a directory."""
+        with self.lock:
+            if self._conn is not None:  # an on-demand database not used yet holds nothing
+                self._run(self._on_shared_cursor, _SHRINK_MEMORY)
 
     def table_exists(self, name: str) -> bool:
         return self.query_one(_SELECT_TABLE, (name,)) is not None

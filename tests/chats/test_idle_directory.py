@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from backend.chats import Chats
+from tests.support.sqlite_heap import sqlite_heap_bytes
 
 
 def _handles_of(path: Path) -> int:
@@ -38,6 +39,24 @@ class TestConnectionsOfAnIdleDirectory:
         directory = Chats(tmp_path, "bob")
         directory.close()
         assert _handles_of(directory.layout.database_path) == 0
+
+
+class TestMemoryOfAnOpenDirectory:
+    def test_opening_a_directory_keeps_none_of_the_pages_its_opening_passes_read(self, tmp_path):
+        directory = Chats(tmp_path, "carol")
+        for n in range(300):
+            directory.create_chat(f"Chat {n}")
+        directory.close()
+        Chats(tmp_path, "warm-up").close()  # the process's one-time SQLite allocations
+
+        before = sqlite_heap_bytes()
+        directory = Chats(tmp_path, "carol")
+        try:
+            # Its one connection's own memory (schema, statements) and none of the ~85 KB of
+            # pages the sweep, index repair and archive pass read (140 KB were kept).
+            assert sqlite_heap_bytes() - before < 96 * 1024
+        finally:
+            directory.close()
 
 
 class TestNeverWrittenChats:

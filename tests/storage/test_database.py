@@ -524,3 +524,25 @@ class TestMemoryHeld:
         # Past STATEMENT_CACHE_SIZE each new statement evicts one as large: nothing
         # accumulates (the sqlite3 module's default, 128 cached, held ~170 KB more here).
         assert sqlite_heap_bytes() - before < 32 * 1024
+
+    def test_releasing_memory_frees_the_pages_a_scan_read(self, tmp_path):
+        writer = Database(tmp_path / "big.sqlite")
+        writer.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+        writer.executemany("INSERT INTO t VALUES (?, ?)", [(i, "x" * 1000) for i in range(4000)])
+        reader = Database(tmp_path / "big.sqlite")
+        try:
+            before = sqlite_heap_bytes()
+            reader.query_one("SELECT count(*) FROM t WHERE v != ''")
+            assert sqlite_heap_bytes() - before > 128 * 1024  # the scan filled the cache
+            reader.release_memory()
+            assert sqlite_heap_bytes() - before < 16 * 1024
+            assert reader.query_one("SELECT count(*) FROM t")[0] == 4000  # still usable
+        finally:
+            reader.close()
+            writer.close()
+
+    def test_releasing_memory_of_an_unused_on_demand_database_opens_nothing(self, tmp_path):
+        reader = Database(tmp_path / "never.sqlite", on_demand=True)
+        reader.release_memory()
+        assert not reader.connected
+        reader.close()
