@@ -314,8 +314,30 @@ async def rename_fanout(person: Person, title: str) -> tuple[float | None, int]:
 # ── the run ─────────────────────────────────────────────────────────
 
 
+async def probe(folder: Path | None, label: str) -> None:
+    """Ask the app's memory probe (``bench/memprobe``) for a report, and wait for it."""
+    if folder is None:
+        return
+    (folder / f"req-{label}").touch()
+    deadline = time.monotonic() + TIMEOUT_S
+    seen = -1
+    while time.monotonic() < deadline:  # every Python process of the app answers
+        await asyncio.sleep(2)
+        answers = len(list(folder.glob(f"*-{label}.json")))
+        if answers and answers == seen:
+            return
+        seen = answers
+
+
 async def run(
-    app: AppServer, users: int, per: int, streams: int, *, deflate: bool, server: str
+    app: AppServer,
+    users: int,
+    per: int,
+    streams: int,
+    *,
+    deflate: bool,
+    server: str,
+    probe_dir: Path | None = None,
 ) -> list[str]:
     lines: list[str] = []
     errors: list[str] = []
@@ -325,16 +347,19 @@ async def run(
     await connect(app, warm, 2, errors, deflate=deflate)  # loads every module and cache
     await asyncio.sleep(2)
     before = group_rss_kb(pgid)
+    await probe(probe_dir, "before")
     started = time.monotonic()
     # First one tab per person (what a person costs: their directory, chat and runtime), then
     # the others (what one more tab costs).
     await connect_all(app, people, 1, errors, deflate=deflate)
     await asyncio.sleep(3)  # let background work of the connects finish
     middle = group_rss_kb(pgid)
+    await probe(probe_dir, "middle")
     await connect_all(app, people, per - 1, errors, deflate=deflate)
     connected = sum(len(p.tabs) for p in people)
     await asyncio.sleep(3)
     after = group_rss_kb(pgid)
+    await probe(probe_dir, "after")
     per_tab = (after - before) / max(connected, 1)
     first_tabs = (middle - before) / max(users, 1)
     more_tabs = (after - middle) / max(connected - users, 1)
@@ -451,6 +476,12 @@ def main() -> int:
         "--server-path", type=Path, help="with --server uvicorn: where uvicorn+gunicorn are"
     )
     parser.add_argument(
+        "--probe",
+        type=Path,
+        help="a folder for the app's memory reports (bench/memprobe) before, between and after "
+        "the tabs connect; PYTHONTRACEMALLOC=N in the environment adds its Python heap",
+    )
+    parser.add_argument(
         "--no-deflate", dest="deflate", action="store_false", help="tabs offer no compression"
     )
     args = parser.parse_args()
@@ -463,6 +494,11 @@ def main() -> int:
         app_server.ROOT = private_tree(base / "app")
         env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
         env.update(server_env(args.server, args.server_path, args.workers))
+        if args.probe is not None:
+            args.probe.mkdir(parents=True, exist_ok=True)
+            env["CHATS_MEMPROBE_DIR"] = str(args.probe.resolve())
+            paths = [str(ROOT / "bench/memprobe"), env.get("PYTHONPATH", "")]
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
         redis = start_redis(base) if args.workers > 1 else None
         if redis is not None:
             env.update(REFLEX_REDIS_URL=redis.url)
@@ -471,7 +507,9 @@ def main() -> int:
             label = server_label(args.server, args.server_path, args.workers)
             sizes = (args.users, args.tabs_per_user, args.streams)
             try:
-                asyncio.run(run(app, *sizes, deflate=args.deflate, server=label))
+                asyncio.run(
+                    run(app, *sizes, deflate=args.deflate, server=label, probe_dir=args.probe)
+                )
             except BaseException:
                 print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
                 raise

@@ -90,8 +90,10 @@ class Chats(Closing):
         self._pool_database: Database | None = None
         try:
             # Searches read through a second connection (WAL: readers never block the writer),
-            # so a long search never holds up create_chat or a flush on the main one.
-            self._search_database = Database(self.layout.database_path)
+            # so a long search never holds up create_chat or a flush on the main one. It and
+            # the pool's reader open at their first statement: most open directories (a
+            # person's idle tabs) never search nor read a shared attachment.
+            self._search_database = Database(self.layout.database_path, on_demand=True)
             self._directory = DirectoryStore(self.database, self._search_database)
             self._shared = SharedContextStore(self.database, self._search_database)
             self._ids = ChatIds(self._directory.id_key())
@@ -106,7 +108,7 @@ class Chats(Closing):
             )
             # The shared attachments are read through a third connection whose lock is a leaf:
             # a chat file asks for them while it holds its own lock.
-            self._pool_database = Database(self.layout.database_path)
+            self._pool_database = Database(self.layout.database_path, on_demand=True)
             self._pool = AttachmentPool(self.database, reader=self._pool_database)
             parts = DirectoryParts(
                 self.database, self._directory, self._index, self.layout, self._pool
@@ -138,6 +140,9 @@ class Chats(Closing):
             self._purger.remove_stale_files()
             self._index.repair()
             self._auto_archive.run(self._clock())
+            # Those passes read pages an idle person's tabs never need again; the directory
+            # stays open while any tab of theirs is connected.
+            self.database.release_memory()
         except BaseException:
             self.database.close()
             for extra in (self._search_database, self._pool_database):

@@ -118,7 +118,6 @@ class OpenChats:
         self._check_open = check_open
         self._lock = threading.Lock()  # leaf lock: the cache only
         self._open: OrderedDict[int, OpenChat] = OrderedDict()
-        self._unwritten: Sessions | None = None
 
     def __len__(self) -> int:
         return len(self._open)
@@ -163,17 +162,8 @@ class OpenChats:
         return winner
 
     def unwritten(self) -> Session:
-        """The empty, write-refusing conversation every never-written chat reads as.
-
-        One in-memory file with the real schema, so every read answers exactly as an empty
-        chat file would; marked retired, so a write raises instead of vanishing.
-        """
-        with self._lock:
-            if self._unwritten is None:
-                empty = Sessions(":memory:", retired_error=_write_to_unwritten)
-                empty.retire()
-                self._unwritten = empty
-            return self._unwritten.session(CONVERSATION)
+        """The empty, write-refusing conversation every never-written chat reads as."""
+        return unwritten_conversation()
 
     def has_file(self, chat: Chat) -> bool:
         with self._lock:
@@ -264,11 +254,29 @@ class OpenChats:
         with self._lock:
             entries = list(self._open.values())
             self._open.clear()
-            unwritten, self._unwritten = self._unwritten, None
         for entry in entries:
             self.close_entry(entry)
-        if unwritten is not None:
-            unwritten.close()
+
+
+_unwritten: Sessions | None = None
+_unwritten_lock = threading.Lock()
+
+
+def unwritten_conversation() -> Session:
+    """The empty, write-refusing conversation every never-written chat of this process reads as.
+
+    One in-memory file with the real schema, so every read answers exactly as an empty chat
+    file would; marked retired, so a write raises instead of vanishing. One per process, not
+    per directory: it holds nothing of anyone's, and each connection costs ~120 KB of SQLite
+    heap, which every person whose tab showed a new chat paid. Never closed (it holds no file).
+    """
+    global _unwritten
+    with _unwritten_lock:
+        if _unwritten is None:
+            empty = Sessions(":memory:", retired_error=_write_to_unwritten)
+            empty.retire()
+            _unwritten = empty
+        return _unwritten.session(CONVERSATION)
 
 
 def _write_to_unwritten() -> ChatsError:

@@ -9,16 +9,24 @@ only when another connection committed. Then the rows past the watcher's waterma
 local change gives (``created``, ``turn_recorded``, ``deleted``); a change those cannot name
 (a rename, shared memory, a backdated import update) becomes one ``changed`` event.
 
-Cost: nothing when nobody subscribes (the thread starts with the first listener and stops
-with the last); otherwise one pragma per poll, plus three indexed reads per poll that saw a
-foreign commit. Delivery is at least once: a local change that lands between two polls with
-a foreign one may be announced again (listeners reload; a repeat is harmless).
+One thread polls every watched directory of the process (a thread per directory cost each
+online person ~27 KB of stack and a thread): it starts with the first watched directory and
+ends with the last. A directory whose connection is busy (a long transaction) is skipped for
+that round rather than waited for, so one busy directory never delays the others; its next
+poll sees what it missed (``data_version`` is a counter). Listeners run on that thread, so
+they must be quick (the bridge's only schedule work on the event loop).
+
+Cost: nothing when nobody subscribes; otherwise one pragma per directory per poll, plus three
+indexed reads per poll that saw a foreign commit. Delivery is at least once: a local change
+that lands between two polls with a foreign one may be announced again (listeners reload; a
+repeat is harmless).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 from backend.chats.directory import DirectoryStore
@@ -47,61 +55,52 @@ class ForeignChangeWatcher:
         directory: DirectoryStore,
         directory_id: str,
         emit: Callable[[DirectoryEvent], None],
-        *,
-        interval_s: float = FOREIGN_POLL_S,
     ) -> None:
         self._db = database
         self._directory = directory
         self._directory_id = directory_id
         self._emit = emit
-        self._interval_s = interval_s
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
         self._version = 0
         self._marks = (0, 0, 0)
 
     @property
     def running(self) -> bool:
-        return self._thread is not None
+        return _poller.watches(self)
 
     def start(self) -> None:
-        with self._lock:
-            if self._thread is not None or self._db.closed:
-                return
-            self._baseline()
-            self._stop = threading.Event()
-            self._thread = threading.Thread(
-                target=self._run,
-                args=(self._stop,),
-                name=f"chats-watch-{self._directory_id}",
-                daemon=True,
-            )
-            self._thread.start()
+        if self._db.closed or _poller.watches(self):
+            return
+        self._baseline()
+        _poller.add(self)
 
     def stop(self) -> None:
-        with self._lock:
-            thread, self._thread = self._thread, None
-            self._stop.set()
-        if thread is not None and thread is not threading.current_thread():
-            # Bounded: a caller holding the database lock (unsubscribing inside a transaction)
-            # must not wait for a poll that waits for that lock; the thread ends on its own.
-            thread.join(timeout=self._interval_s)
+        """Stop polling (never waits: a caller may hold the database lock a poll waits for)."""
+        _poller.remove(self)
 
     def _baseline(self) -> None:
         with self._db.lock:  # version and marks describe the same moment
             self._version = self._db.data_version()
             self._marks = self._directory.watermarks()
 
-    def _run(self, stop: threading.Event) -> None:
-        while not stop.wait(self._interval_s):
-            try:
-                for event in self.poll():
-                    self._emit(event)
-            except Exception:  # a closed database at shutdown, a busy file: try next time
-                if self._db.closed:
-                    return
+    def poll_round(self) -> None:
+        """One poll by the shared thread: emit what it found, unless the database is busy."""
+        if not self._db.lock.acquire(blocking=False):
+            return  # a long transaction: the next round sees what it missed
+        try:
+            events = self.poll()
+        except Exception:  # a closed database at shutdown, a busy file: try next time
+            if self._db.closed:
+                _poller.remove(self)
+            else:
                 logger.warning("directory watcher poll failed", exc_info=True)
+            return
+        finally:
+            self._db.lock.release()
+        for event in events:
+            try:
+                self._emit(event)
+            except Exception:  # one listener's failure must not stop the others' polls
+                logger.warning("directory listener failed", exc_info=True)
 
     def poll(self) -> list[DirectoryEvent]:
         """The events for what other processes committed since the last poll."""
@@ -129,3 +128,43 @@ class ForeignChangeWatcher:
                 events.append(ChatTurnRecorded(self._directory_id, record.summary()))
         events.extend(ChatDeleted(self._directory_id, record.id) for record in deleted)
         return events or [DirectoryChanged(self._directory_id)]
+
+
+class _Poller:
+    """The one thread that polls every watched directory of the process, every
+    ``FOREIGN_POLL_S``; it runs while at least one directory is watched."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watchers: dict[int, ForeignChangeWatcher] = {}
+        self._thread: threading.Thread | None = None
+
+    def watches(self, watcher: ForeignChangeWatcher) -> bool:
+        with self._lock:
+            return id(watcher) in self._watchers
+
+    def add(self, watcher: ForeignChangeWatcher) -> None:
+        with self._lock:
+            self._watchers[id(watcher)] = watcher
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="chats-watch", daemon=True)
+                self._thread.start()
+
+    def remove(self, watcher: ForeignChangeWatcher) -> None:
+        with self._lock:
+            self._watchers.pop(id(watcher), None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(FOREIGN_POLL_S)
+            with self._lock:
+                if not self._watchers:
+                    self._thread = None  # under the lock: ``add`` starts a new one
+                    return
+                watchers = list(self._watchers.values())
+            for watcher in watchers:
+                if self.watches(watcher):  # not stopped since the round began
+                    watcher.poll_round()
+
+
+_poller = _Poller()

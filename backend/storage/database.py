@@ -3,11 +3,8 @@
 Every store (conversation, directory, runtime) talks to its file through a
 :class:`Database`. It owns the invariants every store relies on:
 
-* **Pragmas.** WAL journal, ``synchronous`` from :mod:`backend.storage.durability` (``NORMAL``
-  by default: a committed transaction survives a killed process, only an OS crash or power
-  loss can lose the newest commits; ``FULL`` survives those too), ``busy_timeout`` so foreign
-  processes on the same file wait instead of failing, foreign keys off (the stores keep their
-  own links).
+* **Opening.** Pragmas (WAL, durability, busy timeout) and the memory a connection may hold
+  are :mod:`backend.storage.connection`'s.
 * **One lock per connection.** The connection is shared across threads (async callers offload
   to worker threads); an ``RLock`` serialises statements, and a transaction holds it from
   ``BEGIN`` to ``COMMIT`` so a conversation's writes never interleave.
@@ -28,6 +25,9 @@ Every store (conversation, directory, runtime) talks to its file through a
   ``InvalidInputError``: stores apply ``backend.storage.text.well_formed_text`` to free text and
   refuse such ids, so reaching this is a missed case, reported clearly instead of as a codec
   error.
+* **On demand.** ``Database(path, on_demand=True)`` opens the file at its first statement: a
+  connection kept for rare reads (a directory's search and attachment readers) costs nothing
+  until used (an open one holds ~100 KB of SQLite heap even idle).
 * **Migrations.** ``migrate(component, [fn, ...])`` applies append-only, named functions, each
   in one transaction together with its bookkeeping row.
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,13 +53,9 @@ from typing import Any
 
 from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
-from backend.storage.durability import (
-    SYNCHRONOUS_PRAGMAS,
-    checked_synchronous,
-    default_synchronous,
-)
+from backend.storage.connection import BUSY_TIMEOUT_MS, open_connection
+from backend.storage.durability import checked_synchronous, default_synchronous
 
-BUSY_TIMEOUT_MS = 10_000
 MAX_INTEGER = 2**63 - 1
 """The largest integer SQLite binds; a larger Python int raises ``OverflowError``."""
 
@@ -84,6 +79,7 @@ _BEGIN = "BEGIN IMMEDIATE"
 _BEGIN_READ = "BEGIN"
 _COMMIT = "COMMIT"
 _DATA_VERSION = "PRAGMA data_version"
+_SHRINK_MEMORY = "PRAGMA shrink_memory"
 
 
 @dataclass
@@ -112,34 +108,14 @@ class Database:
     :mod:`backend.storage.durability`).
     """
 
-    def __init__(self, path: str | Path, *, synchronous: str | None = None) -> None:
+    def __init__(
+        self, path: str | Path, *, synchronous: str | None = None, on_demand: bool = False
+    ) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
         self.synchronous = checked_synchronous(synchronous or default_synchronous())
-        try:
-            self._conn = sqlite3.connect(
-                str(path),
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,
-            )
-            self._conn.row_factory = sqlite3.Row
-            _enable_wal(self._conn)
-            for pragma in (
-                f"synchronous = {SYNCHRONOUS_PRAGMAS[self.synchronous]}",
-                f"busy_timeout = {BUSY_TIMEOUT_MS}",
-                "foreign_keys = OFF",
-            ):
-                self._conn.execute(f"PRAGMA {pragma}")
-            self._changes_at_open = self._conn.total_changes
-            # Creating a cursor is a measurable part of a small statement: the statements whose
-            # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
-            shared = self._conn.cursor()
-            shared.row_factory = None
-            self._on_new_cursor = self._conn.execute
-            self._on_shared_cursor = shared.execute
-            self._executemany = self._conn.executemany
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open database {path}: {exc}") from exc
+        self._target = str(path)
+        self._conn: sqlite3.Connection | None = None
+        self._changes_at_open = 0
         self.lock = threading.RLock()
         self._stats = OpStats()
         # Serialises refreshing ``rows_written`` only (so reading stats never waits for a
@@ -154,6 +130,47 @@ class Database:
         # Holds no state of its own (that lives here, under the lock), so one serves every
         # block, nested or on any thread: no allocation per transaction.
         self._transaction = _Transaction(self)
+        if on_demand:
+            # The first statement connects (under the lock, as every statement runs); until
+            # then the runners are these stand-ins, so the hot path pays nothing for it.
+            self._on_new_cursor = self._connect_then("_on_new_cursor")
+            self._on_shared_cursor = self._connect_then("_on_shared_cursor")
+            self._executemany = self._connect_then("_executemany")
+        else:
+            self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the connection (the caller holds the lock, or owns the
+        object still being built)."""
+        if self._closed:
+            raise StorageError(f"cannot operate on a closed database ({self.path})")
+        conn = open_connection(self._target, self.synchronous)
+        # Creating a cursor is a measurable part of a small statement: the statements whose
+        # cursor never escapes (see ``_run``) share this one, which returns plain tuples.
+        shared = conn.cursor()
+        shared.row_factory = None
+        self._changes_at_open = conn.total_changes
+        self._on_new_cursor = conn.execute
+        self._on_shared_cursor = shared.execute
+        self._executemany = conn.executemany
+        self._conn = conn
+        return conn
+
+    def _connect_then(self, runner: str) -> _Runner:
+        """A stand-in for the runner named ``runner`` that connects, then runs through it."""
+
+        def first(sql: str, params: Any) -> sqlite3.Cursor:
+            if self._conn is None:
+                self._connect()
+            run: _Runner = getattr(self, runner)
+            return run(sql, params)
+
+        return first
+
+    @property
+    def connected(self) -> bool:
+        """Whether the file is open now (an ``on_demand`` database opens at its first statement)."""
+        return self._conn is not None
 
     # ── statements ──────────────────────────────────────────────────
 
@@ -279,7 +296,7 @@ class Database:
         ``snapshot()``) rather than keeping the object and reading the field later.
         """
         with self._stats_lock:
-            if not self._closed:  # close() took the last count, under this same lock
+            if not self._closed and self._conn is not None:  # close() took the last count
                 self._stats.rows_written = self._conn.total_changes - self._changes_at_open
             return self._stats
 
@@ -305,7 +322,7 @@ class Database:
         ``transaction()`` opened inside it fails.
         """
         with self.lock:
-            if self._depth or self._conn.in_transaction:
+            if self._depth or (self._conn is not None and self._conn.in_transaction):
                 yield self
                 return
             self._run(self._on_shared_cursor, _BEGIN_READ)
@@ -326,7 +343,7 @@ class Database:
     def _rollback_outermost(self) -> None:
         callbacks, self._on_rollback = self._on_rollback, []
         self._after_commit = []
-        if self._conn.in_transaction:
+        if self._conn is not None and self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
         for callback in callbacks:
             callback()
@@ -375,14 +392,22 @@ class Database:
         other connections hold open: they see its new content, never a torn file.
         """
         with self.lock:
+            source = self._conn or self._connect()
             try:
                 destination = sqlite3.connect(str(target), timeout=BUSY_TIMEOUT_MS / 1000)
                 try:
-                    self._conn.backup(destination, pages=-1)
+                    source.backup(destination, pages=-1)
                 finally:
                     destination.close()
             except sqlite3.Error as exc:
                 raise StorageError(f"backup of {self.path} to {target}: {exc}") from exc
+
+    def release_memory(self) -> None:
+        """Free the connection's page cache (``PRAGMA shrink_memory``): pages read next are
+        read again. For after a one-off pass over many pages, e.g. opening a directory."""
+        with self.lock:
+            if self._conn is not None:  # an on-demand database not used yet holds nothing
+                self._run(self._on_shared_cursor, _SHRINK_MEMORY)
 
     def table_exists(self, name: str) -> bool:
         return self.query_one(_SELECT_TABLE, (name,)) is not None
@@ -394,9 +419,11 @@ class Database:
             if self._closed:
                 return
             with self._stats_lock:  # the last count, while the connection can still give it
-                self._stats.rows_written = self._conn.total_changes - self._changes_at_open
+                if self._conn is not None:
+                    self._stats.rows_written = self._conn.total_changes - self._changes_at_open
                 self._closed = True
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
     @property
     def closed(self) -> bool:
@@ -468,20 +495,3 @@ class _Transaction:
 
 def _first_line(sql: str) -> str:
     return " ".join(sql.split())[:120]
-
-
-def _enable_wal(conn: sqlite3.Connection) -> None:
-    """Switch to WAL, retrying while another connection holds the new file's lock.
-
-    SQLite does not call the busy handler for this switch: two connections opening one new
-    file at once would otherwise fail with "database is locked".
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)

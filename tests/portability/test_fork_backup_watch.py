@@ -215,6 +215,45 @@ class TestOtherProcesses:
         assert not chats._watcher.running
 
 
+class TestOneWatchThread:
+    """Every watched directory of the process is polled by one thread (a thread per online
+    person cost each ~27 KB of stack)."""
+
+    def test_two_watched_directories_are_polled_by_one_thread(self, tmp_path):
+        ann, bob = Chats(tmp_path, "ann"), Chats(tmp_path, "bob")
+        stops = [ann.subscribe(lambda event: None), bob.subscribe(lambda event: None)]
+        try:
+            watching = [t for t in threading.enumerate() if t.name.startswith("chats-watch")]
+            assert len(watching) == 1
+        finally:
+            for stop in stops:
+                stop()
+            ann.close()
+            bob.close()
+
+    def test_a_directory_in_a_long_transaction_does_not_hold_up_anothers_events(self, tmp_path):
+        ann, bob = Chats(tmp_path, "ann"), Chats(tmp_path, "bob")
+        arrived = threading.Event()
+
+        def listener(event):
+            if isinstance(event, ChatCreated) and event.chat.title == "From elsewhere":
+                arrived.set()
+
+        stops = [ann.subscribe(lambda event: None), bob.subscribe(listener)]
+        try:
+            with ann.database.transaction():  # ann's connection is busy until the end
+                # Another connection to bob's file (as another process would be): only the
+                # watcher can tell bob's listeners.
+                with Chats(tmp_path, "bob") as elsewhere:
+                    elsewhere.create_chat("From elsewhere")
+                assert arrived.wait(timeout=10), "bob's change waited for ann's transaction"
+        finally:
+            for stop in stops:
+                stop()
+            ann.close()
+            bob.close()
+
+
 class TestBackup:
     def test_a_backup_taken_while_writing_restores_a_consistent_point_in_time(self, tmp_path):
         data = tmp_path / "data"

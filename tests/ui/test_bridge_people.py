@@ -1,4 +1,4 @@
-"""Bounded people: a person's directory, runtime and watcher thread are open only while a tab
+"""Bounded people: a person's directory, runtime and change watch are open only while a tab
 of theirs is connected (plus a grace period), or a run or a background job of theirs uses them.
 
 Same stand-ins as ``test_bridge_pumps`` (a real runtime in ``tmp_path``, a fake Reflex app);
@@ -32,11 +32,6 @@ def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 0.02)
 
 
-def watch_threads() -> set[threading.Thread]:
-    """The live change-watcher threads of the person's directories (other tests' included)."""
-    return {t for t in threading.enumerate() if t.name.startswith(f"chats-watch-{USER}")}
-
-
 def files_open_under(folder: Path) -> int:
     """This process's file descriptors on files in ``folder`` (SQLite databases, journals)."""
     count = 0
@@ -68,21 +63,21 @@ def released(served: Services) -> bool:
 
 
 class TestAPersonIsReleasedWhenTheirLastTabLeaves:
-    async def test_the_directory_its_files_and_its_watcher_thread_go_after_the_grace(
+    async def test_the_directory_its_files_and_its_change_watch_go_after_the_grace(
         self, live, tmp_path: Path
     ) -> None:
         served, app = live
-        before = watch_threads()
         served.tab_opened(USER, "tab-1")
         served.directory(USER).create_chat()
         served.runtime(USER)
-        (watcher,) = watch_threads() - before
+        watcher = served.directory(USER)._watcher
+        assert watcher.running  # the bridge listens to the directory
         assert files_open_under(tmp_path / USER) > 0
         await after_the_reopening_refresh(app, 0)  # (a later one would open it again)
 
         bridge.tab_left("tab-1")
         await until(lambda: released(served))
-        await until(lambda: not watcher.is_alive() and files_open_under(tmp_path / USER) == 0)
+        await until(lambda: not watcher.running and files_open_under(tmp_path / USER) == 0)
         assert served.footprint() == {
             "directories": 0,
             "runtimes": 0,
