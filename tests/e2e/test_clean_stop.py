@@ -22,7 +22,7 @@ from tests.e2e.app_server import AppServer, start_app
 
 TIMEOUT_MS = 60_000
 SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a stop lands mid-stream
-FAST_CHUNK_S = "0.02"
+FAST_CHUNK_S = "0.02"  # the last restart: nothing is stopped there
 PROMPT = "Tell me about it"  # stopwords only: the offline assistant's fixed reply
 FULL_REPLY_START = "I'm the offline assistant"
 
@@ -72,37 +72,51 @@ def kill(server: AppServer, signum: int) -> None:
     server.process.wait(timeout=30)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def send_and_stop_mid_reply(page: Page, server: AppServer, signum: int, send) -> None:
+    """Start a reply (``send`` clicks what starts it) and stop the server while it streams."""
+    send()
+    expect(page.locator("#streaming-reply")).to_contain_text(
+        "offline assistant", timeout=TIMEOUT_MS
+    )
+    kill(server, signum)
+
+
 def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retried(
-    browser: Browser, data_dir: Path, servers: list[AppServer], signum: int
+    browser: Browser, data_dir: Path, servers: list[AppServer]
 ):
+    """Stopped cleanly (SIGTERM) mid-reply, then killed (SIGKILL) mid-retry: after each restart
+    the reply is there, marked interrupted, and Retry answers it; the last Retry in full."""
     first = start(data_dir, "first")
     servers.append(first)
     user_id = user_id_of(first, "erin")
     with Chats(first.data_dir, user_id) as chats:
         chat_id = chats.create_chat("Stopped mid-reply").id
     page = open_chat(browser, first, chat_id)
-    page.locator("#composer").fill(PROMPT)
-    page.locator("#composer").press("Enter")
-    streaming = page.locator("#streaming-reply")
-    expect(streaming).to_contain_text("offline assistant", timeout=TIMEOUT_MS)
 
-    kill(first, signum)
+    def send_prompt() -> None:
+        page.locator("#composer").fill(PROMPT)
+        page.locator("#composer").press("Enter")
 
-    reply = last_reply(first, user_id, chat_id)
+    send_and_stop_mid_reply(page, first, signal.SIGTERM, send_prompt)
+    reply = last_reply(first, user_id, chat_id)  # the clean stop saved what had streamed
     assert reply["role"] == "assistant"
-    if signum == signal.SIGTERM:  # the clean stop saved what had streamed
-        assert text_of(reply).startswith(FULL_REPLY_START)
-        assert (reply.get("metadata") or {}).get("status") == "failed", reply.get("metadata")
+    assert text_of(reply).startswith(FULL_REPLY_START)
+    assert (reply.get("metadata") or {}).get("status") == "failed", reply.get("metadata")
 
-    second = start(data_dir, "second", FAST_CHUNK_S)  # nothing is stopped mid-reply there
+    second = start(data_dir, "second")  # slow again: its Retry is killed while it streams
     servers.append(second)
     page = open_chat(browser, second, chat_id)
     interrupted = page.locator(".message-assistant").last
     expect(interrupted.locator(".retry")).to_be_visible(timeout=TIMEOUT_MS)
-    if signum == signal.SIGTERM:
-        expect(interrupted.locator(".message-text")).to_contain_text(FULL_REPLY_START)
+    expect(interrupted.locator(".message-text")).to_contain_text(FULL_REPLY_START)
+    send_and_stop_mid_reply(page, second, signal.SIGKILL, interrupted.locator(".retry").click)
+    assert last_reply(second, user_id, chat_id)["role"] == "assistant"
 
+    third = start(data_dir, "third", FAST_CHUNK_S)  # recovers the killed reply at start
+    servers.append(third)
+    page = open_chat(browser, third, chat_id)
+    interrupted = page.locator(".message-assistant").last
+    expect(interrupted.locator(".retry")).to_be_visible(timeout=TIMEOUT_MS)
     interrupted.locator(".retry").click()
     answered = page.locator(".message-assistant").last
     expect(answered.locator(".message-text")).to_contain_text(

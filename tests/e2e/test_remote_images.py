@@ -7,6 +7,7 @@ server that records every request it receives.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +32,14 @@ document.addEventListener('securitypolicyviolation', (e) => {
 """
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Says nothing when the browser drops a connection (a closed tab), loud otherwise."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class ProbeServer:
     """An HTTP server on 127.0.0.1 that answers a PNG and records every path requested."""
 
@@ -50,7 +59,7 @@ class ProbeServer:
                 pass
 
         self.requests = requests
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
         self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
