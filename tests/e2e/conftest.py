@@ -51,12 +51,14 @@ def browser() -> Iterator[Browser]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    """On a failed browser test, print where the app's Python threads stand (py-spy)."""
+    """On a failed browser test, print the app's log and where its threads stand (py-spy)."""
     report = yield
-    if report.when == "call" and report.failed and "app_server" in getattr(item, "funcargs", {}):
-        server: AppServer = item.funcargs["app_server"]
-        report.sections.append(("app threads (py-spy)", dump_threads(server)))
-        report.sections.append(("app log (tail)", server.log_tail(80)))
+    if report.when == "call" and report.failed:
+        # Whichever app the test used: the shared one or a file's own (any fixture name).
+        servers = [v for v in getattr(item, "funcargs", {}).values() if isinstance(v, AppServer)]
+        for server in servers:
+            report.sections.append(("app threads (py-spy)", dump_threads(server)))
+            report.sections.append(("app log (tail)", server.log_tail(80)))
     return report
 
 
