@@ -83,22 +83,23 @@ def conversation(update: dict[str, Any], name: str) -> Any:
     return (update.get("delta") or {}).get(CONVERSATION, {}).get(f"{name}_rx_state_")
 
 
+def raw_worker_of(tab: RawTab, path: str = "/") -> str:
+    """The worker process that serves ``tab`` (once everything it sent was handled)."""
+    tab.send(event(WorkerTabState, "load"), path=path)
+    key = WorkerTabState.get_full_name()
+    workers = [(u.get("delta") or {}).get(key, {}).get("worker_rx_state_") for u in tab.settle()]
+    worker = next((w for w in reversed(workers) if w), "")
+    assert worker, "CHATS_EXPOSE_WORKER_ID should name the worker"
+    return worker
+
+
 def raw_tab_on(server: AppServer, token: str, path: str) -> tuple[RawTab, str]:
     """A tab below the browser showing ``path``, and the worker process that serves it."""
     tab = RawTab(server.backend_url, session_token=token).connect()
     tab.send(HYDRATE, path=path)
     tab.send(event(SharedDirectoryState, "link"), path=path)
     tab.send(event(ChatTabState, "open_chat"), path=path)
-    tab.send(event(WorkerTabState, "load"), path=path)
-    worker = ""
-    for update in tab.settle():
-        worker = (
-            (update.get("delta") or {})
-            .get(WorkerTabState.get_full_name(), {})
-            .get("worker_rx_state_", worker)
-        )
-    assert worker, "CHATS_EXPOSE_WORKER_ID should name the worker"
-    return tab, worker
+    return tab, raw_worker_of(tab, path)
 
 
 def streamed(tab: RawTab) -> list[tuple[str, str]]:
@@ -189,13 +190,6 @@ def test_sends_from_two_workers_into_one_chat_run_one_after_the_other_live_in_bo
 
 
 # ── a token is bound for every worker ──────────────────────────────
-
-
-def raw_worker_of(tab: RawTab) -> str:
-    tab.send(event(WorkerTabState, "load"))
-    key = WorkerTabState.get_full_name()
-    workers = [(u.get("delta") or {}).get(key, {}).get("worker_rx_state_") for u in tab.settle()]
-    return next(w for w in reversed(workers) if w)
 
 
 class TestABindingSeenByEveryWorker:
