@@ -110,6 +110,7 @@ class Tab:
     deflate: bool = True  # offer permessage-deflate, as Chromium and Firefox do
     hooks: list[Callable[[dict[str, Any], float], None]] = field(default_factory=list)
     settled: asyncio.Event = field(default_factory=asyncio.Event)
+    hydrates: tuple[int, int] = (0, 0)  # sent, answered: settled once every one is answered
     sio: socketio.AsyncClient = field(init=False)
 
     def __post_init__(self) -> None:
@@ -124,16 +125,24 @@ class Tab:
         parsed = json.loads(update) if isinstance(update, str) else update
         delta = parsed.get("delta") or {}
         if any(key.endswith("on_load_internal_state") for key in delta):
-            self.settled.set()  # the reply to a hydrate: everything sent before was handled
+            sent, answered = self.hydrates
+            self.hydrates = (sent, answered + 1)
+            if answered + 1 >= sent:
+                self.settled.set()  # the last hydrate answered: everything before was handled
         for hook in list(self.hooks):
             hook(parsed, at)
 
     async def emit(self, name: str, payload: dict[str, Any] | None = None) -> None:
+        if name == HYDRATE:
+            sent, answered = self.hydrates
+            self.hydrates = (sent + 1, answered)
+            self.settled.clear()
         router = {"pathname": self.path, "asPath": self.path, "query": {}}
         message = {"name": name, "payload": payload or {}, "router_data": router}
         await self.sio.emit("event", message, namespace=NAMESPACE)
 
-    async def open(self) -> None:
+    async def open(self, *, settle: bool = True) -> None:
+        """Connect and open the chat as a page load does; ``settle=False`` leaves at once."""
         await self.sio.connect(
             f"{self.backend_url}?token={self.client_token}",
             socketio_path=NAMESPACE,
@@ -145,10 +154,16 @@ class Tab:
         await self.emit(HYDRATE)
         await self.emit(event(SharedDirectoryState, "link"))
         await self.emit(event(ChatTabState, "open_chat"))
-        await self.settle()
+        if settle:
+            await self.settle()
+
+    async def until_hydrated(self) -> None:
+        """Until the first hydrate is answered: the page shows, its chat may still be opening."""
+        async with asyncio.timeout(TIMEOUT_S):
+            while self.hydrates[1] == 0:
+                await asyncio.sleep(0.005)
 
     async def settle(self) -> None:
-        self.settled.clear()
         await self.emit(HYDRATE)
         await asyncio.wait_for(self.settled.wait(), TIMEOUT_S)
 

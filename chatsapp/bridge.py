@@ -19,6 +19,7 @@ when the last tab of a chat leaves (opens another chat, or its socket disconnect
 cancelled after ``RELEASE_GRACE_S`` (a reload does not thrash it). Cancelling closes the
 ``subscribe()`` iterator, which lets the runtime release the chat's event log. A tab that comes
 back starts a new pump, which resets the transient run fields and rebuilds them from the log.
+A tab's events handled after its socket closed count for nothing (:mod:`chatsapp.tab_sockets`).
 
 People are bounded the same way: the bridge knows each person's connected tabs (a tab counts
 once it links their lists or opens a chat). ``DIRECTORY_GRACE_S`` after their last tab left,
@@ -50,6 +51,7 @@ from typing import Any
 
 import reflex as rx
 
+from chatsapp import tab_sockets
 from chatsapp.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.identity import conversation_token, directory_token
 from chatsapp.services import Release, offload, services
@@ -122,26 +124,9 @@ def install(app: Any, states: LiveStates) -> None:
     services().on_conversation_opened(watch_conversation)
     services().on_tab_opened(tab_joined)
     services().on_agent_saved(_agent_saved)
-    _hear_disconnects(app)
+    tab_sockets.install(app, on_closed=tab_left)
     lean_fan_out(app)
     app.add_middleware(ForgetEarlierSharedChanges())
-
-
-def _hear_disconnects(app: Any) -> None:
-    """Call :func:`tab_left` when a tab's socket closes (Reflex offers no hook of its own)."""
-    namespace = getattr(app, "event_namespace", None)
-    if namespace is None:
-        return
-    original = namespace.on_disconnect
-
-    def on_disconnect(sid: str) -> Any:
-        token = namespace.sid_to_token.get(sid)
-        result = original(sid)
-        if token:
-            tab_left(token)
-        return result
-
-    namespace.on_disconnect = on_disconnect
 
 
 def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
@@ -150,6 +135,8 @@ def watch_conversation(user_id: str, chat_id: str, client_token: str) -> None:
     Registered with ``Services.on_conversation_opened``: runs when a tab opens the chat. The
     tab stops watching the chat it showed before.
     """
+    if tab_sockets.is_closed(client_token):
+        return  # handled after its tab closed: nothing would ever release the watch
     _capture_loop()
     tab_joined(user_id, client_token)
     key = (user_id, chat_id)
@@ -170,8 +157,10 @@ def tab_joined(user_id: str, client_token: str) -> None:
     """A tab of ``user_id`` is connected: their directory stays open (idempotent).
 
     Registered with ``Services.on_tab_opened`` (a tab linking the user's lists) and called
-    when a tab opens a chat.
+    when a tab opens a chat. A tab whose socket already closed is not counted.
     """
+    if tab_sockets.is_closed(client_token):
+        return
     _capture_loop()
     _tab_user[client_token] = user_id
     _user_tabs.setdefault(user_id, set()).add(client_token)

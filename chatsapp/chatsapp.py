@@ -59,8 +59,8 @@ async def _archive_untouched_chats() -> None:
 
 
 log_redaction.install()
-token_binding.install(app)  # sockets too: a connect is checked like an event
-signout_watch.install(app, AccountTabState)
+# The bridge first: its socket hooks then run inside the connect check, so they see the
+# token a socket is actually linked with (a refused one is swapped for a fresh token).
 bridge.install(
     app,
     bridge.LiveStates(
@@ -71,3 +71,5 @@ bridge.install(
         chat_settings=SharedChatSettingsState,
     ),
 )
+token_binding.install(app)  # sockets too: a connect is checked like an event
+signout_watch.install(app, AccountTabState)

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
+from urllib.parse import parse_qs
 
 from backend.accounts import User, validate_user_id
 from backend.errors import AuthError, ChatsError
@@ -110,6 +111,11 @@ def current_viewer() -> Viewer:
 
 def current_user_id() -> str:
     return current_viewer().user_id
+
+
+def connect_token(environ: dict[str, Any]) -> str:
+    """The client token a socket asked for in its connect URL (``""`` if none)."""
+    return (parse_qs(environ.get("QUERY_STRING", "")).get("token") or [""])[0]
 
 
 def is_browser_token(client_token: str) -> bool:

@@ -33,7 +33,7 @@ from reflex.istate.manager.memory import StateManagerMemory
 from reflex_base.constants import RouteVar
 
 from chatsapp.auth_guard import OwnerTabState
-from chatsapp.identity import identify, is_browser_token, may_use_tab
+from chatsapp.identity import connect_token, identify, is_browser_token, may_use_tab
 from chatsapp.services import offload
 
 logger = logging.getLogger(__name__)
@@ -41,11 +41,6 @@ logger = logging.getLogger(__name__)
 TOKEN_REFUSED = "token_refused"  # the socket event a refused connect receives
 REFUSAL = "This tab belongs to another session: it starts over as a new tab."
 NEW_TOKEN = "new_token"  # Reflex's own event: the page keeps the token it names
-
-
-def connect_token(environ: dict[str, Any]) -> str:
-    """The client token a socket asked for in its connect URL (``""`` if none)."""
-    return (parse_qs(environ.get("QUERY_STRING", "")).get("token") or [""])[0]
 
 
 def with_token(environ: dict[str, Any], token: str) -> dict[str, Any]:

@@ -153,7 +153,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.identity",
         "chatsapp.services",
     },
-    "chatsapp.bridge": {"chatsapp.fanout", "chatsapp.identity", "chatsapp.services"},
+    "chatsapp.bridge": {
+        "chatsapp.fanout",
+        "chatsapp.identity",
+        "chatsapp.services",
+        "chatsapp.tab_sockets",
+    },
+    "chatsapp.tab_sockets": {"chatsapp.identity"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.fanout": set(),
     # Components link to the export routes' addresses (the routes own them).

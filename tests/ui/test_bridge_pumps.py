@@ -17,7 +17,7 @@ import pytest
 
 from backend.agents import AgentSpec
 from backend.config import Settings
-from chatsapp import bridge
+from chatsapp import bridge, tab_sockets
 from chatsapp import services as services_module
 from chatsapp.services import Services
 
@@ -98,8 +98,16 @@ class FakeApp:
 
 
 class _Namespace:
+    """Reflex's socket namespace as the bridge hears it: a connect links a sid to a token."""
+
     def __init__(self) -> None:
         self.sid_to_token: dict[str, str] = {}
+        self.on_first_events: Callable[[str], None] = lambda _token: None
+
+    async def on_connect(self, sid: str, environ: dict[str, Any], auth: Any = None) -> None:
+        token = environ["QUERY_STRING"].removeprefix("token=")
+        self.sid_to_token[sid] = token
+        self.on_first_events(token)  # Reflex handles the tab's first events inside its connect
 
     def on_disconnect(self, sid: str) -> None:
         self.sid_to_token.pop(sid, None)
@@ -126,6 +134,7 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Serv
     monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
     monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 0.0)  # no sidebar refresh lingers
     monkeypatch.setattr(bridge, "_refreshes", {})
+    tab_sockets.forget()
     app = FakeApp()
     bridge.install(
         app,
@@ -136,6 +145,7 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Serv
     yield served, app
     for task in list(bridge._pumps.values()):
         task.cancel()
+    tab_sockets.forget()
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -205,6 +215,45 @@ class TestPumpsFollowTheTabsThatWatch:
         await until(lambda: watchers(served) == 1)
         app.event_namespace.on_disconnect("sid-1")
         await until(lambda: watchers(served) == 0 and bridge.footprint()["pumps"] == 0)
+
+    async def test_a_chat_opened_after_its_tab_closed_is_not_watched(self, live) -> None:
+        # Reflex may handle a tab's "open this chat" after the tab's socket closed (a tab
+        # closed right after it opened a chat): nothing would ever release that watch.
+        served, app = live
+        chat = new_chat(served)
+        await connect(app, "sid-1", "tab-1")
+        app.event_namespace.on_disconnect("sid-1")
+        served.conversation_opened(USER, chat, "tab-1")
+        served.tab_opened(USER, "tab-1")
+        await asyncio.sleep(0.05)
+        held = ("pumps", "watched_chats", "watching_tabs", "tasks", "connected_people")
+        assert {name: bridge.footprint()[name] for name in held} == dict.fromkeys(held, 0)
+        assert watchers(served) == 0
+
+    async def test_a_tab_that_reconnects_with_its_token_watches_again(self, live) -> None:
+        served, app = live
+        chat = new_chat(served)
+        await connect(app, "sid-1", "tab-1")
+        app.event_namespace.on_disconnect("sid-1")
+        # Its first events are handled inside the connect: they already count.
+        app.event_namespace.on_first_events = lambda token: served.conversation_opened(
+            USER, chat, token
+        )
+        await connect(app, "sid-2", "tab-1")
+        await until(lambda: watchers(served) == 1)
+        assert bridge.footprint()["watching_tabs"] == 1
+
+    async def test_closed_tabs_are_remembered_up_to_a_bound(self, live, monkeypatch) -> None:
+        _served, app = live
+        monkeypatch.setattr(tab_sockets, "CLOSED_MEMORY", 3)
+        for n in range(5):
+            await connect(app, f"sid-{n}", f"tab-{n}")
+            app.event_namespace.on_disconnect(f"sid-{n}")
+        assert [tab_sockets.is_closed(f"tab-{n}") for n in range(5)] == [False, False] + [True] * 3
+
+
+async def connect(app: FakeApp, sid: str, token: str) -> None:
+    await app.event_namespace.on_connect(sid, {"QUERY_STRING": f"token={token}"})
 
 
 class TestHeadersFollowAgentSavesOnOtherWorkers:
