@@ -1,7 +1,7 @@
 """A server that runs for months (issue 14), over real websockets: 2,000 chats opened and closed.
 
 A production build; one signed-in person opens 2,000 chats, each in a tab of its own (a
-socket.io client speaking Reflex's protocol, ``bench/load_bench.Tab``) that closes again, a
+socket.io client speaking Reflex's protocol, ``bench/socket_tabs.Tab``) that closes again, a
 few at a time, in rounds of 500. Every other tab closes as soon as its page is hydrated, while
 the server is still opening its chat (a tab closed at once, a dropped network): the server then
 finishes opening the chat after the socket closed, which must pin nothing. After each round
@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from backend.chats import Chats
-from bench.load_bench import Tab, group_rss_kb
+from bench.load_bench import group_rss_kb
+from bench.socket_tabs import Tab
 from tests.e2e.app_server import AppServer, start_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

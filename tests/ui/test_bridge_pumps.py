@@ -143,7 +143,7 @@ def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Serv
         ),
     )
     yield served, app
-    for task in list(bridge._pumps.values()):
+    for task in [*bridge._pumps.values(), *bridge._tasks]:  # none lingers into the next file
         task.cancel()
     tab_sockets.forget()
 
