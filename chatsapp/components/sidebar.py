@@ -9,9 +9,9 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.auth_pages import sign_out_button
+from chatsapp.components.chat_row import ONE_LINE, chat_item
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.archive import SharedArchiveState
-from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState, SidebarTabState
 from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, HitRow, SnippetPiece
@@ -21,120 +21,6 @@ from chatsapp.states.search import SearchTabState
 # a bound box takes each echo of the query back from the server, and an echo of what was typed
 # before a pause arrives after the keystrokes that followed it and erases them (seen in
 # production builds under load). The box keeps what is typed; the state follows, debounced.
-_ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
-
-
-def _chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
-    """One chat row; ``label_archived=False`` in the Archived section, where every row is."""
-    is_active = ChatTabState.active_chat_id == row.id
-    return rx.cond(
-        SidebarTabState.editing_id == row.id,
-        rx.input(
-            value=SidebarTabState.edit_title,
-            on_change=SidebarTabState.set_edit_title,
-            on_key_down=SidebarTabState.rename_key,
-            on_blur=SidebarTabState.commit_rename,
-            auto_focus=True,
-            size="2",
-            width="100%",
-            class_name="rename-input",
-            aria_label="Chat title",
-        ),
-        rx.hstack(
-            rx.link(
-                rx.vstack(
-                    rx.hstack(
-                        rx.text(
-                            row.title,
-                            size="2",
-                            weight="medium",
-                            style=_ONE_LINE,
-                            class_name="chat-title",
-                            flex="1",
-                            min_width="0",
-                        ),
-                        rx.cond(
-                            row.archived,
-                            rx.badge("archived", size="1", color_scheme="gray", flex_shrink="0"),
-                        )
-                        if label_archived
-                        else rx.fragment(),
-                        rx.moment(
-                            row.updated_iso,
-                            from_now=True,
-                            font_size="0.7rem",
-                            color="var(--gray-11)",  # gray-10 is under 4.5:1 on a selected row
-                            flex_shrink="0",
-                        ),
-                        width="100%",
-                        align="baseline",
-                        spacing="2",
-                    ),
-                    rx.text(
-                        row.preview,
-                        size="1",
-                        color_scheme="gray",
-                        style=_ONE_LINE,
-                        class_name="chat-preview",
-                        width="100%",
-                    ),
-                    spacing="0",
-                    align="start",
-                    width="100%",
-                ),
-                href=f"/chat/{row.id}",
-                underline="none",
-                color="inherit",
-                flex="1",
-                min_width="0",
-            ),
-            rx.menu.root(
-                rx.menu.trigger(
-                    rx.icon_button(
-                        rx.icon("ellipsis", size=14),
-                        size="1",
-                        variant="ghost",
-                        class_name="chat-menu",
-                        aria_label="Chat actions",
-                    ),
-                ),
-                rx.menu.content(
-                    rx.menu.item(
-                        "Rename",
-                        on_click=SidebarTabState.start_rename(row.id, row.title),
-                        class_name="rename-chat",
-                    ),
-                    rx.cond(
-                        row.archived,
-                        rx.menu.item(
-                            "Unarchive",
-                            on_click=SidebarTabState.unarchive_chat(row.id),
-                            class_name="unarchive-chat",
-                        ),
-                        rx.menu.item(
-                            "Archive",
-                            on_click=SidebarTabState.archive_chat(row.id),
-                            class_name="archive-chat",
-                        ),
-                    ),
-                    rx.menu.item(
-                        "Delete",
-                        color="red",
-                        on_click=SidebarTabState.delete_chat(row.id, row.title),
-                        class_name="delete-chat",
-                    ),
-                ),
-            ),
-            padding="0.4rem 0.5rem",
-            border_radius="var(--radius-2)",
-            background=rx.cond(is_active, "var(--accent-a4)", "transparent"),
-            _hover={"background": "var(--gray-a4)"},
-            width="100%",
-            align="center",
-            class_name="chat-item",
-            custom_attrs={"data-chat-id": row.id},
-        ),
-    )
 
 
 def _snippet(piece: SnippetPiece) -> rx.Component:
@@ -228,7 +114,7 @@ def _first_page() -> rx.Component:
         slots.append(
             rx.cond(
                 row.id != "",
-                rx.box(_chat_item(row), order=SharedDirectoryState.positions[k], width="100%"),
+                rx.box(chat_item(row), order=SharedDirectoryState.positions[k], width="100%"),
             )
         )
     return rx.flex(*slots, direction="column", gap="var(--space-1)", width="100%")
@@ -242,10 +128,10 @@ def _chat_list() -> rx.Component:
         rx.vstack(
             rx.cond(
                 searching,
-                rx.foreach(SearchTabState.title_results, _chat_item),
+                rx.foreach(SearchTabState.title_results, chat_item),
                 rx.fragment(
                     _first_page(),
-                    rx.foreach(SidebarTabState.more_chats, _chat_item),
+                    rx.foreach(SidebarTabState.more_chats, chat_item),
                     rx.cond(
                         SharedDirectoryState.loaded & (SharedDirectoryState.count == 0),
                         rx.text(
@@ -282,7 +168,7 @@ def _chat_list() -> rx.Component:
 
 
 def _archived_item(row: ChatRow) -> rx.Component:
-    return _chat_item(row, label_archived=False)
+    return chat_item(row, label_archived=False)
 
 
 def _archived_section() -> rx.Component:
@@ -346,7 +232,7 @@ def _archived_section() -> rx.Component:
 
 def _agent_choice(choice: AgentChoiceRow) -> rx.Component:
     return rx.menu.item(
-        rx.text(choice.name, style=_ONE_LINE, flex="1", min_width="0"),
+        rx.text(choice.name, style=ONE_LINE, flex="1", min_width="0"),
         rx.cond(choice.is_default, rx.text("default", size="1", color_scheme="gray")),
         on_click=SidebarTabState.create_chat_with(choice.id),
         class_name="new-chat-agent",
@@ -401,7 +287,7 @@ def _account_footer() -> rx.Component:
                     size="2",
                     id="account-name",
                     trim="both",
-                    style=_ONE_LINE,  # a long name is cut short, the buttons beside it stay
+                    style=ONE_LINE,  # a long name is cut short, the buttons beside it stay
                 ),
                 align="center",
                 spacing="2",

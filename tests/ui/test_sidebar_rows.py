@@ -1,7 +1,10 @@
-"""Per-row sidebar updates: a change to one chat re-sends that chat's row, not the list.
+"""Per-row sidebar updates: a change to one chat re-sends that chat's row, not the list, and
+re-renders that row only.
 
 ``SharedDirectoryState.place`` is what the bridge's reload runs; the vars it marks dirty are
-exactly what Reflex puts in the delta every tab of the user receives.
+exactly what Reflex puts in the delta every tab of the user receives. The row component
+(``chat_row``) is a React memo: it re-renders only when its props change, provided its body
+reads no state of its own (a state read compiles to a hook that re-renders it on every change).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import dataclasses
 
 import pytest
 
+from chatsapp.components.chat_row import chat_item, chat_row
 from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState
 from chatsapp.states.rows import ChatRow
 
@@ -67,3 +71,14 @@ class TestPerRowUpdates:
         state.place([row(n) for n in range(PAGE_SIZE)])
         assert len(state.rows()) == PAGE_SIZE
         assert state.count == PAGE_SIZE
+
+
+class TestRowsRenderFromTheirOwnValues:
+    def test_the_row_component_reads_no_state_only_its_props(self) -> None:
+        body = chat_row._definition.component
+        assert {**body._get_all_hooks_internal(), **body._get_all_hooks()} == {}
+        assert "rx_state_" not in str(body.render())
+
+    def test_each_slot_feeds_the_row_its_own_values(self) -> None:
+        rendered = str(chat_item(SharedDirectoryState.slot_7).render())
+        assert "slot_7" in rendered and "active" in rendered
