@@ -139,8 +139,11 @@ def _child_base_env() -> dict[str, str]:
 
 
 def start_app(
-    data_dir: Path, log_path: Path, *, env: Mapping[str, str] | None = None, mode: str = "dev"
+    data_dir: Path, log_path: Path, *, env: Mapping[str, str] | None = None, mode: str = "prod"
 ) -> AppServer:
+    """The app on a free port: a production build by default (what people get, and on 2 cores
+    its stories run ~40 % faster than against the development server, which serves each new
+    window hundreds of unbundled modules); ``mode="dev"`` for the development server."""
     frontend_port = free_port()
     # In production mode Reflex serves the built frontend from the backend's port.
     backend_port = frontend_port if mode == "prod" else free_port()

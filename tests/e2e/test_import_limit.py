@@ -18,9 +18,14 @@ from tests.e2e.test_portability_ui import CHATGPT, TIMEOUT_MS
 
 @pytest.fixture(scope="module")
 def small_limit_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """An app whose import limit (1,000 bytes) is below the ChatGPT fixture's size."""
+    """An app whose import limit (1,000 bytes) is below the ChatGPT fixture's size.
+
+    The suite's one app on the development server (``CHATS_ENV=dev``): it keeps working.
+    """
     base = tmp_path_factory.mktemp("small-limit")
-    server = start_app(base / "data", base / "app.log", env={"CHATS_MAX_IMPORT_BYTES": "1000"})
+    server = start_app(
+        base / "data", base / "app.log", env={"CHATS_MAX_IMPORT_BYTES": "1000"}, mode="dev"
+    )
     yield server
     server.stop()
 
