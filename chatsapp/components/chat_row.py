@@ -27,16 +27,21 @@ def chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
     """
     return rx.cond(
         SidebarTabState.editing_id == row.id,
-        rx.input(
-            value=SidebarTabState.edit_title,
-            on_change=SidebarTabState.set_edit_title,
-            on_key_down=SidebarTabState.rename_key,
-            on_blur=SidebarTabState.commit_rename,
-            auto_focus=True,
-            size="2",
+        # Not bound to the state (``default_value``): the title travels with the commit.
+        rx.form(
+            rx.input(
+                name="title",
+                default_value=SidebarTabState.edit_title,
+                on_key_down=SidebarTabState.rename_key,
+                on_blur=SidebarTabState.commit_rename,
+                auto_focus=True,
+                size="2",
+                width="100%",
+                class_name="rename-input",
+                aria_label="Chat title",
+            ),
+            on_submit=SidebarTabState.submit_rename,
             width="100%",
-            class_name="rename-input",
-            aria_label="Chat title",
         ),
         chat_row(
             row=row,

@@ -155,26 +155,33 @@ def _actions(entry: EntryRow) -> rx.Component:
 
 
 def _editor() -> rx.Component:
-    return rx.vstack(
-        rx.text_area(
-            value=ChatTabState.edit_text,
-            on_change=ChatTabState.set_edit_text,
-            width="100%",
-            rows="3",
-            class_name="edit-box",
-            aria_label="Edit message",
-        ),
-        rx.hstack(
-            rx.button("Cancel", size="1", variant="soft", on_click=ChatTabState.cancel_edit),
-            rx.button(
-                "Save & submit",
-                size="1",
-                on_click=ChatTabState.submit_edit,
-                class_name="edit-submit",
+    """The edit box of a sent message. Not bound to the state (``default_value``): the text
+    travels with the submit, so a late echo cannot erase what was typed after a pause."""
+    return rx.form(
+        rx.vstack(
+            rx.text_area(
+                name="text",
+                default_value=ChatTabState.edit_text,
+                width="100%",
+                rows="3",
+                class_name="edit-box",
+                aria_label="Edit message",
             ),
-            justify="end",
+            rx.hstack(
+                rx.button(
+                    "Cancel",
+                    type="button",
+                    size="1",
+                    variant="soft",
+                    on_click=ChatTabState.cancel_edit,
+                ),
+                rx.button("Save & submit", type="submit", size="1", class_name="edit-submit"),
+                justify="end",
+                width="100%",
+            ),
             width="100%",
         ),
+        on_submit=ChatTabState.submit_edit_form,
         width="100%",
     )
 

@@ -369,8 +369,15 @@ class ChatTabState(rx.State):
         self.editing_message_id = ""
 
     @rx.event
-    async def submit_edit(self):  # noqa: ANN201
-        message_id, text = self.editing_message_id, self.edit_text.strip()
+    async def submit_edit(self, text: str | None = None):  # noqa: ANN201
+        """Send the edited message: ``text`` is what the box held, sent with the submit (the
+        box is not bound, see ``SidebarTabState.commit_rename``); a client that sends none
+        gets its last ``set_edit_text``."""
+        message_id = self.editing_message_id
+        text = self.edit_text if text is None else text
+        if not isinstance(text, str):
+            return rx.toast.error("Could not edit the message: it must be text.")
+        text = text.strip()
         if not message_id or not text:
             return None
         limit = services().settings.max_message_bytes
@@ -385,6 +392,11 @@ class ChatTabState(rx.State):
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
         self.earlier, self.earlier_has_more = [], True
         return None
+
+    @rx.event
+    async def submit_edit_form(self, form_data: dict[str, object]):  # noqa: ANN201
+        text = form_data.get("text")
+        return await self.submit_edit(text if isinstance(text, str) else None)
 
     @rx.event
     async def show_sibling(self, sibling_id: str):  # noqa: ANN201

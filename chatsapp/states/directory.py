@@ -179,11 +179,17 @@ class SidebarTabState(rx.State):
         self.editing_id = ""
 
     @rx.event
-    async def commit_rename(self):  # noqa: ANN201
-        chat_id, title = self.editing_id, self.edit_title
+    async def commit_rename(self, title: str | None = None):  # noqa: ANN201
+        """Rename the chat being edited to ``title``: what the field held, sent with the commit
+        (the field is not bound: a late echo of a bound field erased what was typed after a
+        pause). A client that sends none gets its last ``set_edit_title``."""
+        chat_id = self.editing_id
+        title = self.edit_title if title is None else title
         self.editing_id = ""
         if not chat_id:
             return None
+        if not isinstance(title, str):
+            return rx.toast.error("Could not rename: the title must be text.")
         try:
             await offload(self._chats().rename_chat, chat_id, title)
         except (ChatsError, ValueError, KeyError) as exc:
@@ -191,12 +197,16 @@ class SidebarTabState(rx.State):
         return None
 
     @rx.event
-    async def rename_key(self, key: str):  # noqa: ANN201
-        if key == "Enter":
-            return await self.commit_rename()
+    async def submit_rename(self, form_data: dict[str, object]):  # noqa: ANN201
+        """Enter in the title field (its form's submit)."""
+        title = form_data.get("title")
+        return await self.commit_rename(title if isinstance(title, str) else None)
+
+    @rx.event
+    def rename_key(self, key: str) -> None:
+        """Escape leaves the title as it was (Enter submits the field's form)."""
         if key == "Escape":
             self.cancel_rename()
-        return None
 
     # ── delete with undo ────────────────────────────────────────────
 
