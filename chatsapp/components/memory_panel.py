@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.markdown import safe_markdown
-from chatsapp.states.memory import DEFAULT_LABEL, MemoryEditorTabState, SharedMemoryState
+from chatsapp.states.memory import APPEND_FIELD_ID, MemoryEditorTabState, SharedMemoryState
 from chatsapp.states.rows import MemoryRow
 
 
@@ -27,28 +27,32 @@ def _block(block: MemoryRow) -> rx.Component:
         ),
         rx.cond(
             editing,
-            rx.vstack(
-                rx.text_area(
-                    value=MemoryEditorTabState.draft,
-                    on_change=MemoryEditorTabState.set_draft,
-                    rows="8",
-                    width="100%",
-                    class_name="memory-draft",
-                    aria_label="Memory text",
-                ),
-                rx.hstack(
-                    rx.button(
-                        "Cancel", size="1", variant="soft", on_click=MemoryEditorTabState.cancel
+            # Not bound to the state (``default_value``): the text travels with Save.
+            rx.form(
+                rx.vstack(
+                    rx.text_area(
+                        name="draft",
+                        default_value=MemoryEditorTabState.draft,
+                        rows="8",
+                        width="100%",
+                        class_name="memory-draft",
+                        aria_label="Memory text",
                     ),
-                    rx.button(
-                        "Save",
-                        size="1",
-                        on_click=MemoryEditorTabState.save,
-                        class_name="memory-save",
+                    rx.hstack(
+                        rx.button(
+                            "Cancel",
+                            type="button",
+                            size="1",
+                            variant="soft",
+                            on_click=MemoryEditorTabState.cancel,
+                        ),
+                        rx.button("Save", type="submit", size="1", class_name="memory-save"),
+                        justify="end",
+                        width="100%",
                     ),
-                    justify="end",
                     width="100%",
                 ),
+                on_submit=MemoryEditorTabState.save_form,
                 width="100%",
             ),
             rx.box(
@@ -75,17 +79,16 @@ def _append_form() -> rx.Component:
         rx.hstack(
             rx.input(
                 placeholder="Add a fact to remember…",
-                value=MemoryEditorTabState.append_text,
-                on_change=MemoryEditorTabState.set_append_text,
+                name="text",
                 size="2",
                 flex="1",
-                id="memory-append",
+                id=APPEND_FIELD_ID,
                 aria_label="Add a fact to remember",
             ),
             rx.button("Add", size="2", type="submit"),
             width="100%",
         ),
-        on_submit=lambda _form: MemoryEditorTabState.append(DEFAULT_LABEL),
+        on_submit=MemoryEditorTabState.append_form,
         width="100%",
     )
 

@@ -11,6 +11,7 @@ from chatsapp.states.rows import MemoryRow
 from chatsapp.states.server_only import server_only
 
 DEFAULT_LABEL = "user_memory"
+APPEND_FIELD_ID = "memory-append"  # the "Add a fact" field, emptied once its fact is saved
 
 
 class SharedMemoryState(rx.SharedState):
@@ -69,18 +70,34 @@ class MemoryEditorTabState(rx.State):
         self.editing = False
 
     @rx.event
-    async def save(self):  # noqa: ANN201
+    async def save(self, draft: str | None = None):  # noqa: ANN201
+        """Save ``draft``, what the box held, sent with Save (the box is not bound to the
+        state: a late echo erased what was typed after a pause); a client that sends none
+        saves its last ``set_draft``."""
+        draft = self.draft if draft is None else draft
+        if not isinstance(draft, str):
+            return rx.toast.error("Could not save memory: it must be text.")
         chats = self._chats()
         try:
-            await offload(chats.set_shared_context, self.label, self.draft)
+            await offload(chats.set_shared_context, self.label, draft)
         except (ChatsError, ValueError) as exc:
             return rx.toast.error(f"Could not save memory: {exc}")
         self.editing = False
         return None
 
     @rx.event
-    async def append(self, label: str):  # noqa: ANN201
-        text = self.append_text.strip()
+    async def save_form(self, form_data: dict[str, object]):  # noqa: ANN201
+        draft = form_data.get("draft")
+        return await self.save(draft if isinstance(draft, str) else None)
+
+    @rx.event
+    async def append(self, label: str, text: str | None = None):  # noqa: ANN201
+        """Add ``text`` (the field's, sent with Add; else the last ``set_append_text``) as one
+        line; the field is emptied only once it is saved."""
+        text = self.append_text if text is None else text
+        if not isinstance(text, str):
+            return rx.toast.error("Could not add to memory: it must be text.")
+        text = text.strip()
         if not text:
             return None
         chats = self._chats()
@@ -89,4 +106,9 @@ class MemoryEditorTabState(rx.State):
         except (ChatsError, ValueError) as exc:
             return rx.toast.error(f"Could not add to memory: {exc}")
         self.append_text = ""
-        return None
+        return rx.set_value(APPEND_FIELD_ID, "")
+
+    @rx.event
+    async def append_form(self, form_data: dict[str, object]):  # noqa: ANN201
+        text = form_data.get("text")
+        return await self.append(DEFAULT_LABEL, text if isinstance(text, str) else None)

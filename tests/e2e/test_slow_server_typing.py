@@ -85,3 +85,15 @@ class TestTypingWhileTheServerIsSlow:
         expect(page.locator(".message-user .message-text")).to_have_text(
             "Where do quokkas live in the wild", timeout=TIMEOUT_MS
         )
+
+    def test_a_fact_typed_with_pauses_is_remembered_in_full_and_the_field_empties(
+        self, app_server: AppServer, browser: Browser
+    ):
+        page = slow_tab(browser, app_server, "tessa")
+        page.locator("#toggle-memory").click()
+        type_word_by_word(page, "#memory-append", "Keeps two cats called Miso and Tofu")
+        page.locator("#memory-append").press("Enter")
+        expect(page.locator("#memory-panel .memory-content")).to_contain_text(
+            "Keeps two cats called Miso and Tofu", timeout=TIMEOUT_MS
+        )
+        expect(page.locator("#memory-append")).to_have_value("", timeout=TIMEOUT_MS)
