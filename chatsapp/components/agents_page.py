@@ -93,70 +93,89 @@ def _labelled(label: str, field: rx.Component, hint: rx.Var | str = "") -> rx.Co
 def _form() -> rx.Component:
     return rx.vstack(
         rx.heading(rx.cond(AgentsTabState.agent_id == "", "New agent", "Edit agent"), size="4"),
-        _labelled(
-            "Name",
-            rx.input(
-                value=AgentsTabState.name,
-                on_change=AgentsTabState.set_name,
-                id="agent-name",
-                style=FIELD_STYLE,
-            ),
-        ),
-        _labelled(
-            "Instructions (the system prompt, sent exactly as written)",
-            rx.text_area(
-                value=AgentsTabState.instructions,
-                on_change=AgentsTabState.set_instructions,
-                rows="8",
-                id="agent-instructions",
-                style=FIELD_STYLE,
-            ),
-            "At most " + AgentsTabState.max_instructions.to_string() + " characters.",
-        ),
-        _labelled(
-            "Model",
-            rx.el.select(
-                rx.el.option("The chat's model or the default", value=AUTO_KEY),
-                rx.foreach(AgentsTabState.choices, model_option),
-                value=AgentsTabState.model,
-                on_change=AgentsTabState.set_model,
-                id="agent-model",
-                style=FIELD_STYLE,  # else as wide as its longest model name, past a phone's edge
-            ),
-        ),
-        rx.hstack(
-            _labelled(
-                "Temperature",
-                rx.input(
-                    value=AgentsTabState.temperature,
-                    on_change=AgentsTabState.set_temperature,
-                    id="agent-temperature",
-                    style=FIELD_STYLE,
+        # The typed fields are not bound to the state (``default_value``): their text travels
+        # with Save, so a late echo cannot erase what was typed after a pause. A new key per
+        # opened agent remounts them with that agent's values.
+        rx.form(
+            rx.vstack(
+                _labelled(
+                    "Name",
+                    rx.input(
+                        name="name",
+                        default_value=AgentsTabState.name,
+                        id="agent-name",
+                        style=FIELD_STYLE,
+                    ),
                 ),
-                AgentsTabState.temperature_hint,
-            ),
-            _labelled(
-                "Max output tokens",
-                rx.input(
-                    value=AgentsTabState.max_output_tokens,
-                    on_change=AgentsTabState.set_max_output_tokens,
-                    id="agent-max-tokens",
-                    style=FIELD_STYLE,
+                _labelled(
+                    "Instructions (the system prompt, sent exactly as written)",
+                    rx.text_area(
+                        name="instructions",
+                        default_value=AgentsTabState.instructions,
+                        rows="8",
+                        id="agent-instructions",
+                        style=FIELD_STYLE,
+                    ),
+                    "At most " + AgentsTabState.max_instructions.to_string() + " characters.",
                 ),
-                AgentsTabState.tokens_hint,
+                _labelled(
+                    "Model",
+                    rx.el.select(
+                        rx.el.option("The chat's model or the default", value=AUTO_KEY),
+                        rx.foreach(AgentsTabState.choices, model_option),
+                        value=AgentsTabState.model,
+                        on_change=AgentsTabState.set_model,
+                        id="agent-model",
+                        # else as wide as its longest model name, past a phone's edge
+                        style=FIELD_STYLE,
+                    ),
+                ),
+                rx.hstack(
+                    _labelled(
+                        "Temperature",
+                        rx.input(
+                            name="temperature",
+                            default_value=AgentsTabState.temperature,
+                            id="agent-temperature",
+                            style=FIELD_STYLE,
+                        ),
+                        AgentsTabState.temperature_hint,
+                    ),
+                    _labelled(
+                        "Max output tokens",
+                        rx.input(
+                            name="max_output_tokens",
+                            default_value=AgentsTabState.max_output_tokens,
+                            id="agent-max-tokens",
+                            style=FIELD_STYLE,
+                        ),
+                        AgentsTabState.tokens_hint,
+                    ),
+                    width="100%",
+                    class_name="form-row",
+                ),
+                _labelled(
+                    "Tools", rx.hstack(rx.foreach(AgentsTabState.known_tools, _tool), wrap="wrap")
+                ),
+                rx.cond(
+                    AgentsTabState.form_error != "",
+                    rx.callout(
+                        AgentsTabState.form_error, color_scheme="red", id="agent-form-error"
+                    ),
+                ),
+                rx.hstack(
+                    rx.button(
+                        "Cancel", type="button", variant="soft", on_click=AgentsTabState.cancel
+                    ),
+                    rx.button("Save", type="submit", id="agent-save"),
+                    justify="end",
+                    width="100%",
+                ),
+                spacing="3",
+                width="100%",
             ),
-            width="100%",
-            class_name="form-row",
-        ),
-        _labelled("Tools", rx.hstack(rx.foreach(AgentsTabState.known_tools, _tool), wrap="wrap")),
-        rx.cond(
-            AgentsTabState.form_error != "",
-            rx.callout(AgentsTabState.form_error, color_scheme="red", id="agent-form-error"),
-        ),
-        rx.hstack(
-            rx.button("Cancel", variant="soft", on_click=AgentsTabState.cancel),
-            rx.button("Save", on_click=AgentsTabState.save, id="agent-save"),
-            justify="end",
+            on_submit=AgentsTabState.save_form,
+            key=AgentsTabState.form_generation,
             width="100%",
         ),
         rx.cond(

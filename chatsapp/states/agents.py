@@ -33,6 +33,8 @@ from chatsapp.states.models import (
 )
 
 HISTORY_PAGE = 10
+# The typed fields of the agent form, as named in the form and on this state.
+FORM_FIELDS = ("name", "instructions", "temperature", "max_output_tokens")
 
 
 @dataclasses.dataclass
@@ -70,6 +72,7 @@ class AgentsTabState(rx.State):
     max_output_tokens: str = ""
     tools: list[str] = []
     form_error: str = ""
+    form_generation: int = 0  # the form's key: each opened agent mounts fresh fields
     # History of the open agent, newest first, a page at a time.
     versions: list[VersionRow] = []
     versions_more: bool = False
@@ -110,6 +113,7 @@ class AgentsTabState(rx.State):
 
     def _open_form(self, agent_id: str, version: int, spec: AgentSpec) -> None:
         self.editing, self.agent_id, self.base_version = True, agent_id, version
+        self.form_generation += 1
         self.name, self.instructions = spec.name, spec.instructions
         self.model = model_key(spec.model)
         self.temperature = "" if spec.temperature is None else f"{spec.temperature:g}"
@@ -192,6 +196,16 @@ class AgentsTabState(rx.State):
         await self._more_versions()
         await self._reload_list()
         return rx.toast.success(f"Saved {saved.spec.name} v{saved.version}.")
+
+    @rx.event
+    async def save_form(self, form_data: dict[str, object]):  # noqa: ANN201
+        """Save as the form's fields read when Save was pressed (the model and tools are
+        set as they change)."""
+        for field in FORM_FIELDS:
+            value = form_data.get(field)
+            if isinstance(value, str):
+                setattr(self, field, value)
+        return await self.save()
 
     async def _more_versions(self) -> None:
         before = self.versions[-1].version if self.versions else None

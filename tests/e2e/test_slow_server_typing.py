@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.e2e.test_models_and_agents_ui import agent_row
 
 SLOW_SERVER_MS = 700
 # Every message from the server is handed to the page SLOW_SERVER_MS later, in order.
@@ -97,3 +98,19 @@ class TestTypingWhileTheServerIsSlow:
             "Keeps two cats called Miso and Tofu", timeout=TIMEOUT_MS
         )
         expect(page.locator("#memory-append")).to_have_value("", timeout=TIMEOUT_MS)
+
+    def test_an_agent_typed_with_pauses_is_saved_in_full(
+        self, app_server: AppServer, browser: Browser
+    ):
+        page = slow_tab(browser, app_server, "tessa")
+        page.goto(f"{app_server.url}/agents")
+        page.locator("#agent-new").click()
+        type_word_by_word(page, "#agent-name", "Planner for slow trains")
+        type_word_by_word(page, "#agent-instructions", "Answer with train times and one tip")
+        page.locator("#agent-save").click()
+        row = agent_row(page, "Planner for slow trains")
+        expect(row).to_be_visible(timeout=TIMEOUT_MS)
+        row.locator(".agent-edit").click()
+        expect(page.locator("#agent-instructions")).to_have_value(
+            "Answer with train times and one tip", timeout=TIMEOUT_MS
+        )
