@@ -68,34 +68,44 @@ def session_state_panel() -> rx.Component:
                         width="100%",
                     ),
                     _facts(),
-                    rx.text_area(
-                        value=SessionStateTabState.draft,
-                        on_change=SessionStateTabState.set_draft,
-                        rows="16",
-                        width="100%",
-                        font_family="var(--code-font-family)",
-                        id="state-draft",
-                        aria_label="Session state (JSON)",
-                    ),
-                    rx.cond(
-                        SessionStateTabState.error != "",
-                        rx.callout(
-                            SessionStateTabState.error,
-                            color_scheme="red",
-                            size="1",
-                            id="state-error",
+                    # Not bound to the state (``default_value``): the JSON travels with Save.
+                    rx.form(
+                        rx.vstack(
+                            rx.text_area(
+                                name="draft",
+                                default_value=SessionStateTabState.draft,
+                                key=SessionStateTabState.draft_generation,
+                                rows="16",
+                                width="100%",
+                                font_family="var(--code-font-family)",
+                                id="state-draft",
+                                aria_label="Session state (JSON)",
+                            ),
+                            rx.cond(
+                                SessionStateTabState.error != "",
+                                rx.callout(
+                                    SessionStateTabState.error,
+                                    color_scheme="red",
+                                    size="1",
+                                    id="state-error",
+                                ),
+                            ),
+                            _stale_value(),
+                            rx.hstack(
+                                rx.button(
+                                    "Reload",
+                                    type="button",
+                                    variant="soft",
+                                    on_click=SessionStateTabState.reload,
+                                    id="state-reload",
+                                ),
+                                rx.button("Save", type="submit", id="state-save"),
+                                justify="end",
+                                width="100%",
+                            ),
+                            width="100%",
                         ),
-                    ),
-                    _stale_value(),
-                    rx.hstack(
-                        rx.button(
-                            "Reload",
-                            variant="soft",
-                            on_click=SessionStateTabState.reload,
-                            id="state-reload",
-                        ),
-                        rx.button("Save", on_click=SessionStateTabState.save, id="state-save"),
-                        justify="end",
+                        on_submit=SessionStateTabState.save_form,
                         width="100%",
                     ),
                     padding="1.25rem",

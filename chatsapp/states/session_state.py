@@ -35,6 +35,7 @@ class SessionStateTabState(rx.State):
     limit_bytes: int = 0
     updated_iso: str = ""
     draft: str = ""
+    draft_generation: int = 0  # the draft box's key: a new value from the server remounts it
     error: str = ""
     current_value: str = ""  # shown after a stale edit: what the state is now
 
@@ -47,7 +48,7 @@ class SessionStateTabState(rx.State):
         self.version = state.version
         self.size_bytes = state.bytes
         self.updated_iso = _iso(state.updated_at)
-        self.draft = _pretty(state.data)
+        self._show_draft(_pretty(state.data))
         self.limit_bytes = services().max_state_bytes
 
     @rx.event
@@ -57,6 +58,11 @@ class SessionStateTabState(rx.State):
         if value:
             self.error, self.current_value = "", ""
             await self._read()
+
+    def _show_draft(self, text: str) -> None:
+        """Put ``text`` in the draft box (it is not bound to ``draft``: see ``save``)."""
+        self.draft = text
+        self.draft_generation += 1
 
     @rx.event
     def set_draft(self, value: str) -> None:
@@ -69,7 +75,20 @@ class SessionStateTabState(rx.State):
         await self._read()
 
     @rx.event
-    async def save(self) -> None:
+    async def save_form(self, form_data: dict[str, object]) -> None:
+        draft = form_data.get("draft")
+        await self.save(draft if isinstance(draft, str) else None)
+
+    @rx.event
+    async def save(self, draft: str | None = None) -> None:
+        """Save ``draft``, what the box held, sent with Save (the box is not bound to the
+        state: a late echo erased what was typed after a pause); a client that sends none
+        saves its last ``set_draft``."""
+        if draft is not None:
+            if not isinstance(draft, str):
+                self.error = "Not saved: the state must be JSON text."
+                return
+            self.draft = draft
         try:
             data = json.loads(self.draft)
         except json.JSONDecodeError as exc:
@@ -100,4 +119,4 @@ class SessionStateTabState(rx.State):
         self.version = saved.version
         self.size_bytes = saved.bytes
         self.updated_iso = _iso(saved.updated_at)
-        self.draft = _pretty(saved.data)
+        self._show_draft(_pretty(saved.data))
