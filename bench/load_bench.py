@@ -57,6 +57,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.browser_tabs import private_tree  # noqa: E402
 from bench.socket_tabs import (  # noqa: E402
     TIMEOUT_S,
     Person,
@@ -66,7 +67,6 @@ from bench.socket_tabs import (  # noqa: E402
     event,
     make_person,
 )
-from bench.ui_bench import private_tree  # noqa: E402
 from chatsapp.bridge import DIRECTORY_REFRESH_S, FLUSH_INTERVAL_S  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
