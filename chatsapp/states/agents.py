@@ -128,24 +128,8 @@ class AgentsTabState(rx.State):
         self.editing, self.form_error = False, ""
 
     @rx.event
-    def set_name(self, value: str) -> None:
-        self.name = value
-
-    @rx.event
-    def set_instructions(self, value: str) -> None:
-        self.instructions = value
-
-    @rx.event
     def set_model(self, value: str) -> None:
         self.model = value
-
-    @rx.event
-    def set_temperature(self, value: str) -> None:
-        self.temperature = value
-
-    @rx.event
-    def set_max_output_tokens(self, value: str) -> None:
-        self.max_output_tokens = value
 
     @rx.event
     def toggle_tool(self, tool: str) -> None:

@@ -361,10 +361,6 @@ class ChatTabState(rx.State):
         self.editing_message_id, self.edit_text = message_id, text
 
     @rx.event
-    def set_edit_text(self, value: str) -> None:
-        self.edit_text = value
-
-    @rx.event
     def cancel_edit(self) -> None:
         self.editing_message_id = ""
 
@@ -372,7 +368,7 @@ class ChatTabState(rx.State):
     async def submit_edit(self, text: str | None = None):  # noqa: ANN201
         """Send the edited message: ``text`` is what the box held, sent with the submit (the
         box is not bound, see ``SidebarTabState.commit_rename``); a client that sends none
-        gets its last ``set_edit_text``."""
+        submits the text the edit started from."""
         message_id = self.editing_message_id
         text = self.edit_text if text is None else text
         if not isinstance(text, str):

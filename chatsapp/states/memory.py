@@ -43,7 +43,6 @@ class MemoryEditorTabState(rx.State):
     open: bool = False
     label: str = DEFAULT_LABEL
     draft: str = ""
-    append_text: str = ""
     editing: bool = False
 
     def _chats(self):
@@ -58,14 +57,6 @@ class MemoryEditorTabState(rx.State):
         self.label, self.draft, self.editing = label, content, True
 
     @rx.event
-    def set_draft(self, value: str) -> None:
-        self.draft = value
-
-    @rx.event
-    def set_append_text(self, value: str) -> None:
-        self.append_text = value
-
-    @rx.event
     def cancel(self) -> None:
         self.editing = False
 
@@ -73,7 +64,7 @@ class MemoryEditorTabState(rx.State):
     async def save(self, draft: str | None = None):  # noqa: ANN201
         """Save ``draft``, what the box held, sent with Save (the box is not bound to the
         state: a late echo erased what was typed after a pause); a client that sends none
-        saves its last ``set_draft``."""
+        saves the text the edit started from."""
         draft = self.draft if draft is None else draft
         if not isinstance(draft, str):
             return rx.toast.error("Could not save memory: it must be text.")
@@ -91,10 +82,9 @@ class MemoryEditorTabState(rx.State):
         return await self.save(draft if isinstance(draft, str) else None)
 
     @rx.event
-    async def append(self, label: str, text: str | None = None):  # noqa: ANN201
-        """Add ``text`` (the field's, sent with Add; else the last ``set_append_text``) as one
-        line; the field is emptied only once it is saved."""
-        text = self.append_text if text is None else text
+    async def append(self, label: str, text: str):  # noqa: ANN201
+        """Add ``text`` (the field's, sent with Add) as one line; the field is emptied only
+        once it is saved."""
         if not isinstance(text, str):
             return rx.toast.error("Could not add to memory: it must be text.")
         text = text.strip()
@@ -105,10 +95,9 @@ class MemoryEditorTabState(rx.State):
             await offload(chats.append_shared_context, label, f"- {text}\n")
         except (ChatsError, ValueError) as exc:
             return rx.toast.error(f"Could not add to memory: {exc}")
-        self.append_text = ""
         return rx.set_value(APPEND_FIELD_ID, "")
 
     @rx.event
     async def append_form(self, form_data: dict[str, object]):  # noqa: ANN201
         text = form_data.get("text")
-        return await self.append(DEFAULT_LABEL, text if isinstance(text, str) else None)
+        return await self.append(DEFAULT_LABEL, text if isinstance(text, str) else "")

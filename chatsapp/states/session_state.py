@@ -65,10 +65,6 @@ class SessionStateTabState(rx.State):
         self.draft_generation += 1
 
     @rx.event
-    def set_draft(self, value: str) -> None:
-        self.draft = value
-
-    @rx.event
     async def reload(self) -> None:
         """Drop the draft and show the state as it is now."""
         self.error, self.current_value = "", ""
@@ -83,7 +79,7 @@ class SessionStateTabState(rx.State):
     async def save(self, draft: str | None = None) -> None:
         """Save ``draft``, what the box held, sent with Save (the box is not bound to the
         state: a late echo erased what was typed after a pause); a client that sends none
-        saves its last ``set_draft``."""
+        saves the draft as last shown."""
         if draft is not None:
             if not isinstance(draft, str):
                 self.error = "Not saved: the state must be JSON text."
