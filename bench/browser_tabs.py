@@ -1,5 +1,6 @@
-"""What the browser benchmarks share: Chromium, the benchmark's account, a private copy of the
-app to run from, one window per tab, and how the figures are summarised."""
+"""What the browser benchmarks share: the benchmark's account, a private copy of the app to run
+from, one window per tab, and how the figures are summarised (Chromium and its flags are the
+browser tests' own, ``tests/e2e/conftest``)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,6 @@ from playwright.sync_api import Browser, Page
 from tests.e2e.app_server import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 USERNAME = "bench"  # signed in through the app's accounts, as every tab is now
 TIMEOUT_MS = 60_000
 

@@ -56,8 +56,6 @@ from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
 from backend.chats import Chats  # noqa: E402
 from bench.browser_tabs import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
     TIMEOUT_MS,
     bench_user,
     close_tab,
@@ -69,6 +67,7 @@ from bench.browser_tabs import (  # noqa: E402
 from bench.ui_stream_bytes import LARGE_HISTORY, SMALL_HISTORY, measure_streaming  # noqa: E402
 from tests.e2e import app_server  # noqa: E402
 from tests.e2e.app_server import AppServer, start_app  # noqa: E402
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 CHUNK_DELAY_S = "0.05"  # offline assistant pace: a ~90-word reply streams for a few seconds
 SIDEBAR_GOAL_MS = 250.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.components.edit_form import edit_form
 from chatsapp.components.markdown import safe_markdown
 from chatsapp.states.memory import APPEND_FIELD_ID, MemoryEditorTabState, SharedMemoryState
 from chatsapp.states.rows import MemoryRow
@@ -27,33 +28,19 @@ def _block(block: MemoryRow) -> rx.Component:
         ),
         rx.cond(
             editing,
-            # Not bound to the state (``default_value``): the text travels with Save.
-            rx.form(
-                rx.vstack(
-                    rx.text_area(
-                        name="draft",
-                        default_value=MemoryEditorTabState.draft,
-                        rows="8",
-                        width="100%",
-                        class_name="memory-draft",
-                        aria_label="Memory text",
-                    ),
-                    rx.hstack(
-                        rx.button(
-                            "Cancel",
-                            type="button",
-                            size="1",
-                            variant="soft",
-                            on_click=MemoryEditorTabState.cancel,
-                        ),
-                        rx.button("Save", type="submit", size="1", class_name="memory-save"),
-                        justify="end",
-                        width="100%",
-                    ),
+            edit_form(
+                rx.text_area(
+                    name="draft",
+                    default_value=MemoryEditorTabState.draft,
+                    rows="8",
                     width="100%",
+                    class_name="memory-draft",
+                    aria_label="Memory text",
                 ),
+                save_label="Save",
+                save_class="memory-save",
+                on_cancel=MemoryEditorTabState.cancel,
                 on_submit=MemoryEditorTabState.save_form,
-                width="100%",
             ),
             rx.box(
                 rx.cond(

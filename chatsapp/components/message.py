@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.components.copy_button import CopyButton
+from chatsapp.components.edit_form import edit_form
 from chatsapp.components.markdown import safe_markdown
 from chatsapp.components.sent_time import SentTime
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
@@ -155,34 +156,20 @@ def _actions(entry: EntryRow) -> rx.Component:
 
 
 def _editor() -> rx.Component:
-    """The edit box of a sent message. Not bound to the state (``default_value``): the text
-    travels with the submit, so a late echo cannot erase what was typed after a pause."""
-    return rx.form(
-        rx.vstack(
-            rx.text_area(
-                name="text",
-                default_value=ChatTabState.edit_text,
-                width="100%",
-                rows="3",
-                class_name="edit-box",
-                aria_label="Edit message",
-            ),
-            rx.hstack(
-                rx.button(
-                    "Cancel",
-                    type="button",
-                    size="1",
-                    variant="soft",
-                    on_click=ChatTabState.cancel_edit,
-                ),
-                rx.button("Save & submit", type="submit", size="1", class_name="edit-submit"),
-                justify="end",
-                width="100%",
-            ),
+    """The edit box of a sent message."""
+    return edit_form(
+        rx.text_area(
+            name="text",
+            default_value=ChatTabState.edit_text,
             width="100%",
+            rows="3",
+            class_name="edit-box",
+            aria_label="Edit message",
         ),
+        save_label="Save & submit",
+        save_class="edit-submit",
+        on_cancel=ChatTabState.cancel_edit,
         on_submit=ChatTabState.submit_edit_form,
-        width="100%",
     )
 
 
