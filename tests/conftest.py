@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 
 import pytest
+from xdist.remote import Producer
+from xdist.scheduler import LoadFileScheduling
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,14 +32,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_run_order)
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
+    """``--dist loadfile``, with every file that uses the shared ``model_app`` as one unit.
+
+    xdist's own grouping (``--dist loadgroup``) rewrites node ids in a way pytest 9 ignores,
+    so every grouped test would run wherever it lands, starting the app on both workers.
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    return _SharedAppFileScheduling(config, log)
+
+
+class _SharedAppFileScheduling(LoadFileScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        path = super()._split_scope(nodeid)
+        return "model_app" if _uses_the_model_app(path) else path
+
+
 @functools.cache
-def _starts_its_own_app(path: str) -> bool:
-    """A browser-test file that calls ``start_app`` (read from its source: no list to forget)."""
-    return Path(path).name.startswith("test_") and "start_app(" in Path(path).read_text()
+def _source(path: str) -> str:
+    file = Path(path)
+    return file.read_text() if file.name.startswith("test_") and file.exists() else ""
+
+
+def _uses_the_model_app(path: str) -> bool:
+    """A browser-test file whose stories ask for the shared ``model_app`` fixture (from its
+    source: no list to forget)."""
+    return re.search(r"\bmodel_app\b", _source(path)) is not None
 
 
 def _run_order(item: pytest.Item) -> int:
     path = str(item.fspath)
     if "tests/e2e/" not in path:
         return 0
-    return 1 if _starts_its_own_app(path) else 2
+    starts_an_app = "start_app(" in _source(path) or _uses_the_model_app(path)
+    return 1 if starts_an_app else 2

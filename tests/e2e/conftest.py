@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.e2e.app_server import AppServer, dump_threads, start_app
+from tests.e2e.app_server import AppServer, dump_threads, model_env, start_app
+from tests.support.fake_openai import FakeOpenAI
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -35,6 +36,32 @@ def app_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
     server = start_app(
         base / "data", base / "app.log", env={"CHATS_OFFLINE_CHUNK_DELAY_S": "0.12"}, mode="prod"
     )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def model_server() -> Iterator[FakeOpenAI]:
+    """A fake OpenAI-compatible server listing two models; each file sets its own reply
+    (``FakeOpenAI.replying``)."""
+    with FakeOpenAI() as server:
+        server.models = ["fake-model", "other-model"]
+        yield server
+
+
+@pytest.fixture(scope="session")
+def model_app(
+    tmp_path_factory: pytest.TempPathFactory, model_server: FakeOpenAI
+) -> Iterator[AppServer]:
+    """One production app answered by ``model_server`` for every file that asks for it (one
+    browser worker runs all those files, tests/conftest.py: one build, not one per file).
+
+    alice sets it up, so she is its admin; the files other than the model picker's sign in a
+    person of their own, so each story's sidebar holds only its own chats.
+    """
+    base = tmp_path_factory.mktemp("model-app")
+    server = start_app(base / "data", base / "app.log", env=model_env(model_server.base_url))
+    server.session_token("alice", admin=True)
     yield server
     server.stop()
 

@@ -1,4 +1,6 @@
-"""A real model server that fails: the user sees a clear error, keeps their words, retries."""
+"""A real model server that fails: the user sees a clear error, keeps their words, retries.
+
+Runs the shared model app (tests/e2e/conftest.py) as finn."""
 
 from __future__ import annotations
 
@@ -7,36 +9,22 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
 from tests.support.fake_openai import FakeOpenAI, http_error, text
 
 
 @pytest.fixture(scope="module")
-def failing_model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=text("Recovered", " on", " retry.")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def model_app(
-    tmp_path_factory: pytest.TempPathFactory, failing_model: FakeOpenAI
-) -> Iterator[AppServer]:
-    base = tmp_path_factory.mktemp("model-app")
-    server = start_app(
-        base / "data",
-        base / "app.log",
-        env={**model_env(failing_model.base_url), "CHATS_MODEL_TIMEOUT_S": "5"},
-    )
-    yield server
-    server.stop()
+def failing_model(model_server: FakeOpenAI) -> Iterator[FakeOpenAI]:
+    with model_server.replying(text("Recovered", " on", " retry.")):
+        yield model_server
 
 
 def test_a_failed_reply_shows_the_error_keeps_the_message_and_retry_answers_it(
     model_app: AppServer, failing_model: FakeOpenAI, browser: Browser
 ):
-    tab = open_tab(browser, model_app)
+    tab = open_tab(browser, model_app, user="finn")
     create_chat(tab)
     # The picker is the one place that says which model answers (no second header badge).
     expect(tab.locator("#model-picker")).to_have_attribute(

@@ -1,5 +1,6 @@
 """Issue 12 in the browser: the model picker, the agent library, the update banner, the
-session-state drawer. One app, one fake OpenAI server that lists two models."""
+session-state drawer. The shared model app (tests/e2e/conftest.py), whose fake OpenAI server
+lists two models; alice, who set it up, is its admin."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from playwright.sync_api import Browser, Page, expect
 from backend.agents import MAX_INSTRUCTIONS_CHARS
 from backend.runtime import DEFAULT_MAX_STATE_BYTES
 from chatsapp.states.agents import HISTORY_PAGE
-from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
 from tests.support.fake_openai import FakeOpenAI, text
@@ -22,20 +23,14 @@ REPLY = "Answered by the fake."
 
 
 @pytest.fixture(scope="module")
-def fake_model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=text(REPLY)) as server:
-        server.models = ["fake-model", "other-model"]
-        yield server
+def fake_model(model_server: FakeOpenAI) -> Iterator[FakeOpenAI]:
+    with model_server.replying(text(REPLY)):
+        yield model_server
 
 
 @pytest.fixture(scope="module")
-def models_app(
-    tmp_path_factory: pytest.TempPathFactory, fake_model: FakeOpenAI
-) -> Iterator[AppServer]:
-    base = tmp_path_factory.mktemp("models-app")
-    server = start_app(base / "data", base / "app.log", env=model_env(fake_model.base_url))
-    yield server
-    server.stop()
+def models_app(model_app: AppServer, fake_model: FakeOpenAI) -> AppServer:
+    return model_app
 
 
 def _text(content: Any) -> str:

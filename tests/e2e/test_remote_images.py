@@ -1,8 +1,8 @@
 """Model output cannot make the browser fetch remote URLs; the production page sends a CSP.
 
-Runs the app as ``scripts/run`` does (production: one port serves the built page and the
-websocket), with a real OpenAI-compatible server whose reply embeds an image hosted by a probe
-server that records every request it receives.
+Runs the shared model app (tests/e2e/conftest.py; production, as ``scripts/run`` does: one port
+serves the built page and the websocket) as ines, with a fake OpenAI-compatible server whose reply
+embeds an image hosted by a probe server that records every request it receives.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import TINY_PNG, send, wait_for_reply_end
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
 from tests.support.fake_openai import FakeOpenAI, text
+
+USER = "ines"
 
 # Every CSP violation the page reports, kept where the test can read it.
 RECORD_VIOLATIONS = """
@@ -84,29 +86,21 @@ def probe() -> Iterator[ProbeServer]:
 
 
 @pytest.fixture(scope="module")
-def image_model(probe: ProbeServer) -> Iterator[FakeOpenAI]:
+def image_model(probe: ProbeServer, model_server: FakeOpenAI) -> Iterator[FakeOpenAI]:
     reply = text("Here is the chart: ", f"![chart]({probe.origin}/probe.png)", " and that is all.")
-    with FakeOpenAI(default=reply) as server:
-        yield server
+    with model_server.replying(reply):
+        yield model_server
 
 
 @pytest.fixture(scope="module")
-def prod_app(
-    tmp_path_factory: pytest.TempPathFactory, image_model: FakeOpenAI
-) -> Iterator[AppServer]:
-    base = tmp_path_factory.mktemp("csp-app")
-    server = start_app(
-        base / "data",
-        base / "app.log",
-        mode="prod",
-        env=model_env(image_model.base_url),
-    )
-    yield server
-    server.stop()
+def prod_app(model_app: AppServer, image_model: FakeOpenAI) -> AppServer:
+    return model_app
 
 
 def open_recording_tab(browser: Browser, server: AppServer) -> Page:
-    page = server.signed_in_context(browser, viewport={"width": 1280, "height": 800}).new_page()
+    page = server.signed_in_context(
+        browser, USER, viewport={"width": 1280, "height": 800}
+    ).new_page()
     page.add_init_script(RECORD_VIOLATIONS)
     page.goto(server.url)
     expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
@@ -118,7 +112,7 @@ class TestRemoteImagesInReplies:
     def test_a_remote_image_is_a_link_naming_its_host_and_is_fetched_only_on_click(
         self, prod_app: AppServer, probe: ProbeServer, browser: Browser
     ):
-        tab = open_tab(browser, prod_app)
+        tab = open_tab(browser, prod_app, user=USER)
         create_chat(tab)
         send(tab, "Show me the chart")
         wait_for_reply_end(tab)

@@ -1,6 +1,7 @@
 """What a person expects of a modern chat: math, highlighted code, copy buttons, send times.
 
-Runs the app against a fake OpenAI-compatible server whose replies hold math and code.
+Runs the shared model app (tests/e2e/conftest.py) against a fake OpenAI-compatible server whose
+replies hold math and code, as rosa.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer, model_env, start_app
+from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat
 from tests.support.fake_openai import FakeOpenAI, text
@@ -25,23 +26,24 @@ REPLY = (
 )
 
 
-@pytest.fixture(scope="module")
-def model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default=text(REPLY)) as server:
-        yield server
+USER = "rosa"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAI) -> Iterator[AppServer]:
-    base = tmp_path_factory.mktemp("rich-app")
-    server = start_app(base / "data", base / "app.log", env=model_env(model.base_url))
-    yield server
-    server.stop()
+def model(model_server: FakeOpenAI) -> Iterator[FakeOpenAI]:
+    with model_server.replying(text(REPLY)):
+        yield model_server
+
+
+@pytest.fixture(scope="module")
+def app(model_app: AppServer, model: FakeOpenAI) -> AppServer:
+    return model_app
 
 
 def open_chat(browser: Browser, app: AppServer) -> Page:
     context = app.signed_in_context(
         browser,
+        USER,
         viewport={"width": 1280, "height": 800},
         permissions=["clipboard-read", "clipboard-write"],
     )

@@ -32,7 +32,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -294,6 +294,21 @@ class FakeOpenAI:
         with self._lock:
             self._queue.extend(replies)
         return self
+
+    @contextlib.contextmanager
+    def replying(self, default: Reply) -> Iterator[FakeOpenAI]:
+        """Answer with ``default`` until the block ends, with no script or responder left over:
+        the browser files that share one server each set their own reply this way."""
+        previous = self.default
+        self.default, self.responder = default, None
+        with self._lock:
+            self._queue.clear()
+        try:
+            yield self
+        finally:
+            self.default, self.responder = previous, None
+            with self._lock:
+                self._queue.clear()
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
