@@ -3,8 +3,8 @@
 Production build, its own data folder. A slow offline reply is streaming in a signed-in tab
 when the server gets SIGTERM (a clean stop: the lifespan saves each partial reply and marks it
 interrupted) or SIGKILL (nothing runs: the next process recovers it from the chat file). After
-a restart on the same data, the reloaded tab shows the reply as incomplete with Retry, and
-Retry answers it in full.
+a restart on the same data (the same port and build: ``restart_app``), the reloaded tab shows
+the reply as incomplete with Retry, and Retry answers it in full.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
-from tests.e2e.app_server import AppServer, start_app
+from tests.e2e.app_server import AppServer, restart_app, start_app
 
 TIMEOUT_MS = 60_000
 SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a stop lands mid-stream
@@ -27,9 +27,14 @@ PROMPT = "Tell me about it"  # stopwords only: the offline assistant's fixed rep
 FULL_REPLY_START = "I'm the offline assistant"
 
 
-def start(data_dir: Path, name: str, chunk_delay_s: str = SLOW_CHUNK_S) -> AppServer:
+def start(data_dir: Path, name: str) -> AppServer:
     log = data_dir.parent / f"{name}.log"
-    return start_app(data_dir, log, mode="prod", env={"CHATS_OFFLINE_CHUNK_DELAY_S": chunk_delay_s})
+    return start_app(data_dir, log, mode="prod", env={"CHATS_OFFLINE_CHUNK_DELAY_S": SLOW_CHUNK_S})
+
+
+def restart(stopped: AppServer, name: str, chunk_delay_s: str = SLOW_CHUNK_S) -> AppServer:
+    log = stopped.data_dir.parent / f"{name}.log"
+    return restart_app(stopped, log, env={"CHATS_OFFLINE_CHUNK_DELAY_S": chunk_delay_s})
 
 
 @pytest.fixture
@@ -103,7 +108,7 @@ def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retri
     assert text_of(reply).startswith(FULL_REPLY_START)
     assert (reply.get("metadata") or {}).get("status") == "failed", reply.get("metadata")
 
-    second = start(data_dir, "second")  # slow again: its Retry is killed while it streams
+    second = restart(first, "second")  # slow again: its Retry is killed while it streams
     servers.append(second)
     page = open_chat(browser, second, chat_id)
     interrupted = page.locator(".message-assistant").last
@@ -112,7 +117,7 @@ def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retri
     send_and_stop_mid_reply(page, second, signal.SIGKILL, interrupted.locator(".retry").click)
     assert last_reply(second, user_id, chat_id)["role"] == "assistant"
 
-    third = start(data_dir, "third", FAST_CHUNK_S)  # recovers the killed reply at start
+    third = restart(second, "third", FAST_CHUNK_S)  # recovers the killed reply at start
     servers.append(third)
     page = open_chat(browser, third, chat_id)
     interrupted = page.locator(".message-assistant").last
