@@ -32,6 +32,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_run_order)
 
 
+# Why each rerun test failed the first time: pytest-rerunfailures names reruns, not their causes.
+_FIRST_FAILURES: list[pytest.TestReport] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.outcome == "rerun":
+        _FIRST_FAILURES.append(report)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for report in _FIRST_FAILURES:
+        terminalreporter.write_sep("_", f"first failure of {report.nodeid} (it was run again)")
+        terminalreporter.write_line(report.longreprtext[-8000:])
+        for title, text in report.sections:
+            if title.startswith("app "):  # the app's log tail (tests/e2e/conftest.py)
+                terminalreporter.write_sep("-", title)
+                terminalreporter.write_line(text)
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
     """``--dist loadfile``, with every file that uses the shared ``model_app`` as one unit.
 

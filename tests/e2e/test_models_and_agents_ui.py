@@ -1,10 +1,11 @@
 """Issue 12 in the browser: the model picker, the agent library, the update banner, the
 session-state drawer. The shared model app (tests/e2e/conftest.py), whose fake OpenAI server
-lists two models; alice, who set it up, is its admin."""
+lists two models; alice, who set it up, is its admin. Each story signs in someone new."""
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +32,13 @@ def fake_model(model_server: FakeOpenAI) -> Iterator[FakeOpenAI]:
 @pytest.fixture(scope="module")
 def models_app(model_app: AppServer, fake_model: FakeOpenAI) -> AppServer:
     return model_app
+
+
+@pytest.fixture
+def person() -> str:
+    """Someone new for each story (and for its rerun): the agents, default agent and chats one
+    story saves are never in the next one's way."""
+    return f"person-{uuid.uuid4().hex[:8]}"
 
 
 def _text(content: Any) -> str:
@@ -60,7 +68,7 @@ def send_and_wait_for_reply(tab: Page, words: str) -> None:
     expect(replies.last).to_have_text(REPLY, timeout=TIMEOUT_MS)
 
 
-def open_agents_page(browser: Browser, server: AppServer, user: str = "alice") -> Page:
+def open_agents_page(browser: Browser, server: AppServer, user: str) -> Page:
     tab = server.signed_in_context(
         browser, user, viewport={"width": 1280, "height": 900}
     ).new_page()
@@ -95,9 +103,9 @@ def start_chat_with(tab: Page, name: str) -> str:
 
 class TestModelPicker:
     def test_the_picked_model_answers_the_next_turn(
-        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+        self, person: str, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
     ):
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         picker = tab.locator("#model-picker")
         expect(picker.locator("option[value='default:other-model']")).to_have_count(
@@ -116,11 +124,11 @@ class TestModelPicker:
         assert turn_request(fake_model, "second, with the picked model")["model"] == "other-model"
 
     def test_a_pick_in_one_tab_shows_in_another_tab_of_the_same_chat(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, models_app)
+        tab_a = open_tab(browser, models_app, user=person)
         chat_id = create_chat(tab_a)
-        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}", user=person)
         expect(tab_b.locator("#model-picker")).to_have_value("auto", timeout=TIMEOUT_MS)
 
         tab_a.locator("#model-picker").select_option("default:other-model")
@@ -132,10 +140,10 @@ class TestModelPicker:
 
 class TestAgentLibrary:
     def test_a_chat_started_with_an_agent_sends_exactly_its_instructions(
-        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+        self, person: str, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
     ):
         instructions = "You are Pirate Pete.\nAnswer every question in pirate speak, briefly."
-        tab = open_agents_page(browser, models_app)
+        tab = open_agents_page(browser, models_app, person)
         create_agent(tab, "Pirate", instructions)
 
         start_chat_with(tab, "Pirate")
@@ -145,9 +153,9 @@ class TestAgentLibrary:
         assert messages[0] == {"role": "system", "content": instructions}
 
     def test_an_out_of_range_temperature_is_refused_on_the_form_and_nothing_is_saved(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_agents_page(browser, models_app)
+        tab = open_agents_page(browser, models_app, person)
         tab.locator("#agent-new").click()
         fill_agent_form(tab, name="Too hot", instructions="hi", temperature="7")
         tab.locator("#agent-save").click()
@@ -158,9 +166,9 @@ class TestAgentLibrary:
         expect(agent_row(tab, "Too hot")).to_have_count(0)
 
     def test_instructions_over_the_limit_are_refused_on_the_form(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_agents_page(browser, models_app)
+        tab = open_agents_page(browser, models_app, person)
         tab.locator("#agent-new").click()
         fill_agent_form(tab, name="Verbose", instructions="x" * (MAX_INSTRUCTIONS_CHARS + 1))
         tab.locator("#agent-save").click()
@@ -169,9 +177,9 @@ class TestAgentLibrary:
         expect(agent_row(tab, "Verbose")).to_have_count(0)
 
     def test_each_save_is_a_version_and_the_history_pages_back_to_the_first(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_agents_page(browser, models_app)
+        tab = open_agents_page(browser, models_app, person)
         create_agent(tab, "Drafter", "draft 1")
         agent_row(tab, "Drafter").locator(".agent-edit").click()
         versions = tab.locator(".agent-version")
@@ -187,14 +195,14 @@ class TestAgentLibrary:
         expect(tab.locator("#agent-more-versions")).to_have_count(0)
 
     def test_a_pinned_chat_offers_the_new_version_and_one_click_moves_it(
-        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+        self, person: str, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
     ):
-        tab = open_agents_page(browser, models_app)
+        tab = open_agents_page(browser, models_app, person)
         create_agent(tab, "Critic", "Version one: be kind.")
         chat_id = start_chat_with(tab, "Critic")
         expect(tab.locator("#agent-update")).to_have_count(0)
 
-        editor = open_agents_page(browser, models_app)
+        editor = open_agents_page(browser, models_app, person)
         agent_row(editor, "Critic").locator(".agent-edit").click()
         editor.locator("#agent-instructions").fill("Version two: be blunt.")
         editor.locator("#agent-save").click()
@@ -213,11 +221,11 @@ class TestAgentLibrary:
 
 class TestSessionStatePanel:
     def test_a_stale_edit_is_refused_and_the_current_value_is_shown(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, models_app)
+        tab_a = open_tab(browser, models_app, user=person)
         chat_id = create_chat(tab_a)
-        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}", user=person)
         for tab in (tab_a, tab_b):
             tab.locator("#state-toggle").click()
             expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
@@ -237,9 +245,9 @@ class TestSessionStatePanel:
         expect(tab_a.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
 
     def test_a_state_over_the_ceiling_is_refused_and_the_saved_one_stays(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         tab.locator("#state-toggle").click()
         expect(tab.locator("#state-panel")).to_contain_text(
@@ -257,11 +265,11 @@ class TestSessionStatePanel:
 
 class TestArchive:
     def test_archiving_from_the_header_shows_in_every_tab_and_can_be_undone(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab_a = open_tab(browser, models_app)
+        tab_a = open_tab(browser, models_app, user=person)
         chat_id = create_chat(tab_a)
-        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}")
+        tab_b = open_tab(browser, models_app, f"/chat/{chat_id}", user=person)
         expect(tab_b.locator("#archive-toggle")).to_be_visible(timeout=TIMEOUT_MS)
 
         tab_a.locator("#archive-toggle").click()
@@ -275,11 +283,11 @@ class TestArchive:
 
 class TestAdminEndpoints:
     def test_an_endpoint_an_admin_adds_is_offered_in_the_picker_and_answers(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
         with FakeOpenAI(default=text(REPLY)) as lab:
             lab.models = ["lab-model"]
-            admin = open_agents_page(browser, models_app)  # alice set the app up: an admin
+            admin = open_agents_page(browser, models_app, "alice")  # she set the app up: an admin
             admin.goto(models_app.url + "/admin/models")
             admin.locator("#ep-name").fill("lab")
             admin.locator("#ep-url").fill(lab.base_url)
@@ -289,7 +297,7 @@ class TestAdminEndpoints:
             expect(row).to_contain_text("answers", timeout=TIMEOUT_MS)
             expect(row).not_to_contain_text("lab-key")
 
-            tab = open_tab(browser, models_app)
+            tab = open_tab(browser, models_app, user=person)
             create_chat(tab)
             tab.locator("#model-picker").select_option("lab:lab-model")
             expect(tab.locator("#model-picker")).to_have_attribute(
@@ -311,16 +319,16 @@ class TestAdminEndpoints:
 
 class TestDefaultAgent:
     def test_new_chats_start_with_the_default_agent_until_it_is_unset(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        library = open_agents_page(browser, models_app)
+        library = open_agents_page(browser, models_app, person)
         create_agent(library, "Concierge", "Greet warmly.")
         agent_row(library, "Concierge").locator(".agent-set-default").click()
         expect(agent_row(library, "Concierge")).to_contain_text(
             "default for new chats", timeout=TIMEOUT_MS
         )
 
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         expect(tab.locator("#agent-label")).to_contain_text("Concierge", timeout=TIMEOUT_MS)
 
@@ -338,7 +346,7 @@ def last_reply_usage(tab: Page):
 
 class TestReplyUsage:
     def test_a_reply_shows_the_usage_the_server_reported(
-        self, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
+        self, person: str, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
     ):
         words = "How many tokens was that?"
         reported = {"prompt_tokens": 412, "completion_tokens": 96}
@@ -349,7 +357,7 @@ class TestReplyUsage:
             else fake_model.default
         )
         try:
-            tab = open_tab(browser, models_app)
+            tab = open_tab(browser, models_app, user=person)
             create_chat(tab)
             send_and_wait_for_reply(tab, words)
             expect(last_reply_usage(tab)).to_have_text("412 tokens in · 96 out", timeout=TIMEOUT_MS)
@@ -357,9 +365,9 @@ class TestReplyUsage:
             fake_model.responder = None
 
     def test_a_reply_without_server_usage_shows_an_estimate_labelled_as_one(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         send_and_wait_for_reply(tab, "No usage from the server this time")
         expect(last_reply_usage(tab)).to_contain_text("(estimate)", timeout=TIMEOUT_MS)
@@ -368,9 +376,9 @@ class TestReplyUsage:
 
 class TestContextMeter:
     def test_the_composer_meter_grows_after_each_reply_and_marks_the_compaction_point(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         label = tab.locator("#context-meter-label")
         expect(label).to_contain_text("/ 8,000 tokens", timeout=TIMEOUT_MS)
@@ -383,9 +391,9 @@ class TestContextMeter:
         expect(label).not_to_have_text(before, timeout=TIMEOUT_MS)
 
     def test_a_thread_past_the_threshold_shows_that_the_next_reply_compacts(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         expect(tab.locator("#context-meter")).to_be_visible(timeout=TIMEOUT_MS)
         # ~7,800 estimated tokens: past the default agent's 6,000-token compaction point.
@@ -396,9 +404,9 @@ class TestContextMeter:
 
 class TestHeader:
     def test_the_header_counts_the_messages_of_the_visible_conversation(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, models_app)
+        tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         count = tab.locator("#message-count")
         expect(count).to_have_text("0 messages", timeout=TIMEOUT_MS)
@@ -408,14 +416,14 @@ class TestHeader:
         expect(count).to_have_text("4 messages", timeout=TIMEOUT_MS)
 
     def test_an_agent_saved_in_another_tab_updates_the_header_without_a_reload(
-        self, models_app: AppServer, browser: Browser
+        self, person: str, models_app: AppServer, browser: Browser
     ):
-        tab = open_agents_page(browser, models_app)
+        tab = open_agents_page(browser, models_app, person)
         create_agent(tab, "Editor", "Version one: fix typos.")
         start_chat_with(tab, "Editor")
         expect(tab.locator("#agent-update")).to_have_count(0)
 
-        editor = open_agents_page(browser, models_app)
+        editor = open_agents_page(browser, models_app, person)
         agent_row(editor, "Editor").locator(".agent-edit").click()
         editor.locator("#agent-instructions").fill("Version two: rewrite freely.")
         editor.locator("#agent-save").click()
