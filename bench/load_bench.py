@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 from bench.browser_tabs import private_tree  # noqa: E402
 from bench.socket_tabs import (  # noqa: E402
     TIMEOUT_S,
+    ClientCollector,
     Person,
     Tab,
     connect,
@@ -276,6 +277,8 @@ async def run(
     )
     print(lines[-1], flush=True)
 
+    collector = ClientCollector()
+    collector.settle()
     busy = await stream_replies(people[:streams])
     ttft = [(s.first_at - s.sent_at) * 1000 for s in busy]
     gaps = [g * 1000 for s in busy for g in s.gaps]
@@ -286,13 +289,15 @@ async def run(
         f"gaps p50 {percentile(gaps, 0.5):.0f} ms over {len(gaps)} frames at "
         f"{streams * per} watching tabs; time to first token p50 {percentile(ttft, 0.5):.0f} ms "
         f"p95 {percentile(ttft, 0.95):.0f} ms; {streams} replies at once, {connected} tabs "
-        f"connected; {load_average()})"
+        f"connected; the bench's longest own collection {collector.longest_ms:.0f} ms; "
+        f"{load_average()})"
     )
     print(lines[-1], flush=True)
 
     crowd = make_person(app, "crowd")
     await connect_all(app, [crowd], users * per, errors, deflate=deflate)
     samples = []
+    collector.settle()
     for n in range(FANOUT_WARMUP + FANOUT_SAMPLES):
         await asyncio.sleep(FANOUT_PAUSE_S)
         took, missed = await rename_fanout(crowd, f"Renamed {n} {uuid.uuid4().hex[:6]}")
@@ -306,7 +311,8 @@ async def run(
         f"(p95 {p95_fan:.0f} ms p50 {percentile(samples, 0.5):.0f} ms until the last of "
         f"{len(crowd.tabs) - 1} other tabs of one user receives a renamed row; "
         f"{len(samples)} renames timed; {connected + len(crowd.tabs)} tabs connected in all, "
-        f"app RSS {group_rss_kb(pgid) / 1024:.0f} MB; {load_average()})"
+        f"app RSS {group_rss_kb(pgid) / 1024:.0f} MB; the bench's longest own collection "
+        f"{collector.longest_ms:.0f} ms; {load_average()})"
     )
     print(lines[-1], flush=True)
 
