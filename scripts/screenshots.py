@@ -24,7 +24,8 @@ from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.e2e.test_chat_flows import send, wait_for_reply_end  # noqa: E402
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat  # noqa: E402
 from tests.e2e.test_phone_layout import DESKTOP, PHONE, open_drawer  # noqa: E402
-from tests.support.fake_openai import FakeOpenAI, Reply, text  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI  # noqa: E402
+from tests.support.fake_replies import Reply, text  # noqa: E402
 
 SHOTS = ROOT / "docs" / "screenshots"
 MODEL = "scripted-demo"

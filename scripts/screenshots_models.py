@@ -21,7 +21,8 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.app_server import AppServer, model_env, start_app  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.e2e.test_phone_layout import PHONE  # noqa: E402
-from tests.support.fake_openai import FakeOpenAI, text  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI  # noqa: E402
+from tests.support.fake_replies import text  # noqa: E402
 
 SHOTS = ROOT / "docs" / "screenshots"
 TIMEOUT_MS = 60_000

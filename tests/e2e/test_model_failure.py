@@ -12,7 +12,8 @@ from playwright.sync_api import Browser, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
-from tests.support.fake_openai import FakeOpenAI, http_error, text
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_replies import http_error, text
 
 
 @pytest.fixture(scope="module")

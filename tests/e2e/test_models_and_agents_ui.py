@@ -18,7 +18,8 @@ from chatsapp.states.agents import HISTORY_PAGE
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_replies import text
 
 REPLY = "Answered by the fake."
 

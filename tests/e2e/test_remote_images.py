@@ -21,7 +21,8 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import TINY_PNG, send, wait_for_reply_end
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_replies import text
 
 USER = "ines"
 

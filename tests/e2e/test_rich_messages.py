@@ -16,7 +16,8 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_replies import text
 from tests.support.tiny_pdf import pdf_with_text
 
 CODE = "def greet(name):\n    return f'hello {name}'"

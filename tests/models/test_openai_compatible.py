@@ -18,7 +18,7 @@ from backend.models import (
     ToolSpec,
     provider_from_settings,
 )
-from tests.support.fake_openai import cut, hang, http_error, malformed, text, tool_call
+from tests.support.fake_replies import cut, hang, http_error, malformed, text, tool_call
 
 pytestmark = pytest.mark.anyio
 

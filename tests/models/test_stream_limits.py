@@ -21,7 +21,7 @@ from backend.models import (
     TextDelta,
     reply_cut_marker,
 )
-from tests.support.fake_openai import (
+from tests.support.fake_replies import (
     endless,
     huge_line,
     huge_reply,

@@ -25,7 +25,7 @@ from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
 from tests.runtime.test_recovery import WRITER
-from tests.support.fake_openai import endless, text
+from tests.support.fake_replies import endless, text
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio

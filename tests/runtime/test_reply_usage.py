@@ -21,7 +21,8 @@ from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.turn import Turn
 from backend.sessions import estimate_string_tokens
 from tests.runtime.helpers import leave_a_run_running
-from tests.support.fake_openai import FakeOpenAI, cut, text, tool_call
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_replies import cut, text, tool_call
 
 pytestmark = pytest.mark.anyio
 

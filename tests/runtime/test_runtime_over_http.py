@@ -14,7 +14,7 @@ from backend.chats import Chats
 from backend.models import OpenAICompatibleProvider, reply_cut_marker
 from backend.runtime import ChatRuntime, RunStatus
 from tests.runtime.helpers import events_until_done
-from tests.support.fake_openai import cut, hang, http_error, huge_reply, text, tool_call
+from tests.support.fake_replies import cut, hang, http_error, huge_reply, text, tool_call
 
 pytestmark = pytest.mark.anyio
 

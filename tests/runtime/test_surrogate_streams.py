@@ -14,7 +14,7 @@ from backend.models import ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
 from tests.runtime.helpers import events_until_done, make_runtime
-from tests.support.fake_openai import text
+from tests.support.fake_replies import text
 from tests.support.scripted_model import ScriptedModel
 from tests.support.unicode_text import is_well_formed
 
