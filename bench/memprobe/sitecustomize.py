@@ -14,6 +14,8 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -92,6 +94,39 @@ def _malloc_info() -> dict[str, int]:
             "free": info.fordblks}  # fmt: skip
 
 
+def _pymalloc() -> dict[str, int]:
+    """pymalloc's own figures: small Python objects live in its 1 MiB arenas, which are mapped
+    outside malloc (so ``malloc`` above never sees them). ``sys._debugmallocstats`` writes to
+    file descriptor 2, borrowed for a moment: an app log line written meanwhile lands here."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        saved = os.dup(2)
+        try:
+            sys.stderr.flush()
+            os.dup2(out.fileno(), 2)
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read()
+    wanted = {
+        "# arenas allocated current": "arenas",
+        "# bytes in allocated blocks": "in_blocks",
+        "# bytes in available blocks": "free_in_pools",
+        "# bytes lost to pool headers": "pool_headers",
+        "# bytes lost to quantization": "quantization",
+    }
+    figures: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        name = wanted.get(key.strip())
+        if name is not None:
+            figures[name] = int(value.strip().replace(",", ""))
+        elif "unused pools" in key:
+            figures["unused_pools"] = int(value.strip().replace(",", ""))
+    return figures
+
+
 def _status() -> dict[str, int]:
     wanted = ("VmRSS", "RssAnon", "RssFile", "RssShmem", "Threads")
     out: dict[str, int] = {}
@@ -108,6 +143,7 @@ def _report(label: str) -> dict[str, Any]:
         "label": label,
         "status": _status(),
         "malloc": _malloc_info(),
+        "pymalloc": _pymalloc(),
         "sqlite_heap": _sqlite_heap(),
         "connections": _connections(),
         "threads": sorted(t.name for t in threading.enumerate()),
