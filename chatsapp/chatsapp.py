@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 
 import reflex as rx
 
-from chatsapp import bridge, log_redaction, pages, signout_watch, token_binding
+from chatsapp import bridge, collector, log_redaction, pages, signout_watch, token_binding
 from chatsapp.auth_guard import AuthGuard
 from chatsapp.auth_routes import auth_routes
 from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
@@ -42,6 +42,14 @@ app = rx.App(
 # First, so no other middleware (hydration included) runs for an event the guard refuses.
 app.add_middleware(AuthGuard(public_states=(AuthPageTabState,)), index=0)
 pages.register(app)
+
+
+@app.register_lifespan_task
+@contextlib.asynccontextmanager
+async def _collect_young_less_often() -> AsyncIterator[None]:
+    """In each worker (after the fork): the slowest live updates waited on full collections."""
+    collector.collect_young_less_often()
+    yield
 
 
 @app.register_lifespan_task
