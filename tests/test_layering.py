@@ -167,10 +167,12 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
     "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
     "chatsapp.log_redaction": {"chatsapp.identity"},  # the session cookie's name
+    "chatsapp.collector": set(),  # the process's gc thresholds: nothing of the app
     "chatsapp.chatsapp": {
         "chatsapp.auth_guard",
         "chatsapp.auth_routes",
         "chatsapp.bridge",
+        "chatsapp.collector",
         "chatsapp.csp",
         "chatsapp.export_routes",
         "chatsapp.home_redirect",

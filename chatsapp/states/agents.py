@@ -106,6 +106,8 @@ class AgentsTabState(rx.State):
             current = await offload(self._library().load, agent_id)
         except ChatsError as exc:
             return rx.toast.error(str(exc))
+        if self.editing and agent_id == self.agent_id and current.version == self.base_version:
+            return None  # already open at its latest version: reopening would drop what is typed
         self._open_form(agent_id, current.version, current.spec)
         self.versions = []
         await self._more_versions()

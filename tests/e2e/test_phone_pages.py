@@ -11,6 +11,7 @@ interferes.
 from __future__ import annotations
 
 import re
+import uuid
 from contextlib import closing
 from typing import Any
 
@@ -182,7 +183,8 @@ class TestOtherPagesOnAPhone:
     def test_the_agent_library_and_editor_fit_a_phone(
         self, app_server: AppServer, browser: Browser
     ):
-        page = open_page(browser, app_server, "agatha", "/agents", PHONE)
+        # Someone new on each try: a rerun must not find the first try's agent.
+        page = open_page(browser, app_server, f"agatha-{uuid.uuid4().hex[:6]}", "/agents", PHONE)
         expect(page.locator("#agent-new")).to_be_visible(timeout=60_000)
         create_agent(page, LONG_AGENT, "Plan walks and wine tastings.")
         row = agent_row(page, LONG_AGENT)
