@@ -28,13 +28,7 @@ def p95(values: list[float]) -> float:
 def bench_user(app: AppServer) -> str:
     """Create the benchmark's account (its first, so an admin) and return its user id."""
     app.session_token(USERNAME)
-    accounts = app.accounts()
-    try:
-        user = accounts.user_by_username(USERNAME)
-        assert user is not None
-        return user.id
-    finally:
-        accounts.close()
+    return app.user_id(USERNAME)
 
 
 def private_tree(target: Path) -> Path:

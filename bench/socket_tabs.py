@@ -148,13 +148,7 @@ class Person:
 
 def make_person(app: AppServer, username: str) -> Person:
     token = app.session_token(username)
-    accounts = app.accounts()
-    try:
-        user = accounts.user_by_username(username)
-        assert user is not None
-        user_id = user.id
-    finally:
-        accounts.close()
+    user_id = app.user_id(username)
     with Chats(app.data_dir, user_id) as chats:
         chat_id = chats.create_chat(f"Chat of {username}").id
     return Person(username, user_id, token, chat_id)

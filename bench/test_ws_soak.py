@@ -78,13 +78,7 @@ def descriptors(pgid: int) -> tuple[int, int]:
 
 async def test_opening_and_closing_2000_chats_keeps_the_server_on_a_plateau(app: AppServer):
     token = app.session_token("soak")
-    accounts = app.accounts()
-    try:
-        user = accounts.user_by_username("soak")
-        assert user is not None
-        user_id = user.id
-    finally:
-        accounts.close()
+    user_id = app.user_id("soak")
     with Chats(app.data_dir, user_id) as chats:
         chat_ids = [chats.create_chat(f"Soak {n}").id for n in range(CHATS)]
     pgid = app.process.pid

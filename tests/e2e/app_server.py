@@ -65,6 +65,16 @@ class AppServer:
         finally:
             accounts.close()
 
+    def user_id(self, username: str) -> str:
+        """The id of ``username``'s account, which must exist (``session_token`` creates it)."""
+        accounts = self.accounts()
+        try:
+            user = accounts.user_by_username(username)
+            assert user is not None, f"no account {username!r}"
+            return user.id
+        finally:
+            accounts.close()
+
     def signed_in_context(
         self, browser: Browser, username: str = "alice", **options: Any
     ) -> BrowserContext:

@@ -47,13 +47,7 @@ def servers(data_dir: Path) -> Iterator[list[AppServer]]:
 
 def user_id_of(server: AppServer, username: str) -> str:
     server.session_token(username)
-    accounts = server.accounts()
-    try:
-        user = accounts.user_by_username(username)
-        assert user is not None
-        return user.id
-    finally:
-        accounts.close()
+    return server.user_id(username)
 
 
 def open_chat(browser: Browser, server: AppServer, chat_id: str) -> Page:

@@ -86,20 +86,10 @@ def event(state: type, handler: str) -> str:
     return f"{state.get_full_name()}.{handler}"
 
 
-def user_id_of(server: AppServer, username: str) -> str:
-    accounts = server.accounts()
-    try:
-        user = accounts.user_by_username(username)
-        assert user is not None
-        return user.id
-    finally:
-        accounts.close()
-
-
 @pytest.fixture(scope="module")
 def alice(app_server: AppServer) -> Alice:
     app_server.session_token(VICTIM)
-    user_id = user_id_of(app_server, VICTIM)
+    user_id = app_server.user_id(VICTIM)
     with Chats(app_server.data_dir, user_id) as chats:
         chat_id = chats.create_chat(SECRET_TITLE).id
         chats.get_chat(chat_id).session.append_message(
@@ -119,7 +109,7 @@ def alice(app_server: AppServer) -> Alice:
 @pytest.fixture(scope="module")
 def bob_account(app_server: AppServer) -> Bob:
     token = app_server.session_token("bob")
-    user_id = user_id_of(app_server, "bob")
+    user_id = app_server.user_id("bob")
     with Chats(app_server.data_dir, user_id) as chats:
         chat_id = chats.create_chat("Bob's own chat").id
         session = chats.get_chat(chat_id).session

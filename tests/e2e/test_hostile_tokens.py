@@ -53,13 +53,7 @@ def streaming(update: dict[str, Any]) -> Any:
 
 def alice_on(server: AppServer) -> Alice:
     server.session_token(VICTIM)
-    accounts = server.accounts()
-    try:
-        user = accounts.user_by_username(VICTIM)
-        assert user is not None
-        user_id = user.id
-    finally:
-        accounts.close()
+    user_id = server.user_id(VICTIM)
     with Chats(server.data_dir, user_id) as chats:
         return Alice(user_id, chats.create_chat(SECRET_TITLE).id)
 
