@@ -125,6 +125,9 @@ def _form() -> rx.Component:
                         rx.foreach(AgentsTabState.choices, model_option),
                         value=AgentsTabState.model,
                         on_change=AgentsTabState.set_model,
+                        # Named, so the form submits it by name (Reflex 0.11 stops submitting
+                        # controls by id); Save ignores it: the model is set as it changes.
+                        name="model",
                         id="agent-model",
                         # else as wide as its longest model name, past a phone's edge
                         style=FIELD_STYLE,
