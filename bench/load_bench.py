@@ -68,7 +68,8 @@ from bench.socket_tabs import (  # noqa: E402
     event,
     make_person,
 )
-from chatsapp.bridge import DIRECTORY_REFRESH_S, FLUSH_INTERVAL_S  # noqa: E402
+from chatsapp.bridge import DIRECTORY_REFRESH_S  # noqa: E402
+from chatsapp.run_pump import FLUSH_INTERVAL_S  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
 from tests.e2e import app_server  # noqa: E402

@@ -11,8 +11,7 @@ Two sources feed it, both inside this worker process:
   not one per chat (each one kept the event loop busy, and a busy loop slows the import's
   worker thread many times over: it waits for the GIL after every SQLite call).
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
-  chat applies them to ``SharedConversationState``. Deltas are batched into ``FLUSH_INTERVAL_S``
-  flushes so a fast model does not cost one websocket frame per token.
+  chat applies them to ``SharedConversationState`` (:mod:`chatsapp.run_pump`).
 
 Pumps are bounded by the tabs that watch: each tab (client token) watches at most one chat, and
 when the last tab of a chat leaves (opens another chat, or its socket disconnects) the pump is
@@ -44,7 +43,6 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -54,11 +52,11 @@ import reflex as rx
 from chatsapp import tab_sockets
 from chatsapp.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.identity import conversation_token, directory_token
+from chatsapp.run_pump import pump_runs
 from chatsapp.services import Release, offload, services
 
 log = logging.getLogger(__name__)
 
-FLUSH_INTERVAL_S = 0.04
 RELEASE_GRACE_S = 5.0
 DIRECTORY_GRACE_S = 60.0
 """How long a person's directory and runtime stay open after their last tab left."""
@@ -70,17 +68,6 @@ DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
 Key = tuple[str, str]  # (user id, chat id)
-# Run events after which a chat's header and meter are re-read: a claim may move a ``latest``
-# chat to a new agent version; a reply or a compaction changes what the next turn sends.
-_SETTINGS_EVENTS = frozenset(
-    ("run.started", "run.completed", "run.failed", "run.cancelled", "context.compacted")
-)
-_IDLE_RUN_FIELDS = {
-    "queued": 0,
-    "streaming": False,
-    "streaming_text": "",
-    "streaming_message_id": "",
-}
 
 
 @dataclass(frozen=True)
@@ -374,60 +361,15 @@ async def _apply_archive(chat_id: str, archived: bool) -> None:
 
 
 async def _pump_runs(user_id: str, chat_id: str) -> None:
-    conversation = _states().conversation
-    runtime = services().runtime(user_id)
-    token = conversation_token(chat_id)
-    buffer: list[str] = []
-    last_flush = time.monotonic()
-
-    async def flush_text() -> None:
-        nonlocal last_flush
-        if buffer:
-            text = "".join(buffer)
-            buffer.clear()
-            async with _modify(token, conversation) as state:
-                state.streaming_text += text
-        last_flush = time.monotonic()
-
-    async with _modify(token, conversation) as state:
-        # A pump that comes back rebuilds these from the log's replay; stale ones would show
-        # a reply as streaming forever (the pump that saw it end was released). Set only when
-        # stale: each assignment would be a frame to every tab.
-        for name, idle in _IDLE_RUN_FIELDS.items():
-            if getattr(state, name) != idle:
-                setattr(state, name, idle)
-    async for event in runtime.subscribe(chat_id):
-        kind = event.type
-        if kind == "message.delta":
-            buffer.append(str(event.data.get("text", "")))
-            if time.monotonic() - last_flush >= FLUSH_INTERVAL_S:
-                await flush_text()
-            continue
-        await flush_text()
-        async with _modify(token, conversation) as state:
-            await _apply_run_event(state, user_id, event)
-        if kind in _SETTINGS_EVENTS:
-            await _refresh_chat_settings(user_id, chat_id)
-
-
-async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
-    kind = event.type
-    if kind == "run.queued":
-        state.queued += 1
-        await state.refresh(user_id)  # the user's message is already stored: show it
-    elif kind == "run.started":
-        state.queued = max(0, state.queued - 1)
-        state.streaming, state.streaming_text, state.error = True, "", ""
-        state.streaming_message_id = str(event.data.get("assistant_message_id", ""))
-        # No re-read: the placeholder is already on screen since run.queued, and re-sending
-        # the window here would triple the transcript bytes of every turn.
-    elif kind == "context.compacted":
-        await state.refresh(user_id)
-    elif kind in ("run.completed", "run.failed", "run.cancelled"):
-        state.streaming, state.streaming_text, state.streaming_message_id = False, "", ""
-        if kind == "run.failed":
-            state.error = str(event.data.get("error", "The model failed."))
-        await state.refresh(user_id)
+    await pump_runs(
+        services().runtime(user_id),
+        user_id,
+        chat_id,
+        token=conversation_token(chat_id),
+        conversation=_states().conversation,
+        modify=_modify,
+        settings_changed=lambda: _refresh_chat_settings(user_id, chat_id),
+    )
 
 
 # ── chat headers ────────────────────────────────────────────────────

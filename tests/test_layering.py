@@ -156,9 +156,12 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.bridge": {
         "chatsapp.fanout",
         "chatsapp.identity",
+        "chatsapp.run_pump",
         "chatsapp.services",
         "chatsapp.tab_sockets",
     },
+    # Applies a chat's run events to the state class and writer it is given: nothing of the app.
+    "chatsapp.run_pump": set(),
     "chatsapp.tab_sockets": {"chatsapp.identity"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.fanout": set(),
