@@ -93,7 +93,8 @@ class AppServer:
         )
         return context
 
-    def stop(self) -> None:
+    def stop(self, *, keep_build: bool = False) -> None:
+        """SIGTERM, then SIGKILL; ``keep_build`` leaves the built pages for ``restart_app``."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
@@ -101,7 +102,7 @@ class AppServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
-        if self.web_dir is not None and self.owns_web_dir:
+        if self.web_dir is not None and self.owns_web_dir and not keep_build:
             shutil.rmtree(self.web_dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 60) -> str:

@@ -1,8 +1,9 @@
 """``CHATS_AUTH=header``: a trusted proxy names the person; anyone else is refused, clearly.
 
-Two apps in turn, each trusting a different proxy address. The browser always connects from
-127.0.0.1 and sends the identity header: the app that trusts 127.0.0.1 signs it in as that
-person; the app that trusts only another address refuses it with a clear page.
+Two apps in turn on one build, each trusting a different proxy address (the classes run in
+file order). The browser always connects from 127.0.0.1 and sends the identity header: the app
+that trusts 127.0.0.1 signs it in as that person; the app that trusts only another address
+refuses it with a clear page.
 """
 
 from __future__ import annotations
@@ -12,28 +13,42 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer, start_app
+from tests.e2e.app_server import AppServer, restart_app, start_app
 from tests.e2e.test_live_sidebar import TIMEOUT_MS
 
 HEADER = "X-Remote-User"
 
 
-def header_app(tmp_path_factory: pytest.TempPathFactory, proxies: str) -> Iterator[AppServer]:
+def header_env(proxies: str) -> dict[str, str]:
+    return {"CHATS_AUTH": "header", "CHATS_AUTH_HEADER": HEADER, "CHATS_TRUSTED_PROXIES": proxies}
+
+
+@pytest.fixture(scope="module")
+def apps() -> Iterator[list[AppServer]]:
+    """The apps of this file, first to last (each restart replaces the one before)."""
+    started: list[AppServer] = []
+    yield started
+    for server in reversed(started):
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def trusting_app(
+    apps: list[AppServer], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AppServer]:
     base = tmp_path_factory.mktemp("header-mode")
-    env = {"CHATS_AUTH": "header", "CHATS_AUTH_HEADER": HEADER, "CHATS_TRUSTED_PROXIES": proxies}
-    server = start_app(base / "data", base / "app.log", env=env)
-    yield server
-    server.stop()
+    apps.append(start_app(base / "data", base / "trusting.log", env=header_env("127.0.0.1")))
+    yield apps[-1]
 
 
-@pytest.fixture(scope="class")
-def trusting_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    yield from header_app(tmp_path_factory, "127.0.0.1")
-
-
-@pytest.fixture(scope="class")
-def distrusting_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    yield from header_app(tmp_path_factory, "10.9.9.9")
+@pytest.fixture(scope="module")
+def distrusting_app(apps: list[AppServer], trusting_app: AppServer) -> Iterator[AppServer]:
+    # The proxies are read at start: the same build, restarted with another address trusted
+    # (a second build would cost 20-40 s).
+    trusting_app.stop(keep_build=True)
+    log = trusting_app.data_dir.parent / "distrusting.log"
+    apps.append(restart_app(trusting_app, log, env=header_env("10.9.9.9")))
+    yield apps[-1]
 
 
 class TestBehindATrustedProxy:
