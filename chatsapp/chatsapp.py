@@ -66,6 +66,12 @@ async def _archive_untouched_chats() -> None:
     await services().archive_untouched_periodically()
 
 
+@app.register_lifespan_task
+async def _close_idle_chat_files() -> None:
+    """Chat files nobody has used for a minute are closed, even while their person stays."""
+    await services().close_idle_chat_files_periodically()
+
+
 log_redaction.install()
 # The bridge first: its socket hooks then run inside the connect check, so they see the
 # token a socket is actually linked with (a refused one is swapped for a fresh token).

@@ -15,7 +15,7 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
 from backend.accounts import Accounts
@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 
 ARCHIVE_PASS_INTERVAL_S = 3600.0
 """How often open directories apply "archive chats untouched for N days" (also at open)."""
+CHAT_FILE_IDLE_S = 60.0
+"""A chat file nothing holds is closed once unused this long (a tab's chat is held)."""
+CHAT_FILE_PASS_INTERVAL_S = 30.0
 
 
 class Release(enum.Enum):
@@ -206,33 +209,54 @@ class Services:
         """One pass of the archive policy of every directory open here; how many it archived.
 
         A directory runs a pass when it opens (at sign-in); this covers the people who stay.
-        Each directory is held during the pass, so a release waits for it.
         """
+        return self._each_open_directory(
+            "archive pass", lambda chats: len(chats.archive_untouched())
+        )
+
+    async def close_idle_chat_files(self, idle_s: float = CHAT_FILE_IDLE_S) -> int:
+        """Close the chat files nothing has used for ``idle_s``, of every person open here;
+        how many closed. The runtimes first let go of the chats no tab watches (a chat a tab
+        shows stays open), then each directory closes the files nobody holds."""
+        with self._lock:
+            runtimes = list(self._runtimes.values())
+        for runtime in runtimes:
+            runtime.release_unused_chats(idle_s)
+        return await offload(
+            self._each_open_directory,
+            "closing idle chat files",
+            lambda chats: chats.close_idle_chats(idle_s),
+        )
+
+    def _each_open_directory(self, name: str, work: Callable[[Chats], int]) -> int:
+        """``work`` on every directory open here, the sum of what it returns. Each directory
+        is held meanwhile, so a release waits for the pass."""
         with self._lock:
             open_now = list(self._directories.items())
             for user_id, _chats in open_now:
                 self._holds[user_id] = self._holds.get(user_id, 0) + 1
-        archived = 0
+        total = 0
         try:
             for _user_id, chats in open_now:
                 try:
-                    archived += len(chats.archive_untouched())
+                    total += work(chats)
                 except ChatsError:  # its file is busy: the next pass retries
-                    logger.warning("archive pass failed for %s", chats.directory_id, exc_info=True)
+                    logger.warning("%s failed for %s", name, chats.directory_id, exc_info=True)
         finally:
             self._let_go([user_id for user_id, _chats in open_now])
-        return archived
+        return total
 
     async def archive_untouched_periodically(
         self, interval_s: float = ARCHIVE_PASS_INTERVAL_S
     ) -> None:
         """Run :meth:`archive_untouched` every ``interval_s`` until cancelled (server stop)."""
-        while True:
-            await asyncio.sleep(interval_s)
-            try:
-                await offload(self.archive_untouched)
-            except Exception:  # the task must outlive one bad pass
-                logger.warning("archive pass failed", exc_info=True)
+        await _periodically(interval_s, lambda: offload(self.archive_untouched), "archive pass")
+
+    async def close_idle_chat_files_periodically(
+        self, interval_s: float = CHAT_FILE_PASS_INTERVAL_S
+    ) -> None:
+        """Run :meth:`close_idle_chat_files` every ``interval_s`` until cancelled."""
+        await _periodically(interval_s, self.close_idle_chat_files, "closing idle chat files")
 
     async def shutdown(self) -> None:
         """Server stopping (SIGTERM): every streaming reply is saved and marked interrupted."""
@@ -276,6 +300,16 @@ class Services:
 
 _services: Services | None = None
 _services_lock = threading.Lock()
+
+
+async def _periodically(interval_s: float, work: Callable[[], Awaitable[Any]], name: str) -> None:
+    """``await work()`` every ``interval_s`` until cancelled; a failed pass is logged."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            await work()
+        except Exception:  # the task must outlive one bad pass
+            logger.warning("%s failed", name, exc_info=True)
 
 
 def services() -> Services:

@@ -457,6 +457,11 @@ class Chats(Closing):
 
     # ── lifecycle ───────────────────────────────────────────────────
 
+    def close_idle_chats(self, idle_s: float) -> int:
+        """Close the chat files no handle holds and none used for ``idle_s``; how many."""
+        self._check_open()
+        return self._open.close_idle(idle_s)
+
     def close(self) -> None:
         """Flush the index, close every open chat (releasing its lease), close the file."""
         if self._closed:

@@ -21,6 +21,7 @@ one (numbering from 1: a watcher resuming with an older number replays from the 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ class OpenChats:
         self._event_logs: dict[str, EventLog] = {}
         self._watchers: dict[str, int] = {}
         self._opening: dict[str, asyncio.Future[OpenChat]] = {}
+        self._used: dict[str, float] = {}  # chat id -> monotonic time it was last opened
 
     def event_log(self, chat_id: str) -> EventLog:
         return self._event_logs.setdefault(chat_id, EventLog(chat_id))
@@ -155,6 +157,7 @@ class OpenChats:
         if conv is None or conv.chat.generation != chat.generation:
             return None
         self._open.move_to_end(chat_id)
+        self._used[chat_id] = time.monotonic()
         return conv
 
     async def open(self, chat_id: str, chat: ChatPort) -> tuple[OpenChat, bool]:
@@ -167,6 +170,7 @@ class OpenChats:
         try:
             conv = await asyncio.to_thread(self._build, chat_id, chat)
             self._open[chat_id] = conv
+            self._used[chat_id] = time.monotonic()
             future.set_result(conv)
             self._release_idle()
         except BaseException as exc:
@@ -184,8 +188,32 @@ class OpenChats:
         states = SessionStateStore(store, max_bytes=self._max_state_bytes, clock=self._clock)
         return OpenChat(chat_id, chat, session, database, store, states, self.event_log(chat_id))
 
+    def release_unused(self, idle_s: float) -> int:
+        """Release the idle entries nobody watches and nobody opened for ``idle_s``; how many.
+
+        Their files are then unpinned: the directory closes them once unused (its own pass).
+        Entries that follow another process's open runs stay, as busy ones do.
+        """
+        cutoff = time.monotonic() - idle_s
+        unused = [
+            chat_id
+            for chat_id, conv in self._open.items()
+            if conv.is_idle()
+            and not conv.pending
+            and not conv.followed
+            and chat_id not in self._watchers
+            and self._used.get(chat_id, 0.0) <= cutoff
+        ]
+        for chat_id in unused:
+            self._drop(chat_id)
+        return len(unused)
+
     def _release_idle(self) -> None:
         idle = [chat_id for chat_id, conv in self._open.items() if conv.is_idle()]
         for chat_id in idle[: max(0, len(self._open) - MAX_IDLE_CONVERSATIONS)]:
-            del self._open[chat_id]
-            self._drop_unused_log(chat_id)
+            self._drop(chat_id)
+
+    def _drop(self, chat_id: str) -> None:
+        del self._open[chat_id]
+        self._used.pop(chat_id, None)
+        self._drop_unused_log(chat_id)

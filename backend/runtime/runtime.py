@@ -296,6 +296,10 @@ class ChatRuntime:
         :mod:`backend.runtime.open_chats`)."""
         return self._open_chats.footprint()
 
+    def release_unused_chats(self, idle_s: float) -> int:
+        """Let go of the idle chats no one watches or opened for ``idle_s`` (see above)."""
+        return self._open_chats.release_unused(idle_s)
+
     async def wait_idle(self, chat_id: str) -> None:
         """Return once ``chat_id`` has no queued or running run (tests, the bench, shutdown)."""
         conv = await self._open(chat_id)
