@@ -81,11 +81,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     """On a failed browser test, print the app's log and where its threads stand (py-spy)."""
     report = yield
     if report.when == "call" and report.failed:
-        # Whichever app the test used: the shared one or a file's own (any fixture name).
-        servers = [v for v in getattr(item, "funcargs", {}).values() if isinstance(v, AppServer)]
+        # Whichever apps the test used: the shared one, a file's own (any fixture name), or
+        # each of a list of them (a story that stops and restarts its server).
+        servers: list[AppServer] = []
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, AppServer):
+                servers.append(value)
+            elif isinstance(value, list):
+                servers.extend(v for v in value if isinstance(v, AppServer))
         for server in servers:
-            report.sections.append(("app threads (py-spy)", dump_threads(server)))
-            report.sections.append(("app log (tail)", server.log_tail(80)))
+            if server.process.poll() is None:  # a stopped one has no threads to show
+                report.sections.append(("app threads (py-spy)", dump_threads(server)))
+            title = f"app log (tail of {server.log_path.name})"
+            report.sections.append((title, server.log_tail(80)))
     return report
 
 
