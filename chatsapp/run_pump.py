@@ -15,6 +15,8 @@ from typing import Any
 
 import reflex as rx
 
+from backend.runtime import ChatRuntime, RunEvent
+
 FLUSH_INTERVAL_S = 0.04
 
 Modify = Callable[[str, type[rx.State]], AbstractAsyncContextManager[Any]]
@@ -34,7 +36,7 @@ _IDLE_RUN_FIELDS = {
 
 
 async def pump_runs(
-    runtime: Any,
+    runtime: ChatRuntime,
     user_id: str,
     chat_id: str,
     *,
@@ -78,7 +80,7 @@ async def pump_runs(
             await settings_changed()
 
 
-async def _apply_run_event(state: Any, user_id: str, event: Any) -> None:
+async def _apply_run_event(state: Any, user_id: str, event: RunEvent) -> None:
     kind = event.type
     if kind == "run.queued":
         state.queued += 1

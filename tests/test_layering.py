@@ -160,8 +160,9 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.services",
         "chatsapp.tab_sockets",
     },
-    # Applies a chat's run events to the state class and writer it is given: nothing of the app.
-    "chatsapp.run_pump": set(),
+    # Applies a chat's run events to the state class and writer it is given (the runtime's
+    # public names only: ChatRuntime, RunEvent).
+    "chatsapp.run_pump": {"backend.runtime"},
     "chatsapp.tab_sockets": {"chatsapp.identity"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.fanout": set(),

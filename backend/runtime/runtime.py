@@ -292,12 +292,11 @@ class ChatRuntime:
         return await asyncio.to_thread(conv.store.load_run, run_id)
 
     def footprint(self) -> Footprint:
-        """Open chats, busy ones, event logs and watchers held now (bounded: see
-        :mod:`backend.runtime.open_chats`)."""
+        """Open chats, busy ones, event logs and watchers held now (bounded: open_chats)."""
         return self._open_chats.footprint()
 
     def release_unused_chats(self, idle_s: float) -> int:
-        """Let go of the idle chats no one watches or opened for ``idle_s`` (see above)."""
+        """Let go of idle chats nobody watches or opened for ``idle_s``; how many."""
         return self._open_chats.release_unused(idle_s)
 
     async def wait_idle(self, chat_id: str) -> None:
@@ -406,8 +405,7 @@ class ChatRuntime:
     async def shutdown(self, *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S) -> None:
         """Stop serving, on SIGTERM (:mod:`backend.runtime.shutdown`): every streaming reply is
         saved so far, marked interrupted and its ``run.failed`` published; queued runs stay
-        queued for the next start; subscriptions end, model and lock clients close. Idempotent.
-        """
+        queued for the next start; subscriptions end, model and lock clients close. Idempotent."""
         if self._begin_closing():
             await stop_chats(self._open_chats.values, grace_s=grace_s)
             await self._close(self.models, self.model, self.locks)  # every lease released above
