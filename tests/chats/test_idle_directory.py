@@ -6,22 +6,11 @@ connected holds their directory open: only what an idle person uses stays connec
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 
 from backend.chats import Chats
+from tests.support.descriptors import handles_of
 from tests.support.sqlite_heap import sqlite_heap_bytes
-
-
-def _handles_of(path: Path) -> int:
-    """This process's open file descriptors on ``path`` (one per connection to the file)."""
-    count = 0
-    for fd in Path("/proc/self/fd").iterdir():
-        with contextlib.suppress(OSError):
-            if os.readlink(fd) == str(path):
-                count += 1
-    return count
 
 
 class TestConnectionsOfAnIdleDirectory:
@@ -30,15 +19,15 @@ class TestConnectionsOfAnIdleDirectory:
         chat = chats.create_chat("Holiday plans")
         chats.list_chats()
         chats.get_chat(chat.id).reader.get_history()
-        assert _handles_of(database) == 1
+        assert handles_of(database) == 1
 
         assert [hit.id for hit in chats.search_chats("holiday")] == [chat.id]
-        assert _handles_of(database) == 2  # the search reader, opened by the first search
+        assert handles_of(database) == 2  # the search reader, opened by the first search
 
     def test_closing_a_directory_that_never_searched_closes_its_one_connection(self, tmp_path):
         directory = Chats(tmp_path, "bob")
         directory.close()
-        assert _handles_of(directory.layout.database_path) == 0
+        assert handles_of(directory.layout.database_path) == 0
 
 
 class TestMemoryOfAnOpenDirectory:
@@ -109,18 +98,18 @@ class TestIdleChatFiles:
         for chat_id in ids:
             _read(chats, chat_id)
         paths = [_file_of(chats, chat_id) for chat_id in ids]
-        assert [_handles_of(path) for path in paths] == [1] * 5
+        assert [handles_of(path) for path in paths] == [1] * 5
 
         assert chats.close_idle_chats(0.0) == 5
-        assert [_handles_of(path) for path in paths] == [0] * 5
+        assert [handles_of(path) for path in paths] == [0] * 5
         assert [_read(chats, chat_id) for chat_id in ids] == [3] * 5
-        assert [_handles_of(path) for path in paths] == [1] * 5
+        assert [handles_of(path) for path in paths] == [1] * 5
 
     def test_a_file_used_within_the_idle_time_stays_open(self, chats):
         chat_id = _written_chat(chats, "Recent")
         _read(chats, chat_id)
         assert chats.close_idle_chats(3600.0) == 0
-        assert _handles_of(_file_of(chats, chat_id)) == 1
+        assert handles_of(_file_of(chats, chat_id)) == 1
 
     def test_a_chat_whose_handle_is_held_stays_open_however_long_unused(self, chats):
         held = chats.get_chat(_written_chat(chats, "Held"))
@@ -129,8 +118,8 @@ class TestIdleChatFiles:
         _read(chats, other)
 
         assert chats.close_idle_chats(0.0) == 1
-        assert _handles_of(_file_of(chats, held.id)) == 1
-        assert _handles_of(_file_of(chats, other)) == 0
+        assert handles_of(_file_of(chats, held.id)) == 1
+        assert handles_of(_file_of(chats, other)) == 0
         held.session.append_message(
             {"id": "m9", "role": "user", "parts": [{"type": "text", "text": "still here"}]}
         )

@@ -3,26 +3,12 @@
 A person's directory connection stays open while they have a tab, so both matter per person.
 """
 
-import contextlib
-import os
-from pathlib import Path
-
 import pytest
 
 from backend.errors import StorageError
 from backend.storage import Database
+from tests.support.descriptors import handles_of
 from tests.support.sqlite_heap import sqlite_heap_bytes
-
-
-def _handles_of(path) -> int:
-    """This process's open file descriptors on ``path`` (one per connection to the file)."""
-    fds = Path("/proc/self/fd")
-    count = 0
-    for fd in fds.iterdir():
-        with contextlib.suppress(OSError):
-            if os.readlink(fd) == str(path):
-                count += 1
-    return count
 
 
 class TestOnDemandConnection:
@@ -32,11 +18,11 @@ class TestOnDemandConnection:
         reader = Database(tmp_path / "t.sqlite", on_demand=True)
         try:
             assert not reader.connected
-            assert _handles_of(tmp_path / "t.sqlite") == 1  # the fixture's connection only
+            assert handles_of(tmp_path / "t.sqlite") == 1  # the fixture's connection only
             db.execute("INSERT INTO t VALUES ('a', '1')")
             assert [tuple(row) for row in reader.query("SELECT k, v FROM t")] == [("a", "1")]
             assert reader.connected
-            assert _handles_of(tmp_path / "t.sqlite") == 2
+            assert handles_of(tmp_path / "t.sqlite") == 2
         finally:
             reader.close()
 
