@@ -70,6 +70,7 @@ class Settings:
     sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
     listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES  # largest file the Settings page imports
+    workers: int = 1  # server processes (chatsapp.server); more than one needs Redis
 
     @property
     def offline_model(self) -> bool:
@@ -135,7 +136,19 @@ class Settings:
             max_import_bytes=_int(
                 env, "CHATS_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES, positive=True
             ),
+            workers=_workers(env),
         )
+
+
+def _workers(env: Mapping[str, str]) -> int:
+    """Server processes: each keeps its tabs' UI state, so several must share it in Redis."""
+    workers = _int(env, "CHATS_WORKERS", 1, positive=True)
+    if workers > 1 and not env.get("REFLEX_REDIS_URL", ""):
+        raise ValueError(
+            f"CHATS_WORKERS={workers} needs REFLEX_REDIS_URL: without Redis each worker would "
+            "keep its own copy of every tab's state, and a tab would lose it on reconnecting"
+        )
+    return workers
 
 
 def _choice(env: Mapping[str, str], key: str, choices: tuple[str, ...]) -> str:

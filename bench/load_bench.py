@@ -1,7 +1,7 @@
 """Load on one node: many real websocket tabs (not browsers) against a production build.
 
 Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
-[--workers 1] [--server granian|uvicorn --server-path DIR] [--no-deflate]`` (a few minutes;
+[--workers 1] [--server app|granian] [--no-deflate]`` (a few minutes;
 ``--workers 2`` runs two workers on a private Redis). Starts the production app
 (``tests/e2e/app_server.start_app`` from a private copy, see
 ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
@@ -9,14 +9,11 @@ Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
 loop in this process. The app and its process group are stopped whatever happens.
 
-Server: granian by default (the app's); ``--server uvicorn`` runs Reflex's other production
-backend, gunicorn with uvicorn workers (``REFLEX_USE_GRANIAN=false``), imported from
-``--server-path``, a folder made with ``pip install --target DIR uvicorn gunicorn`` (never the
-shared virtualenv: Reflex would switch every app there to them). uvicorn speaks websockets with
-the ``websockets`` library when that folder holds it, else with ``wsproto``; the bench's own
-``GUNICORN_CMD_ARGS`` (e.g. ``--worker-class`` of a module in that folder) reaches gunicorn.
-Tabs offer permessage-deflate as browsers do (``--no-deflate``: they don't); granian does not
-accept it, uvicorn does, and its compressor state is memory per tab.
+Server: the app's own (``--server app``, the default: ``python -m chatsapp.server``, uvicorn, as
+``scripts/run`` starts it), or Reflex's stock production server as the baseline
+(``--server granian``: ``reflex run``). Tabs offer permessage-deflate as browsers do
+(``--no-deflate``: they don't); neither server accepts it (a compressor per socket is memory
+per tab).
 
 Phases, each printing one line:
 
@@ -70,6 +67,7 @@ from bench.socket_tabs import (  # noqa: E402
 )
 from chatsapp.bridge import DIRECTORY_REFRESH_S  # noqa: E402
 from chatsapp.run_pump import FLUSH_INTERVAL_S  # noqa: E402
+from chatsapp.server import WEBSOCKET_PROTOCOL  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
 from tests.e2e import app_server  # noqa: E402
@@ -335,32 +333,17 @@ def load_average() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def server_env(server: str, server_path: Path | None, workers: int) -> dict[str, str]:
-    """The app's environment for ``server`` with ``workers`` worker processes."""
-    if server == "granian":
-        return {"REFLEX_USE_GRANIAN": "true", "GRANIAN_WORKERS": str(workers)}
-    assert server_path is not None
-    inherited = os.environ.get("PYTHONPATH")
-    return {
-        "REFLEX_USE_GRANIAN": "false",
-        "PYTHONPATH": os.pathsep.join([str(server_path.resolve()), *filter(None, [inherited])]),
-        # Reflex passes gunicorn "--threads N", which uvicorn workers ignore: one process.
-        # Arguments of the bench's own GUNICORN_CMD_ARGS (e.g. --worker-class) come after.
-        "GUNICORN_CMD_ARGS": " ".join(
-            [f"--workers {workers}", *filter(None, [os.environ.get("GUNICORN_CMD_ARGS")])]
-        ),
-    }
+SERVERS = {  # --server: how the app is started, and its worker count's variable
+    "app": (app_server.APP_LAUNCHER, "CHATS_WORKERS"),
+    "granian": (app_server.REFLEX_LAUNCHER, "GRANIAN_WORKERS"),
+}
 
 
-def server_label(server: str, server_path: Path | None, workers: int) -> str:
+def server_label(server: str, workers: int) -> str:
     """What served the run, for its summary line."""
     if server == "granian":
-        return f"granian x{workers}"
-    assert server_path is not None
-    # uvicorn's "auto" picks the websockets library when it is importable, else wsproto.
-    speaks = "websockets" if (server_path / "websockets").is_dir() else "wsproto"
-    extra = os.environ.get("GUNICORN_CMD_ARGS")
-    return f"gunicorn+uvicorn x{workers} ({speaks}{'; ' + extra if extra else ''})"
+        return f"granian x{workers} (reflex run)"
+    return f"uvicorn x{workers} ({WEBSOCKET_PROTOCOL}, python -m chatsapp.server)"
 
 
 def main() -> int:
@@ -371,10 +354,7 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=1, help="more than 1: that many workers on a private Redis"
     )
-    parser.add_argument("--server", choices=["granian", "uvicorn"], default="granian")
-    parser.add_argument(
-        "--server-path", type=Path, help="with --server uvicorn: where uvicorn+gunicorn are"
-    )
+    parser.add_argument("--server", choices=sorted(SERVERS), default="app")
     parser.add_argument(
         "--probe",
         type=Path,
@@ -385,15 +365,14 @@ def main() -> int:
         "--no-deflate", dest="deflate", action="store_false", help="tabs offer no compression"
     )
     args = parser.parse_args()
-    if args.server == "uvicorn" and args.server_path is None:
-        parser.error("--server uvicorn needs --server-path (pip install --target DIR ...)")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
         base = Path(tmp)
         (base / "data").mkdir()
         app_server.ROOT = private_tree(base / "app")
         env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
-        env.update(server_env(args.server, args.server_path, args.workers))
+        launcher, workers_variable = SERVERS[args.server]
+        env[workers_variable] = str(args.workers)
         if args.probe is not None:
             args.probe.mkdir(parents=True, exist_ok=True)
             env["CHATS_MEMPROBE_DIR"] = str(args.probe.resolve())
@@ -403,8 +382,10 @@ def main() -> int:
         if redis is not None:
             env.update(REFLEX_REDIS_URL=redis.url)
         try:
-            app = start_app(base / "data", base / "app.log", env=env, mode="prod")
-            label = server_label(args.server, args.server_path, args.workers)
+            app = start_app(
+                base / "data", base / "app.log", env=env, mode="prod", launcher=launcher
+            )
+            label = server_label(args.server, args.workers)
             sizes = (args.users, args.tabs_per_user, args.streams)
             try:
                 asyncio.run(

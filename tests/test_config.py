@@ -104,3 +104,20 @@ class TestImportLimit:
     def test_an_import_limit_of_zero_is_a_clear_error(self):
         with pytest.raises(ValueError, match="CHATS_MAX_IMPORT_BYTES must be positive"):
             Settings.from_env({"CHATS_MAX_IMPORT_BYTES": "0"})
+
+
+class TestServerWorkers:
+    def test_one_server_process_by_default(self):
+        assert Settings.from_env({}).workers == 1
+
+    def test_several_workers_share_the_ui_state_in_redis(self):
+        env = {"CHATS_WORKERS": "4", "REFLEX_REDIS_URL": "redis://127.0.0.1:6379"}
+        assert Settings.from_env(env).workers == 4
+
+    def test_several_workers_without_redis_are_refused_with_the_reason(self):
+        with pytest.raises(ValueError, match="CHATS_WORKERS=2 needs REFLEX_REDIS_URL"):
+            Settings.from_env({"CHATS_WORKERS": "2"})
+
+    def test_no_workers_is_not_a_setting(self):
+        with pytest.raises(ValueError, match="CHATS_WORKERS must be positive"):
+            Settings.from_env({"CHATS_WORKERS": "0"})

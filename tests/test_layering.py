@@ -172,6 +172,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
     "chatsapp.log_redaction": {"chatsapp.identity"},  # the session cookie's name
     "chatsapp.collector": set(),  # the process's gc thresholds: nothing of the app
+    # Serves the app (Reflex's run command, uvicorn): reads the worker count, imports no app.
+    "chatsapp.server": {"backend.config"},
     "chatsapp.chatsapp": {
         "chatsapp.auth_guard",
         "chatsapp.auth_routes",

@@ -70,3 +70,15 @@ class TestNotThroughATrustedProxy:
         expect(page.locator("#header-refused")).to_be_visible(timeout=60_000)
         expect(page.locator("#sidebar")).to_have_count(0)
         expect(page.locator("#account-name")).to_have_count(0, timeout=TIMEOUT_MS)
+
+    def test_a_client_claiming_to_be_forwarded_by_the_proxy_is_still_refused(
+        self, distrusting_app: AppServer, browser: Browser
+    ):
+        """The server never takes a peer's address from its own ``X-Forwarded-For``: only the
+        app reads that header, and only from a trusted proxy (uvicorn would believe it from
+        any local peer)."""
+        spoofed = {HEADER: "zed", "X-Forwarded-For": "10.9.9.9", "X-Real-IP": "10.9.9.9"}
+        page = browser.new_context(extra_http_headers=spoofed).new_page()
+        page.goto(distrusting_app.url)
+        expect(page.locator("#header-refused")).to_be_visible(timeout=60_000)
+        expect(page.locator("#account-name")).to_have_count(0, timeout=TIMEOUT_MS)

@@ -44,7 +44,7 @@ def prod_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]
         mode="prod",
         env={
             "REFLEX_REDIS_URL": redis.url,
-            "GRANIAN_WORKERS": "2",
+            "CHATS_WORKERS": "2",
             "CHATS_EXPOSE_WORKER_ID": "1",
         },
     )

@@ -1,0 +1,25 @@
+"""What the production server gives each tab's socket: an uncompressed, quiet connection.
+
+Browsers offer permessage-deflate on every websocket. A compressor per socket would cost the
+server 380-520 KB for each open tab (docs/scaling.md), more than all else an idle tab holds,
+so the server (chatsapp/server.py) declines it; the socket still works.
+"""
+
+from __future__ import annotations
+
+from websockets.sync.client import connect
+
+from tests.e2e.app_server import AppServer
+
+ENGINE_IO_OPEN = "0"  # the first packet of every engine.io connection
+
+
+def test_a_socket_offering_compression_as_browsers_do_is_served_without_it(
+    app_server: AppServer,
+):
+    url = app_server.backend_url.replace("http", "ws", 1) + "/_event/?EIO=4&transport=websocket"
+    with connect(url, compression="deflate", open_timeout=30) as socket:
+        assert socket.response is not None
+        assert socket.response.status_code == 101
+        assert socket.response.headers.get("Sec-WebSocket-Extensions") is None
+        assert str(socket.recv(timeout=30)).startswith(ENGINE_IO_OPEN)
