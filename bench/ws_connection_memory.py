@@ -1,16 +1,17 @@
 """What one idle websocket connection costs the server, with no app behind it.
 
-The app's tabs are websocket connections served by granian (Reflex's production server). This
-bench serves a bare ASGI echo app under granian, and the same echo under aiohttp's websocket
-server as the baseline, in processes of their own, connects the same idle clients to each, and
-prints the server's RSS growth per connection. It splits ``load_bench.py``'s RSS per idle tab
-into the server's share and the app's.
+The app's tabs are websocket connections. This bench serves a bare ASGI echo app under the
+app's own server (uvicorn with ``chatsapp.server.CONNECTION_OPTIONS``) and under granian
+(Reflex's stock production server), and the same echo under aiohttp's websocket server as the
+baseline, each in a process of its own, connects the same idle clients to each, and prints the
+server's RSS growth per connection. It splits ``load_bench.py``'s RSS per idle tab into the
+server's share and the app's.
 
     .venv/bin/python bench/ws_connection_memory.py [--connections 300] [--granian-arg=--http=1]
 
-The result line names the tungstenite version in granian's binary: from 0.25 on, tungstenite
+The granian line names the tungstenite version in granian's binary: from 0.25 on, tungstenite
 allocates a 128 KiB read buffer per connection up front (tungstenite-rs#468, #480), and granian
-gives it no configuration.
+gives it no configuration. That buffer is why the app is served by uvicorn.
 """
 
 from __future__ import annotations
@@ -75,6 +76,16 @@ def serve_aiohttp(port: int) -> None:
     server = web.Application()
     server.add_routes([web.get("/", pid), web.get("/ws", echo)])
     web.run_app(server, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
+def serve_app_server(port: int) -> None:
+    """The same echo on the app's server: uvicorn, with every connection option it uses."""
+    import uvicorn
+
+    from chatsapp.server import CONNECTION_OPTIONS
+
+    uvicorn.run(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning",
+                **CONNECTION_OPTIONS)  # fmt: skip
 
 
 # ── measuring ───────────────────────────────────────────────────────
@@ -157,13 +168,25 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=300)
     parser.add_argument("--granian-arg", action="append", default=[], help="passed to granian")
     parser.add_argument("--serve-aiohttp", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-app-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_aiohttp:
         serve_aiohttp(args.serve_aiohttp)
         return 0
+    if args.serve_app_server:
+        serve_app_server(args.serve_app_server)
+        return 0
     import granian
+    import uvicorn
 
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
+    port = free_port()
+    app_server_kb = measure(
+        [sys.executable, str(Path(__file__).resolve()), "--serve-app-server", str(port)],
+        port,
+        args.connections,
+        env,
+    )
     port = free_port()
     granian_kb = measure(
         [
@@ -182,13 +205,23 @@ def main() -> int:
         args.connections,
         env,
     )
+    common = (
+        f"{args.connections} connections after {WARM_CONNECTIONS} warm ones, no "
+        "permessage-deflate, a 200 B frame each way; the per-tab goal is 200 KB"
+    )
+    print(
+        f"ws_connection_rss_app_server: ratio={app_server_kb / max(aiohttp_kb, 0.1):.1f} "
+        f"goal=none (uvicorn {uvicorn.__version__} as chatsapp.server serves, "
+        f"{app_server_kb:.0f} KB per idle connection vs aiohttp {aiohttp.__version__}'s "
+        f"websocket server {aiohttp_kb:.0f} KB; {common})",
+        flush=True,
+    )
     print(
         f"ws_connection_rss: ratio={granian_kb / max(aiohttp_kb, 0.1):.1f} goal=none "
-        f"(granian {granian.__version__} {granian_kb:.0f} KB per idle connection vs aiohttp "
-        f"{aiohttp.__version__}'s websocket server {aiohttp_kb:.0f} KB; {args.connections} "
-        f"connections after {WARM_CONNECTIONS} warm ones, no permessage-deflate, a 200 B frame "
-        f"each way; granian links tungstenite {tungstenite_version()}; granian options: "
-        f"{' '.join(args.granian_arg) or 'defaults'}; the per-tab goal is 200 KB)",
+        f"(granian {granian.__version__}, Reflex's stock server, {granian_kb:.0f} KB per idle "
+        f"connection vs aiohttp's {aiohttp_kb:.0f} KB; granian links tungstenite "
+        f"{tungstenite_version()}; granian options: {' '.join(args.granian_arg) or 'defaults'}; "
+        f"{common})",
         flush=True,
     )
     return 0

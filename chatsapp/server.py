@@ -40,8 +40,22 @@ GRACEFUL_STOP_S = 10.0
 _UVICORN_LEVELS = {"debug", "info", "warning", "error", "critical"}
 
 
+# How every connection is served (the module docstring says why); benchmarks serve with these.
+CONNECTION_OPTIONS: dict[str, Any] = {
+    "loop": "asyncio",
+    "http": "h11",
+    "ws": WEBSOCKET_PROTOCOL,
+    "ws_per_message_deflate": False,
+    "ws_ping_interval": None,
+    "proxy_headers": False,
+    "server_header": False,
+    "access_log": False,
+    "timeout_graceful_shutdown": GRACEFUL_STOP_S,
+}
+
+
 def uvicorn_options(host: str, port: int, log_level: str, workers: int) -> dict[str, Any]:
-    """Keyword arguments of ``uvicorn.run`` for the app (the module docstring says why)."""
+    """Keyword arguments of ``uvicorn.run`` that serve the app."""
     from reflex.utils.exec import get_app_instance
 
     return {
@@ -50,17 +64,9 @@ def uvicorn_options(host: str, port: int, log_level: str, workers: int) -> dict[
         "host": host,
         "port": port,
         "workers": workers,
-        "loop": "asyncio",
-        "http": "h11",
-        "ws": WEBSOCKET_PROTOCOL,
-        "ws_per_message_deflate": False,
-        "ws_ping_interval": None,
-        "proxy_headers": False,
-        "server_header": False,
-        "access_log": False,
         "lifespan": "on",
         "log_level": log_level if log_level in _UVICORN_LEVELS else "warning",
-        "timeout_graceful_shutdown": GRACEFUL_STOP_S,
+        **CONNECTION_OPTIONS,
     }
 
 
