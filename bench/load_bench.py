@@ -333,12 +333,6 @@ def load_average() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-SERVERS = {  # --server: how the app is started, and its worker count's variable
-    "app": (app_server.APP_LAUNCHER, "CHATS_WORKERS"),
-    "granian": (app_server.REFLEX_LAUNCHER, "GRANIAN_WORKERS"),
-}
-
-
 def server_label(server: str, workers: int) -> str:
     """What served the run, for its summary line."""
     if server == "granian":
@@ -354,7 +348,7 @@ def main() -> int:
     parser.add_argument(
         "--workers", type=int, default=1, help="more than 1: that many workers on a private Redis"
     )
-    parser.add_argument("--server", choices=sorted(SERVERS), default="app")
+    parser.add_argument("--server", choices=sorted(app_server.SERVERS), default="app")
     parser.add_argument(
         "--probe",
         type=Path,
@@ -371,7 +365,7 @@ def main() -> int:
         (base / "data").mkdir()
         app_server.ROOT = private_tree(base / "app")
         env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
-        launcher, workers_variable = SERVERS[args.server]
+        launcher, workers_variable = app_server.SERVERS[args.server]
         env[workers_variable] = str(args.workers)
         if args.probe is not None:
             args.probe.mkdir(parents=True, exist_ok=True)

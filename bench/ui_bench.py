@@ -274,7 +274,14 @@ def main() -> int:
         help="how to run the app: prod (what users get, the default) or dev (React's "
         "development build, several times slower to render a delta)",
     )
-    mode = parser.parse_args().mode
+    parser.add_argument(
+        "--server",
+        choices=sorted(app_server.SERVERS),
+        default="app",
+        help="app: the app's own server (chatsapp.server, uvicorn); granian: Reflex's stock one",
+    )
+    args = parser.parse_args()
+    mode = args.mode
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing", file=sys.stderr)
         return 1
@@ -290,6 +297,7 @@ def main() -> int:
             base / "app.log",
             env={"CHATS_OFFLINE_CHUNK_DELAY_S": CHUNK_DELAY_S},
             mode=mode,
+            launcher=app_server.SERVERS[args.server][0],
         )
         try:
             with sync_playwright() as playwright:
@@ -314,8 +322,8 @@ def main() -> int:
             log = app.log_path.read_text(errors="replace") if app.log_path.exists() else ""
             warnings = log.count("Attempting to send delta to disconnected client")
             print(
-                f"# app ({mode} mode) logged {warnings} 'Attempting to send delta to "
-                "disconnected client' warnings",
+                f"# app ({mode} mode, {args.server} server) logged {warnings} 'Attempting to "
+                "send delta to disconnected client' warnings",
                 file=sys.stderr,
             )
     return 0

@@ -28,6 +28,11 @@ STARTUP_TIMEOUT_S = 420.0
 # Reflex's stock one (granian in production), which benchmarks run as their baseline.
 APP_LAUNCHER = ("chatsapp.server",)
 REFLEX_LAUNCHER = ("reflex", "run")
+# Benchmarks' --server: the launcher, and the variable that sets its number of workers.
+SERVERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "app": (APP_LAUNCHER, "CHATS_WORKERS"),
+    "granian": (REFLEX_LAUNCHER, "GRANIAN_WORKERS"),
+}
 TEST_PASSWORD = "correct horse battery staple"
 
 
