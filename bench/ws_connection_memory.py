@@ -180,13 +180,13 @@ def main() -> int:
     import uvicorn
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent)])}
-    port = free_port()
-    app_server_kb = measure(
-        [sys.executable, str(Path(__file__).resolve()), "--serve-app-server", str(port)],
-        port,
-        args.connections,
-        env,
-    )
+
+    def this_script_serving(flag: str) -> float:
+        port = free_port()
+        command = [sys.executable, str(Path(__file__).resolve()), flag, str(port)]
+        return measure(command, port, args.connections, env)
+
+    app_server_kb = this_script_serving("--serve-app-server")
     port = free_port()
     granian_kb = measure(
         [
@@ -198,13 +198,7 @@ def main() -> int:
         args.connections,
         env,
     )  # fmt: skip
-    port = free_port()
-    aiohttp_kb = measure(
-        [sys.executable, str(Path(__file__).resolve()), "--serve-aiohttp", str(port)],
-        port,
-        args.connections,
-        env,
-    )
+    aiohttp_kb = this_script_serving("--serve-aiohttp")
     common = (
         f"{args.connections} connections after {WARM_CONNECTIONS} warm ones, no "
         "permessage-deflate, a 200 B frame each way; the per-tab goal is 200 KB"
