@@ -27,18 +27,26 @@ def chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
     """
     return rx.cond(
         SidebarTabState.editing_id == row.id,
-        # Not bound to the state (``default_value``): the title travels with the commit.
+        # Not bound to the state (``default_value``): the title travels with the commit, and
+        # typing sends nothing. Escape clicks the hidden cancel button (assets/keys.js).
         rx.form(
             rx.input(
                 name="title",
                 default_value=SidebarTabState.edit_title,
-                on_key_down=SidebarTabState.rename_key,
                 on_blur=SidebarTabState.commit_rename,
                 auto_focus=True,
                 size="2",
                 width="100%",
                 class_name="rename-input",
                 aria_label="Chat title",
+            ),
+            rx.el.button(
+                type="button",
+                on_click=SidebarTabState.cancel_rename,
+                class_name="cancel-rename",
+                hidden=True,
+                tab_index=-1,
+                aria_hidden="true",
             ),
             on_submit=SidebarTabState.submit_rename,
             width="100%",

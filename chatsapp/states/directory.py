@@ -202,12 +202,6 @@ class SidebarTabState(rx.State):
         title = form_data.get("title")
         return await self.commit_rename(title if isinstance(title, str) else None)
 
-    @rx.event
-    def rename_key(self, key: str) -> None:
-        """Escape leaves the title as it was (Enter submits the field's form)."""
-        if key == "Escape":
-            self.cancel_rename()
-
     # ── delete with undo ────────────────────────────────────────────
 
     @rx.event

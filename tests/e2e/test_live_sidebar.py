@@ -134,6 +134,36 @@ class TestKeyboardAndPaging:
         expect(tab).not_to_have_url(before, timeout=TIMEOUT_MS)
         expect(tab).to_have_url(re.compile(r"/chat/[^/?]+$"), timeout=TIMEOUT_MS)
 
+    def test_typing_a_title_sends_nothing_and_escape_keeps_the_old_one(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server)
+        chat_id = create_chat(tab)
+        row = chat_item(tab, chat_id)
+        expect(row).to_be_visible(timeout=TIMEOUT_MS)
+        before = row.locator(".chat-title").inner_text()
+        events: list[str] = []  # socket.io events this tab sends ("42..." frames)
+        tab.on(
+            "websocket",
+            lambda socket: socket.on(
+                "framesent",
+                lambda frame: events.append(frame) if str(frame).startswith("42") else None,
+            ),
+        )
+        tab.reload()  # the listener sees the page's next socket
+        expect(row).to_be_visible(timeout=60_000)
+        row.locator(".chat-menu").click()
+        tab.locator(".rename-chat").click()
+        field = tab.locator(".rename-input input")
+        expect(field).to_be_focused(timeout=TIMEOUT_MS)
+        sent_before_typing = len(events)
+        field.press_sequentially("Not this title", delay=20)
+        assert len(events) == sent_before_typing, events[sent_before_typing:]
+        field.press("Escape")
+        expect(tab.locator(".rename-input")).to_have_count(0, timeout=TIMEOUT_MS)
+        # A commit would have been handled before the cancel that removed the field.
+        expect(row.locator(".chat-title")).to_have_text(before)
+
     def test_scrolling_the_sidebar_loads_further_pages_without_repeats(
         self, app_server: AppServer, browser: Browser
     ):
