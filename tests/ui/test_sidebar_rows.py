@@ -9,13 +9,14 @@ reads no state of its own (a state read compiles to a hook that re-renders it on
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import pytest
 
 from chatsapp.components.chat_row import chat_item, chat_row
 from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState
-from chatsapp.states.rows import ChatRow
+from chatsapp.states.rows import AgentChoiceRow, ChatRow
 
 
 def row(n: int, title: str = "", updated_at: int = 0) -> ChatRow:
@@ -82,3 +83,26 @@ class TestRowsRenderFromTheirOwnValues:
     def test_each_slot_feeds_the_row_its_own_values(self) -> None:
         rendered = str(chat_item(SharedDirectoryState.slot_7).render())
         assert "slot_7" in rendered and "active" in rendered
+
+
+class TestEachTabSharesTheEmptyRows:
+    """Reflex deep-copies every var's default into each new state: a tab's 40 empty slots were
+    40 copies (bench/load_bench.py: 207 KB per idle tab with copies, 191 KB shared)."""
+
+    def test_a_new_state_holds_the_class_default_rows_not_copies(self) -> None:
+        first = SharedDirectoryState(_reflex_internal_init=True)
+        second = SharedDirectoryState(_reflex_internal_init=True)
+        # (Reading a var wraps its value in a fresh proxy; the row is what it wraps.)
+        assert all(
+            first.slot(k).__wrapped__ is second.slot(k).__wrapped__ for k in range(PAGE_SIZE)
+        )
+
+    def test_a_row_cannot_be_changed_in_place(self) -> None:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            row(1).title = "shared by every tab"  # type: ignore[misc]
+
+    def test_a_mutable_row_type_is_still_copied(self) -> None:
+        choice = AgentChoiceRow("a1", "Helper")
+        copied = copy.deepcopy(choice)
+        copied.name = "Changed"
+        assert choice.name == "Helper"
