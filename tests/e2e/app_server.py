@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import fcntl
+import itertools
 import os
 import shutil
 import signal
@@ -42,6 +44,36 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class _Build:
+    """A production build, and the port its pages were built for."""
+
+    web_dir: Path
+    port: int
+
+
+# The first production app of a test process builds the pages; every later one serves that
+# build. The built pages hold the backend's port, not its host ("localhost", which the page
+# replaces with the address it was loaded from), so each later app listens on a loopback
+# address of its own (127.0.0.2, .3, ...) with the build's port. One build per process instead
+# of one per app: each costs 20-40 s on 2 busy cores.
+_builds: dict[tuple[Path, tuple[str, ...]], _Build] = {}
+_loopback_hosts = (f"127.0.0.{n}" for n in itertools.count(2))
+
+
+def _free_host(port: int) -> str | None:
+    """A loopback address of its own on which ``port`` is free, if one is found quickly."""
+    for _attempt in range(20):
+        host = next(_loopback_hosts)
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        return host
+    return None
+
+
 @dataclass
 class AppServer:
     """A running app: ``url`` is the page address, ``backend_url`` the API/websocket host."""
@@ -52,7 +84,7 @@ class AppServer:
     log_path: Path
     data_dir: Path
     web_dir: Path | None = None
-    owns_web_dir: bool = True  # a restarted app serves the build of the one it replaced
+    owns_web_dir: bool = True  # False: the build is shared (see _builds) or handed on
 
     def accounts(self) -> Accounts:
         """The app's accounts database, opened from the test process (same data folder)."""
@@ -131,10 +163,10 @@ def model_env(base_url: str) -> dict[str, str]:
 def _private_web_dir(dest: Path) -> Path:
     """A frontend folder of this app's own, copied from the project's ``.web``.
 
-    Each app compiles and builds its pages into it: a production app serves its pages from
-    that folder for as long as it runs, so apps sharing one folder would serve each other's
-    builds (and another app's backend address). The project's ``.web`` is set up once, under
-    a lock, for every test process of the run; copies skip its build output.
+    An app that builds compiles its pages into it and serves them from it for as long as it
+    runs; later production apps of the process serve the same build (``_builds``). The
+    project's ``.web`` is set up once, under a lock, for every test process of the run;
+    copies skip its build output.
     """
     template = ROOT / ".web"
     with (ROOT / ".web.lock").open("w") as lock:
@@ -170,6 +202,11 @@ def start_app(
     """The app on a free port: a production build by default (what people get, and on 2 cores
     its stories run ~40 % faster than against the development server, which serves each new
     window hundreds of unbundled modules); ``mode="dev"`` for the development server."""
+    key = (ROOT, launcher)
+    build = _builds.get(key) if mode == "prod" and launcher == APP_LAUNCHER else None
+    host = _free_host(build.port) if build is not None and build.web_dir.is_dir() else None
+    if build is not None and host is not None:
+        return _serve_build(build, host, data_dir, log_path, env)
     frontend_port = free_port()
     # In production mode Reflex serves the built frontend from the backend's port.
     backend_port = frontend_port if mode == "prod" else free_port()
@@ -178,37 +215,60 @@ def start_app(
         sys.executable, "-m", *launcher, "--env", mode,
         "--frontend-port", str(frontend_port),
         "--backend-port", str(backend_port),
+        "--backend-host", "127.0.0.1",  # leaves the port free on the other loopback addresses
     ]  # fmt: skip
-    return _launch(command, data_dir, log_path, web_dir, frontend_port, backend_port, env)
+    server = _launch(
+        command, "127.0.0.1", data_dir, log_path, web_dir, frontend_port, backend_port, env
+    )
+    if mode == "prod" and launcher == APP_LAUNCHER:
+        # Kept for the process's later apps (stopping this one leaves it), removed at exit.
+        _builds[key] = _Build(web_dir, frontend_port)
+        server.owns_web_dir = False
+        atexit.register(shutil.rmtree, web_dir, ignore_errors=True)
+    return server
 
 
 def restart_app(
     stopped: AppServer, log_path: Path, *, env: Mapping[str, str] | None = None
 ) -> AppServer:
-    """A stopped production app started again: same port, same data, the pages it built.
-
-    Runs what ``python -m chatsapp.server --env prod`` runs once its build is done (the
-    backend, serving the built pages), so a story that restarts the server does not rebuild
-    pages that have not changed: each build costs 20-40 s on 2 busy cores. The first start
-    was the whole command.
-    """
+    """A stopped production app started again: same address, same data, the same build."""
     assert stopped.process.poll() is not None, "stop the app before restarting it"
     assert stopped.web_dir is not None and stopped.url == stopped.backend_url, "a production app"
-    port = int(stopped.url.rsplit(":", 1)[1])
+    address = stopped.url.removeprefix("http://")
+    host, port = address.rsplit(":", 1)
+    build = _Build(stopped.web_dir, int(port))
+    server = _serve_build(build, host, stopped.data_dir, log_path, env)
+    server.owns_web_dir = stopped.owns_web_dir
+    stopped.owns_web_dir = False
+    return server
+
+
+def _serve_build(
+    build: _Build,
+    host: str,
+    data_dir: Path,
+    log_path: Path,
+    env: Mapping[str, str] | None,
+) -> AppServer:
+    """An app serving ``build`` from ``host``: what ``python -m chatsapp.server --env prod``
+    runs once its build is done (the backend, serving the built pages)."""
     run_backend = (
         "from chatsapp import server; from reflex.config import get_config; "
-        f"server.run_backend_prod('0.0.0.0', {port}, get_config().loglevel.subprocess_level(), "
-        "mount_frontend_compiled_app=True)"
+        f"server.run_backend_prod({host!r}, {build.port}, "
+        "get_config().loglevel.subprocess_level(), mount_frontend_compiled_app=True)"
     )
     command = [sys.executable, "-c", run_backend]
-    restart_env = {"REFLEX_ENV_MODE": "prod", "REFLEX_SKIP_COMPILE": "true", **(env or {})}
-    server = _launch(command, stopped.data_dir, log_path, stopped.web_dir, port, port, restart_env)
-    server.owns_web_dir = False  # removed when the first app of the folder is stopped
+    serve_env = {"REFLEX_ENV_MODE": "prod", "REFLEX_SKIP_COMPILE": "true", **(env or {})}
+    server = _launch(
+        command, host, data_dir, log_path, build.web_dir, build.port, build.port, serve_env
+    )
+    server.owns_web_dir = False
     return server
 
 
 def _launch(
     command: list[str],
+    host: str,
     data_dir: Path,
     log_path: Path,
     web_dir: Path,
@@ -237,8 +297,8 @@ def _launch(
     )  # fmt: skip
     server = AppServer(
         process=process,
-        url=f"http://127.0.0.1:{frontend_port}",
-        backend_url=f"http://127.0.0.1:{backend_port}",
+        url=f"http://{host}:{frontend_port}",
+        backend_url=f"http://{host}:{backend_port}",
         log_path=log_path,
         data_dir=data_dir,
         web_dir=web_dir,
