@@ -72,6 +72,7 @@ from chatsapp.states.conversation import ChatTabState, SharedConversationState  
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
 from tests.e2e import app_server  # noqa: E402
 from tests.e2e.app_server import AppServer, start_app, start_redis  # noqa: E402
+from tests.support.streamed_text import StreamedText  # noqa: E402
 
 CHUNK_DELAY_S = 0.05  # the offline assistant's pace: one word per chunk
 PROMPT = "Tell me about it"  # stopwords only: the same deterministic reply everywhere
@@ -131,11 +132,11 @@ class Stream:
 
 def watch_stream(tab: Tab, stream: Stream, *, sender: bool) -> Callable[[], None]:
     last: dict[str, Any] = {"at": 0.0, "words": 0}
+    reply = StreamedText()
 
     def hook(update: dict[str, Any], at: float) -> None:
-        text = conversation_var(update, "streaming_text")
-        if text:
-            words = len(str(text).split())
+        if reply.apply((update.get("delta") or {}).get(CONVERSATION, {})) and reply.text:
+            words = len(reply.text.split())
             if sender and not stream.first_at:
                 stream.first_at = at
             if last["at"] and words > last["words"]:

@@ -27,7 +27,7 @@ include the CPU the tabs themselves need (the load average is printed with them)
    (imported through the backend before the tabs open). Each chat is open in its own window;
    Playwright's ``framereceived`` on the Reflex event socket gives each message's payload
    (counted as UTF-8 bytes, before any permessage-deflate on the wire). The streaming window
-   runs from the first frame with a non-empty ``streaming_text`` (what makes
+   runs from the first frame carrying streamed text (a ``streaming_piece_<k>``: what makes
    ``#streaming-reply`` appear) up to, not including, the frame that sets ``streaming`` false
    (it also carries the refreshed transcript: a once-per-reply cost, reported separately, as
    is a run-start frame that arrives after the first streamed text). The DOM is checked too

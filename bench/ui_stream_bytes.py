@@ -14,6 +14,7 @@ from playwright.sync_api import Browser, Page, WebSocket
 
 from bench.browser_tabs import TIMEOUT_MS, close_tab, load_average, new_page
 from tests.e2e.app_server import AppServer
+from tests.support.streamed_text import StreamedText, piece_level
 
 SMALL_HISTORY, LARGE_HISTORY = 10, 1000
 STREAM_TURNS = 3  # timed turns per chat (after one warm-up turn each)
@@ -57,12 +58,12 @@ class Turn:
     stream_bytes: int
     stream_frames: int
     words: int  # of the reply as shown once committed
-    streamed_words: int  # of the last streaming_text value (the whole reply, streamed)
+    streamed_words: int  # of the streamed text when it last grew (the whole reply)
     reply: str
     turn_bytes: int  # every frame from Send until the reply is committed and shown
     end_frame_bytes: int  # the frame that ends streaming (carries the refreshed transcript)
     router_bytes: int  # of stream_bytes: the root state's router vars in each delta
-    text_bytes: int  # of stream_bytes: the streaming_text values (the whole reply so far)
+    text_bytes: int  # of stream_bytes: the reply's pieces they carried
     others: Counter[str]  # other states/vars the streaming frames carried -> frame count
     entries_in_window: int
     late_start: int  # run-start deltas that arrived after the first streamed text
@@ -108,16 +109,17 @@ def stream_turn(target: StreamPage) -> Turn:
     start = end = None
     entries = 0
     streamed = ""
+    shown = StreamedText()
     for index, frame in enumerate(frames):
         values = conversation_vars(frame)
-        text = var(values, "streaming_text")
-        if start is None and text:
+        carried = shown.apply(values)
+        if start is None and carried:
             start = index
         if start is not None and end is None:
             if var(values, "streaming") is False:
                 end = index
-            elif text:
-                streamed = str(text)
+            elif carried:
+                streamed = shown.text
         listed = var(values, "entries")
         if isinstance(listed, list):
             entries = len(listed)
@@ -140,7 +142,7 @@ def stream_turn(target: StreamPage) -> Turn:
                 router += json_size(values)
             elif path.endswith("____shared_conversation_state"):
                 for name, value in values.items():
-                    if name.startswith("streaming_text"):
+                    if piece_level(name) is not None:
                         text_bytes += len(str(value).encode())
                     else:
                         others[f"conversation.{name.removesuffix('_rx_state_')}"] += 1
@@ -227,7 +229,7 @@ def measure_streaming(browser: Browser, app: AppServer, ids: dict[str, str]) -> 
         return (
             f"{count} msgs: {s['per_word']:.0f} B/word = {s['frames']:.0f} frames/reply x "
             f"{s['per_frame']:.0f} B (of which root router vars {s['router_per_frame']:.0f} B, "
-            f"streaming_text {s['text_per_frame']:.0f} B; also per reply: {others}); "
+            f"reply pieces {s['text_per_frame']:.0f} B; also per reply: {others}); "
             f"end-of-reply frame {s['end_kb']:.1f} KB ({s['entries']} entries shown), whole "
             f"turn {s['turn_kb']:.1f} KB; page load sent {entries} entries in "
             f"{size / 1024:.1f} KB; run-start delta overtaken by streamed text in "

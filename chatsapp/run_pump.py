@@ -27,12 +27,7 @@ Modify = Callable[[str, type[rx.State]], AbstractAsyncContextManager[Any]]
 SETTINGS_EVENTS = frozenset(
     ("run.started", "run.completed", "run.failed", "run.cancelled", "context.compacted")
 )
-_IDLE_RUN_FIELDS = {
-    "queued": 0,
-    "streaming": False,
-    "streaming_text": "",
-    "streaming_message_id": "",
-}
+_IDLE_RUN_FIELDS = {"queued": 0, "streaming": False, "streaming_message_id": ""}
 
 
 async def pump_runs(
@@ -56,7 +51,7 @@ async def pump_runs(
             text = "".join(buffer)
             buffer.clear()
             async with modify(token, conversation) as state:
-                state.streaming_text += text
+                state.append_streamed(text)
         last_flush = time.monotonic()
 
     async with modify(token, conversation) as state:
@@ -66,6 +61,7 @@ async def pump_runs(
         for name, idle in _IDLE_RUN_FIELDS.items():
             if getattr(state, name) != idle:
                 setattr(state, name, idle)
+        state.clear_streamed()
     async for event in runtime.subscribe(chat_id):
         kind = event.type
         if kind == "message.delta":
@@ -87,14 +83,16 @@ async def _apply_run_event(state: Any, user_id: str, event: RunEvent) -> None:
         await state.refresh(user_id)  # the user's message is already stored: show it
     elif kind == "run.started":
         state.queued = max(0, state.queued - 1)
-        state.streaming, state.streaming_text, state.error = True, "", ""
+        state.streaming, state.error = True, ""
+        state.clear_streamed()
         state.streaming_message_id = str(event.data.get("assistant_message_id", ""))
         # No re-read: the placeholder is already on screen since run.queued, and re-sending
         # the window here would triple the transcript bytes of every turn.
     elif kind == "context.compacted":
         await state.refresh(user_id)
     elif kind in ("run.completed", "run.failed", "run.cancelled"):
-        state.streaming, state.streaming_text, state.streaming_message_id = False, "", ""
+        state.streaming, state.streaming_message_id = False, ""
+        state.clear_streamed()
         if kind == "run.failed":
             state.error = str(event.data.get("error", "The model failed."))
         await state.refresh(user_id)

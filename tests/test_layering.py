@@ -152,6 +152,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.home_redirect",  # the latest chat's address (one rule for both redirects)
         "chatsapp.identity",
         "chatsapp.services",
+        "chatsapp.stream_pieces",
     },
     "chatsapp.bridge": {
         "chatsapp.fanout",
@@ -172,6 +173,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
     "chatsapp.log_redaction": {"chatsapp.identity"},  # the session cookie's name
     "chatsapp.collector": set(),  # the process's gc thresholds: nothing of the app
+    # How a streaming reply's text is split into pieces: pure, nothing of the app or Reflex.
+    "chatsapp.stream_pieces": set(),
     # Serves the app (Reflex's run command, uvicorn): reads the worker count, imports no app.
     "chatsapp.server": {"backend.config"},
     "chatsapp.chatsapp": {

@@ -8,7 +8,7 @@ from chatsapp.components.copy_button import CopyButton
 from chatsapp.components.edit_form import edit_form
 from chatsapp.components.markdown import safe_markdown
 from chatsapp.components.sent_time import SentTime
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.conversation import ChatTabState, SharedConversationState, streamed_text
 from chatsapp.states.rows import EntryRow, FileRow, ToolRow
 
 
@@ -180,11 +180,8 @@ def _pending_reply(entry: EntryRow) -> rx.Component:
     )
     # Text saved so far (a reload mid-stream, or a reply streaming on another worker) is shown
     # until this tab's live stream takes over.
-    shown = rx.cond(
-        is_streaming & (SharedConversationState.streaming_text != ""),
-        SharedConversationState.streaming_text,
-        entry.text,
-    )
+    streamed = streamed_text()
+    shown = rx.cond(is_streaming & (streamed != ""), streamed, entry.text)
     return rx.cond(
         shown != "",
         rx.box(safe_markdown(shown), id="streaming-reply"),

@@ -10,7 +10,9 @@ branch moves along with a new message is ``backend.transcript.follow_branches``'
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 from collections.abc import AsyncIterator
 
 import reflex as rx
@@ -40,6 +42,7 @@ from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import EntryRow, FileRow, entry_row
 from chatsapp.states.server_only import server_only
+from chatsapp.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
 # What the composer's file picker offers (a hint; handle_upload checks the bytes), and how
@@ -56,9 +59,10 @@ MAX_FOLLOWED_BRANCHES = 16
 class SharedConversationState(rx.SharedState):
     """Shared by every tab showing one chat (linked to ``conv-<chat id>``): its live view.
 
-    The in-progress reply lives in ``streaming_text`` alone: a delta re-sends the whole value of
-    each changed var, so streaming never re-sends ``entries`` and its cost per token does not
-    depend on how long the transcript is.
+    The in-progress reply lives in the ``streaming_piece_<k>`` vars alone: a delta re-sends the
+    whole value of each changed var, so streaming never re-sends ``entries`` (its cost per
+    token does not depend on how long the transcript is), and a flush re-sends the newest
+    piece, not the whole reply (nor on how long the reply is: ``chatsapp.stream_pieces``).
     """
 
     chat_id: str = ""
@@ -72,7 +76,10 @@ class SharedConversationState(rx.SharedState):
     # each branch window's by its shown leaf.
     message_count: int = 0
     branch_counts: dict[str, int] = {}
-    streaming_text: str = ""
+    for _level in range(PIECE_LEVELS):
+        __annotations__[f"{PIECE_VAR}{_level}"] = "str"
+        locals()[f"{PIECE_VAR}{_level}"] = ""
+    del _level
     streaming_message_id: str = ""
     streaming: bool = False
     queued: int = 0
@@ -104,6 +111,23 @@ class SharedConversationState(rx.SharedState):
         for name, value in changed.items():
             if getattr(self, name) != value:
                 setattr(self, name, value)
+
+    @server_only
+    def append_streamed(self, text: str) -> None:
+        """Add ``text`` to the streaming reply; only the pieces that change are sent."""
+        for level, piece in append(self.streamed_pieces(), text).items():
+            setattr(self, f"{PIECE_VAR}{level}", piece)
+
+    @server_only
+    def clear_streamed(self) -> None:
+        """No streaming text (only pieces holding some are assigned: each is a frame)."""
+        for level, piece in enumerate(self.streamed_pieces()):
+            if piece:
+                setattr(self, f"{PIECE_VAR}{level}", "")
+
+    @server_only
+    def streamed_pieces(self) -> list[str]:
+        return [getattr(self, f"{PIECE_VAR}{level}") for level in range(PIECE_LEVELS)]
 
     @server_only
     def follow(self, leaf: str) -> None:
@@ -151,6 +175,12 @@ def shown_message_count(chosen: rx.Var[str]) -> rx.Var[int]:
     return rx.cond(counts.contains(shown), counts[shown], SharedConversationState.message_count).to(
         int
     )
+
+
+def streamed_text() -> rx.Var[str]:
+    """In the browser: the streaming reply, its pieces joined (the oldest text is highest)."""
+    pieces = [getattr(SharedConversationState, f"{PIECE_VAR}{k}") for k in range(PIECE_LEVELS)]
+    return functools.reduce(operator.add, reversed(pieces)).to(str)
 
 
 def shown_on_branch(chosen: rx.Var[str]) -> rx.Var[bool]:

@@ -16,6 +16,17 @@ def send(page: Page, text: str) -> None:
     page.locator("#composer").press("Enter")
 
 
+# Keeps the longest text the reply being written showed (it arrives in pieces: the page joins
+# them, chatsapp.stream_pieces).
+WATCH_LONGEST_STREAMED = """() => {
+  window.__longestStreamed = "";
+  new MutationObserver(() => {
+    const text = document.getElementById("streaming-reply")?.innerText ?? "";
+    if (text.length > window.__longestStreamed.length) window.__longestStreamed = text;
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
 def wait_for_streamed_chars(page: Page, count: int) -> None:
     """Wait until the reply being written shows at least ``count`` characters."""
     page.wait_for_function(
@@ -34,6 +45,7 @@ class TestStreaming:
         tab_b = open_tab(browser, app_server, f"/chat/{chat_id}")
         expect(tab_b.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
 
+        tab_b.evaluate(WATCH_LONGEST_STREAMED)
         send(tab_a, "Tell me about the offline assistant")
         expect(tab_a.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
         expect(tab_b.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
@@ -43,6 +55,12 @@ class TestStreaming:
         reply_a = tab_a.locator(".message-assistant .message-text").inner_text()
         reply_b = tab_b.locator(".message-assistant .message-text").inner_text()
         assert reply_a and reply_a == reply_b
+        # The other tab watched the reply grow past the first piece (512 characters), its
+        # pieces joined in order: what it last showed is the reply, or nearly all of it.
+        streamed = tab_b.evaluate("() => window.__longestStreamed")
+        assert len(reply_b) > 512, "the reply should be longer than one piece"
+        assert len(streamed) > 0.8 * len(reply_b), (len(streamed), len(reply_b))
+        assert reply_b.startswith(streamed[:400]), (streamed[:400], reply_b[:400])
         assert tab_a.locator(".message-user").inner_text() == (
             tab_b.locator(".message-user").inner_text()
         )

@@ -16,6 +16,7 @@ from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.streamed_text import StreamedText
 
 ROOT_STATE = "reflex___state____state"
 
@@ -72,10 +73,11 @@ class TestFannedOutFramesCarryOnlyWhatChanged:
         sender, watcher = two_tabs
         sender.send(event(ChatTabState, "send"), {"text": "Tell me about it"}, f"/chat/{chat[1]}")
         streamed: list[dict[str, Any]] = []
+        text = StreamedText()
 
         def ended(update: dict[str, Any]) -> bool:
             values = shared(update, SharedConversationState)
-            if var(values, "streaming_text"):
+            if text.apply(values):
                 streamed.append(update)
             return bool(streamed) and var(values, "streaming") is False
 

@@ -29,6 +29,7 @@ from tests.e2e.test_hostile_tokens import (
     stream_and_rename,
 )
 from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.support.streamed_text import StreamedText
 
 MAX_TABS = 12  # tabs (or sockets) tried until one lands on the other worker
 CONVERSATION = SharedConversationState.get_full_name()
@@ -104,12 +105,11 @@ def raw_tab_on(server: AppServer, token: str, path: str) -> tuple[RawTab, str]:
 
 def streamed(tab: RawTab) -> list[tuple[str, str]]:
     """(reply id, text so far) of every frame that streamed text, in arrival order."""
-    frames, current = [], ""
+    frames, current, text = [], "", StreamedText()
     for update in tab.received:
         current = conversation(update, "streaming_message_id") or current
-        text = conversation(update, "streaming_text")
-        if text:
-            frames.append((current, text))
+        if text.apply((update.get("delta") or {}).get(CONVERSATION, {})) and text.text:
+            frames.append((current, text.text))
     return frames
 
 

@@ -45,6 +45,12 @@ class View:
     async def refresh(self, user_id: str) -> None:
         self.refreshed.append(user_id)
 
+    def append_streamed(self, text: str) -> None:
+        self.streaming_text += text
+
+    def clear_streamed(self) -> None:
+        self.streaming_text = ""
+
     async def reload(self, user_id: str) -> None:
         self.reloads += 1
 

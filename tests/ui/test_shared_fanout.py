@@ -6,16 +6,10 @@ socket serves which tab); the socket server is a recorder of what would be sent.
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass, field
-from typing import Any
-
 import pytest
 import reflex as rx
-from reflex.istate.manager.memory import StateManagerMemory
 from reflex.istate.shared import SharedState
 from reflex.state import State
-from reflex.utils.token_manager import LocalTokenManager, SocketRecord
 from reflex_base.constants.route import ROUTER_VARS
 
 import chatsapp.chatsapp  # noqa: F401  (registers every state of the app)
@@ -23,45 +17,12 @@ from chatsapp.fanout import shared_change
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.rows import ChatRow
+from chatsapp.stream_pieces import BASE_CHARS
+from tests.support.fanout_recorder import App, link
+from tests.support.streamed_text import StreamedText
 
 pytestmark = pytest.mark.anyio
 DIRECTORY = SharedDirectoryState.get_full_name()
-
-
-@dataclass
-class Sockets:
-    """Reflex's namespace as the fan-out uses it: the token manager, and emits recorded."""
-
-    _token_manager: LocalTokenManager = field(default_factory=LocalTokenManager)
-    sent: list[tuple[Any, list[str]]] = field(default_factory=list)
-
-    async def emit(self, _event: str, update: Any, to: list[str]) -> None:
-        self.sent.append((update, sorted(to)))
-
-    def connect(self, tab: str) -> str:
-        sid = f"sid-{tab}"
-        record = SocketRecord(instance_id=self._token_manager.instance_id, sid=sid)
-        self._token_manager.token_to_socket[tab] = record
-        self._token_manager.sid_to_token[sid] = tab
-        return sid
-
-
-@dataclass
-class App:
-    state_manager: StateManagerMemory = field(default_factory=StateManagerMemory)
-    event_namespace: Sockets = field(default_factory=Sockets)
-
-    def set_contexts(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-
-async def link(app: App, shared_token: str, cls: type[rx.State], *tabs: str) -> None:
-    """What a tab's link leaves in the shared state: its token in ``_linked_from``."""
-    token = rx.BaseStateToken(ident=shared_token, cls=cls)
-    async with app.state_manager.modify_state(token) as root:
-        state = await root.get_state(cls)
-        state._linked_from.update(tabs)
-        root._clean()
 
 
 async def rename(app: App, user: str, title: str) -> None:
@@ -93,13 +54,28 @@ class TestOneChangeReachesEveryLinkedTabOnce:
         await link(app, "conv-c1", SharedConversationState, "tab-1")
         for word in ("Hello", " there"):
             async with shared_change(app, "conv-c1", SharedConversationState) as view:
-                view.streaming_text += word
+                view.append_streamed(word)
 
         texts = [
-            next(iter(u.delta.values()))["streaming_text_rx_state_"]
+            next(iter(u.delta.values()))["streaming_piece_0_rx_state_"]
             for u, _ in app.event_namespace.sent
         ]
         assert texts == ["Hello", "Hello there"]
+
+    async def test_a_long_reply_streams_in_small_frames_that_rebuild_it_whole(self, app) -> None:
+        app.event_namespace.connect("tab-1")
+        await link(app, "conv-c1", SharedConversationState, "tab-1")
+        flushes = [f"word{n} word{n + 1} word{n + 2} " for n in range(0, 1500, 3)]  # ~10 KB
+        for text in flushes:
+            async with shared_change(app, "conv-c1", SharedConversationState) as view:
+                view.append_streamed(text)
+
+        shown = StreamedText()
+        carried = [shown.apply(next(iter(u.delta.values()))) for u, _ in app.event_namespace.sent]
+        assert shown.text == "".join(flushes)
+        whole = sum(len("".join(flushes[: n + 1])) for n in range(len(flushes)))
+        assert sum(carried) * 10 < whole  # each flush re-sent the reply so far before
+        assert sorted(carried)[int(0.8 * len(carried))] <= BASE_CHARS
 
     async def test_a_change_that_changes_nothing_sends_nothing(self, app) -> None:
         app.event_namespace.connect("tab-1")
@@ -136,7 +112,7 @@ class TestNothingReachesATabThatIsNotLinked:
         await link(app, "conv-c1", SharedConversationState, "tab-a")
         await link(app, "conv-c2", SharedConversationState, "tab-b")
         async with shared_change(app, "conv-c1", SharedConversationState) as view:
-            view.streaming_text = "only for c1"
+            view.append_streamed("only for c1")
         ((_update, to),) = app.event_namespace.sent
         assert other not in to
 
