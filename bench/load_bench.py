@@ -94,8 +94,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
+def conversation_values(update: dict[str, Any]) -> dict[str, Any]:
+    """The conversation state's part of an update's delta (``{}`` when it has none)."""
+    return (update.get("delta") or {}).get(CONVERSATION, {})
+
+
 def conversation_var(update: dict[str, Any], name: str) -> Any:
-    return (update.get("delta") or {}).get(CONVERSATION, {}).get(f"{name}_rx_state_")
+    return conversation_values(update).get(f"{name}_rx_state_")
 
 
 # ── measurements ────────────────────────────────────────────────────
@@ -135,7 +140,7 @@ def watch_stream(tab: Tab, stream: Stream, *, sender: bool) -> Callable[[], None
     reply = StreamedText()
 
     def hook(update: dict[str, Any], at: float) -> None:
-        if reply.apply((update.get("delta") or {}).get(CONVERSATION, {})) and reply.text:
+        if reply.apply(conversation_values(update)) and reply.text:
             words = len(reply.text.split())
             if sender and not stream.first_at:
                 stream.first_at = at

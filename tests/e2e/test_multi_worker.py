@@ -80,8 +80,13 @@ def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(
 # ── two tabs on two workers sending into one chat at once ───────────
 
 
+def conversation_values(update: dict[str, Any]) -> dict[str, Any]:
+    """The conversation state's part of an update's delta (``{}`` when it has none)."""
+    return (update.get("delta") or {}).get(CONVERSATION, {})
+
+
 def conversation(update: dict[str, Any], name: str) -> Any:
-    return (update.get("delta") or {}).get(CONVERSATION, {}).get(f"{name}_rx_state_")
+    return conversation_values(update).get(f"{name}_rx_state_")
 
 
 def raw_worker_of(tab: RawTab, path: str = "/") -> str:
@@ -108,7 +113,7 @@ def streamed(tab: RawTab) -> list[tuple[str, str]]:
     frames, current, text = [], "", StreamedText()
     for update in tab.received:
         current = conversation(update, "streaming_message_id") or current
-        if text.apply((update.get("delta") or {}).get(CONVERSATION, {})) and text.text:
+        if text.apply(conversation_values(update)) and text.text:
             frames.append((current, text.text))
     return frames
 
