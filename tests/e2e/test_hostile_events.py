@@ -63,10 +63,16 @@ class Alice:
     agent_id: str
 
     def names(self) -> tuple[str, ...]:
-        """Everything of alice's that must never reach bob's socket."""
+        """Everything of alice's that must never reach bob's socket.
+
+        Each name is long enough not to turn up by chance: bob receives fresh UUID tokens,
+        millisecond timestamps and ports, and a bare "4482" failed a story once in a CI-like
+        run (not reproduced in 12 runs of the file alone); alice's memory is named whole.
+        """
         return (
             "Quetzal",
-            "4482",
+            "quetzal-memory",
+            "4482-narwhal",
             SECRET_MESSAGE_ID,
             self.chat_id,
             self.archived_chat_id,
@@ -173,7 +179,8 @@ def assert_nothing_of_alice(tab: RawTab, alice: Alice, *, sent: tuple[str, ...] 
     (it comes back in the refusal that names it, or as the address of his own tab)."""
     received = tab.text()
     leaked = [n for n in alice.names() if n not in sent and n in received]
-    assert not leaked, f"bob received {leaked}"
+    where = [received[max(0, received.find(n) - 80) : received.find(n) + 80] for n in leaked]
+    assert not leaked, f"bob received {leaked}: {where}"
 
 
 def refusals(updates: list[dict[str, Any]]) -> str:
