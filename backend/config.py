@@ -20,7 +20,7 @@ DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
 DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
 DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
-DEFAULT_SESSION_TTL_S = 30 * 24 * 3600
+DEFAULT_SIGN_IN_TTL_S = 30 * 24 * 3600
 DEFAULT_MAX_IMPORT_BYTES = 1024**3  # an import file (ChatGPT exports with images run to GBs)
 AUTH_MODES = ("local", "header", "none")
 PASSWORD_HASH_PROFILES = ("default", "cheapest")
@@ -64,7 +64,7 @@ class Settings:
     auth_mode: str = "local"  # one of AUTH_MODES
     auth_header: str = ""  # header mode: the header that names the person
     trusted_proxies: tuple[str, ...] = ()  # header mode: IPs / CIDRs allowed to set it
-    session_ttl_s: int = DEFAULT_SESSION_TTL_S
+    sign_in_ttl_s: int = DEFAULT_SIGN_IN_TTL_S
     # "cheapest" is for tests only: argon2 at its minimum cost keeps the suite fast.
     password_hash_profile: str = "default"
     sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
@@ -127,7 +127,7 @@ class Settings:
                 for part in env.get("CHATS_TRUSTED_PROXIES", "").split(",")
                 if part.strip()
             ),
-            session_ttl_s=_int(env, "CHATS_SESSION_TTL_S", DEFAULT_SESSION_TTL_S),
+            sign_in_ttl_s=_int(env, "CHATS_SESSION_TTL_S", DEFAULT_SIGN_IN_TTL_S),
             password_hash_profile=_choice(
                 env, "CHATS_PASSWORD_HASH_PROFILE", PASSWORD_HASH_PROFILES
             ),

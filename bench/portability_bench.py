@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from backend.chats import Chats  # noqa: E402
-from backend.portability import all_chat_ids, import_file, write_archive  # noqa: E402
+from backend.portability import all_chat_ids, import_file, write_zip_export  # noqa: E402
 
 SEED = 13
 RSS_GOAL_MB = 128
@@ -236,7 +236,7 @@ def export_rate(chats_count: int, per_chat: int) -> None:
             read = sum(1 for chat_id in ids for _ in chats.get_chat(chat_id).session.tree())
             read_s = time.perf_counter() - started
             started = time.perf_counter()
-            write_archive(chats, ids, str(root / "export.zip"))
+            write_zip_export(chats, ids, str(root / "export.zip"))
             export_s = time.perf_counter() - started
             size = (root / "export.zip").stat().st_size
     report(

@@ -21,7 +21,7 @@ import pytest
 from backend.chats import Chats
 from backend.models import Finish, ModelEvent, ModelRequest, TextDelta
 from backend.runtime import ChatRuntime
-from backend.runtime.open_chats import MAX_IDLE_CONVERSATIONS
+from backend.runtime.working_chats import MAX_IDLE_CONVERSATIONS
 from tests.runtime.helpers import TERMINAL, make_runtime
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

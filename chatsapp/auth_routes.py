@@ -77,7 +77,7 @@ def _signed_in(request: Request, origin: str, signed: SignedIn, next_path: str) 
     response.set_cookie(
         SESSION_COOKIE,
         signed.token,
-        max_age=services().settings.session_ttl_s,
+        max_age=services().settings.sign_in_ttl_s,
         path="/",
         httponly=True,
         samesite="strict",

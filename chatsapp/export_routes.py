@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from backend.chats import Chats
 from backend.errors import NotFoundError
-from backend.portability import all_chat_ids, write_archive, write_chat, write_markdown
+from backend.portability import all_chat_ids, write_chat, write_markdown, write_zip_export
 from chatsapp.identity import identify
 from chatsapp.services import offload, services
 
@@ -112,7 +112,7 @@ async def export_all(request: Request) -> Response:
 
     def write() -> None:
         # A chat deleted meanwhile is left out rather than failing the whole export.
-        write_archive(chats, all_chat_ids(chats), str(file), on_refused=lambda *_: None)
+        write_zip_export(chats, all_chat_ids(chats), str(file), on_refused=lambda *_: None)
 
     try:
         await offload(write)

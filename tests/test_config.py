@@ -36,7 +36,7 @@ class TestAccountSettings:
     def test_accounts_default_to_local_sign_in_with_thirty_day_sessions(self):
         settings = Settings.from_env({})
         assert settings.auth_mode == "local"
-        assert settings.session_ttl_s == 30 * 24 * 3600
+        assert settings.sign_in_ttl_s == 30 * 24 * 3600
         assert settings.password_hash_profile == "default"
         assert (settings.auth_header, settings.trusted_proxies) == ("", ())
 

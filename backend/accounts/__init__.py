@@ -1,4 +1,4 @@
-"""Accounts for a multi-user server: who a tab is, sign-in, sessions, admin, auth modes.
+"""Accounts for a multi-user server: who a tab is, sign-ins, admin, auth modes.
 
 ``Accounts(settings)`` opens ``<data_dir>/accounts.sqlite`` (safe with several processes on
 one data folder). Read :mod:`backend.accounts.service` for what the UI must call on every
@@ -9,18 +9,6 @@ event, :mod:`backend.accounts.modes` for ``CHATS_AUTH=header|none``, and
 from backend.accounts.admin import CONSOLE_ACTOR, ROLES
 from backend.accounts.core import ACCOUNTS_FILE
 from backend.accounts.lifetimes import DEFAULT_INVITE_TTL_S, MAX_INVITE_TTL_S
-from backend.accounts.models import (
-    DEFAULT_SIGNUP_POLICY,
-    SIGNUP_POLICIES,
-    AccountChange,
-    AccountChanges,
-    Invite,
-    NewInvite,
-    Role,
-    SignedIn,
-    SignupPolicy,
-    User,
-)
 from backend.accounts.modes import (
     check_listen_address,
     check_startup,
@@ -34,6 +22,18 @@ from backend.accounts.throttle import (
     FAILURE_WINDOW_S,
     MAX_FAILURES_PER_ACCOUNT,
     MAX_FAILURES_PER_ADDRESS,
+)
+from backend.accounts.values import (
+    DEFAULT_SIGNUP_POLICY,
+    SIGNUP_POLICIES,
+    AccountChange,
+    AccountChanges,
+    Invite,
+    NewInvite,
+    Role,
+    SignedIn,
+    SignupPolicy,
+    User,
 )
 
 __all__ = [

@@ -7,7 +7,7 @@ whoever runs the ``chats`` CLI on the server: they can read and write the data f
 like the owner who reads the setup code off the console. It contains ``@``, which no user id
 can, so it can never name an account; the UI must only ever pass a resolved user's id.
 
-Disabling a user or resetting their password ends all their sessions and tells the change
+Disabling a user or resetting their password ends all their sign-ins and tells the change
 feed, so their open tabs are signed out live. The last active admin cannot be disabled.
 """
 
@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from backend.accounts import lifetimes
 from backend.accounts.core import AccountsCore
-from backend.accounts.models import (
+from backend.accounts.names import normalize_username
+from backend.accounts.store import SIGNUP_POLICY_KEY
+from backend.accounts.tokens import hash_secret, new_token
+from backend.accounts.values import (
     SIGNUP_POLICIES,
     Invite,
     NewInvite,
@@ -23,9 +26,6 @@ from backend.accounts.models import (
     SignupPolicy,
     User,
 )
-from backend.accounts.names import normalize_username
-from backend.accounts.store import SIGNUP_POLICY_KEY
-from backend.accounts.tokens import hash_secret, new_token
 from backend.errors import (
     InvalidInputError,
     LastAdminError,
@@ -65,7 +65,7 @@ class AdminOperations(AccountsCore):
         return self._store.user_by_username(normalize_username(username))
 
     def disable_user(self, actor_id: str, user_id: str) -> User:
-        """Disable an account and end its sessions; its open tabs sign out live."""
+        """Disable an account and end its sign-ins; its open tabs sign out live."""
         with self._db.transaction():
             self._require_admin(actor_id, "disable accounts")
             user = self._target(user_id)
@@ -73,7 +73,7 @@ class AdminOperations(AccountsCore):
                 raise LastAdminError(user_id)
             if not user.disabled:
                 self._store.set_disabled(user_id, self._now_ms(), self._now_ms())
-            self._end_sessions(user_id, "disabled")
+            self._end_sign_ins(user_id, "disabled")
             return self._target(user_id)
 
     def enable_user(self, actor_id: str, user_id: str) -> User:
@@ -101,13 +101,13 @@ class AdminOperations(AccountsCore):
             return self._target(user_id)
 
     def reset_password(self, actor_id: str, user_id: str, new_password: str) -> User:
-        """Set someone's password (they forgot it); all their sessions end."""
+        """Set someone's password (they forgot it); all their sign-ins end."""
         password_hash = self._hash_new_password(new_password)
         with self._db.transaction():
             self._require_admin(actor_id, "reset passwords")
             self._target(user_id)
             self._store.set_password(user_id, password_hash, self._now_ms())
-            self._end_sessions(user_id, "password_changed")
+            self._end_sign_ins(user_id, "password_changed")
             return self._target(user_id)
 
     def set_signup_policy(self, actor_id: str, policy: SignupPolicy) -> None:

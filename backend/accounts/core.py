@@ -1,5 +1,5 @@
 """What every accounts operation shares: the store, the clock, the hasher, and the few
-multi-step writes more than one operation makes (creating a user, ending sessions).
+multi-step writes more than one operation makes (creating a user, ending sign-ins).
 
 :class:`backend.accounts.Accounts` is assembled from this base and the operation groups
 (:mod:`~backend.accounts.service` for people, :mod:`~backend.accounts.admin` for admins), so
@@ -14,11 +14,11 @@ from pathlib import Path
 
 from backend.accounts import throttle
 from backend.accounts.adoption import former_local_directory
-from backend.accounts.models import AccountChangeKind, Role, User
 from backend.accounts.names import mint_user_id
 from backend.accounts.passwords import Passwords, check_password_policy
 from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
+from backend.accounts.values import AccountChangeKind, Role, User
 from backend.clock import now_ms
 from backend.config import Settings
 from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
@@ -90,12 +90,12 @@ class AccountsCore(Closing):
             self._db.after_commit(lambda: remove_setup_code(self._setup_code_path))
         return user
 
-    def _end_sessions(
+    def _end_sign_ins(
         self, user_id: str, kind: AccountChangeKind, keep_hash: str | None = None
     ) -> int:
         """End a user's sessions (all but ``keep_hash``) and tell the change feed; in a
         transaction."""
-        ended = self._store.delete_user_sessions(user_id, keep_hash)
+        ended = self._store.delete_user_sign_ins(user_id, keep_hash)
         self._store.append_event(user_id, kind, self._now_ms())
         return ended
 

@@ -1,9 +1,9 @@
-"""How long sessions and invites live. Pure arithmetic on integer milliseconds.
+"""How long sign-ins and invites live. Pure arithmetic on integer milliseconds.
 
-Sessions slide: a session used after half its lifetime is renewed to a full lifetime, so
+Sign-ins slide: a sign-in used after half its lifetime is renewed to a full lifetime, so
 someone active stays signed in while a forgotten tab's token expires ``ttl`` after its last
 use. Renewing only past half-life keeps the write rate down to at most one ``UPDATE`` per
-session per half-lifetime rather than one per event.
+sign-in per half-lifetime rather than one per event.
 """
 
 from __future__ import annotations

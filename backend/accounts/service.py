@@ -2,9 +2,9 @@
 
 :class:`Accounts` over ``<data_dir>/accounts.sqlite``. What the UI does with it:
 
-* **Every event** of a tab calls :meth:`Accounts.resolve` with the tab's session token (in
+* **Every event** of a tab calls :meth:`Accounts.resolve` with the tab's sign-in token (in
   ``header`` mode :meth:`Accounts.identity_from_headers`) and uses the returned
-  :class:`~backend.accounts.models.User` (id and role) for that event only; ``None`` means
+  :class:`~backend.accounts.values.User` (id and role) for that event only; ``None`` means
   "signed out": show the sign-in page. Nothing is cached per connection, so a demoted,
   disabled or signed-out person loses access at their next event.
 * **Live sign-out** of tabs that send no event: each worker polls :meth:`changes_since` about
@@ -12,13 +12,13 @@
   :meth:`change_cursor`); for every user id in ``changes.user_ids`` it re-resolves the tokens
   of that user's open tabs and signs out the ones that now resolve to ``None``. When
   ``changes.gap`` is true (the worker fell more than a day behind), re-resolve every tab.
-  Sign-out ends one session, so every tab of that browser (they share the cookie) goes at once.
+  Sign-out ends one sign-in, so every tab of that browser (they share the cookie) goes at once.
 
 * **Addresses.** Pass the client's address to ``sign_in`` / ``create_first_admin`` /
   ``sign_up`` as :func:`backend.accounts.modes.client_address` gives it (the peer, or behind a
   trusted proxy the client it forwarded for): sign-in is throttled per address too.
 
-Sessions: a random 256-bit token goes to the browser; only its SHA-256 is stored. A session
+Sign-ins: a random 256-bit token goes to the browser; only its SHA-256 is stored. A sign-in
 lives ``CHATS_SESSION_TTL_S`` since its last renewal and is renewed when used past half-life
 (:mod:`backend.accounts.lifetimes`). Timestamps are integer ms from the injected ``clock``.
 """
@@ -29,14 +29,6 @@ from collections.abc import Mapping
 
 from backend.accounts import lifetimes, modes
 from backend.accounts.admin import AdminOperations
-from backend.accounts.models import (
-    DEFAULT_SIGNUP_POLICY,
-    SIGNUP_POLICIES,
-    AccountChanges,
-    SignedIn,
-    SignupPolicy,
-    User,
-)
 from backend.accounts.names import MAX_USERNAME_CHARS, normalize_username
 from backend.accounts.passwords import check_password_policy
 from backend.accounts.setup_file import read_setup_code, remove_setup_code, write_setup_code
@@ -48,6 +40,14 @@ from backend.accounts.tokens import (
     new_setup_code,
     new_token,
     setup_code_matches,
+)
+from backend.accounts.values import (
+    DEFAULT_SIGNUP_POLICY,
+    SIGNUP_POLICIES,
+    AccountChanges,
+    SignedIn,
+    SignupPolicy,
+    User,
 )
 from backend.errors import (
     AccountDisabledError,
@@ -63,7 +63,7 @@ MAX_TOKEN_CHARS = 512  # far above a real token; anything longer is refused unre
 
 
 class Accounts(AdminOperations):
-    """Accounts, sessions, sign-up and setup over one ``accounts.sqlite``.
+    """Accounts, sign-ins, sign-up and setup over one ``accounts.sqlite``.
 
     Safe to share between threads, and between processes on one data folder (each opens its
     own ``Accounts``). Every method is synchronous: async callers offload it.
@@ -113,54 +113,54 @@ class Accounts(AdminOperations):
                 raise InvalidSetupCodeError()
             user = self._insert_user(name, "admin", password_hash)
             self._attempt_succeeded(attempt, None)
-            return self._new_session(user, address)
+            return self._new_sign_in(user, address)
 
-    # ── sign-in and sessions ────────────────────────────────────────
+    # ── signing in ────────────────────────────────────────────────────
 
     def sign_in(self, username: str, password: str, address: str) -> SignedIn:
-        """A new session for the right password; InvalidCredentialsError / ThrottledError."""
+        """A new sign-in for the right password; InvalidCredentialsError / ThrottledError."""
         name = _account_key(username)
         if not isinstance(password, str):
             raise InvalidCredentialsError()
         user = self._check_password(name, password, address)
         with self._db.transaction():
             self._sweep()
-            return self._new_session(user, address)
+            return self._new_sign_in(user, address)
 
     def resolve(self, token: str | None) -> User | None:
         """The signed-in user of ``token``, or None (unknown, expired, signed out, disabled).
 
-        Renews the session when it is past half its lifetime. Call it on every event.
+        Renews the sign-in when it is past half its lifetime. Call it on every event.
         """
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             return None
         token_hash = hash_secret(token)
-        found = self._store.session_user(token_hash)
+        found = self._store.sign_in_user(token_hash)
         if found is None:
             return None
         user, expires_at = found
         now = self._now_ms()
         if not lifetimes.is_live(expires_at, now) or user.disabled:
             return None
-        ttl = self.settings.session_ttl_s
+        ttl = self.settings.sign_in_ttl_s
         if lifetimes.needs_renewal(expires_at, now, ttl):
-            self._store.renew_session(token_hash, lifetimes.expires_at(now, ttl))
+            self._store.renew_sign_in(token_hash, lifetimes.expires_at(now, ttl))
         return user
 
     def sign_out(self, token: str) -> None:
-        """End this session: every tab holding the token is signed out (see the feed)."""
+        """End this sign-in: every tab holding the token is signed out (see the feed)."""
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS:
             return
         with self._db.transaction():
-            user_id = self._store.delete_session(hash_secret(token))
+            user_id = self._store.delete_sign_in(hash_secret(token))
             if user_id is not None:
                 self._store.append_event(user_id, "signed_out", self._now_ms())
 
     def sign_out_everywhere(self, user_id: str, keep_token: str | None = None) -> int:
-        """End every session of ``user_id`` except ``keep_token``'s; return how many ended."""
+        """End every sign-in of ``user_id`` except ``keep_token``'s; return how many ended."""
         keep = hash_secret(keep_token) if keep_token else None
         with self._db.transaction():
-            return self._end_sessions(user_id, "signed_out_everywhere", keep)
+            return self._end_sign_ins(user_id, "signed_out_everywhere", keep)
 
     def change_password(
         self,
@@ -170,7 +170,7 @@ class Accounts(AdminOperations):
         keep_token: str | None = None,
         address: str = "",
     ) -> None:
-        """Change one's own password; every other session ends (``keep_token``'s stays).
+        """Change one's own password; every other sign-in ends (``keep_token``'s stays).
 
         A wrong old password is InvalidCredentialsError and counts toward the throttle.
         """
@@ -183,7 +183,7 @@ class Accounts(AdminOperations):
         keep = hash_secret(keep_token) if keep_token else None
         with self._db.transaction():
             self._store.set_password(user_id, password_hash, self._now_ms())
-            self._end_sessions(user_id, "password_changed", keep)
+            self._end_sign_ins(user_id, "password_changed", keep)
 
     # ── sign-up ─────────────────────────────────────────────────────
 
@@ -219,7 +219,7 @@ class Accounts(AdminOperations):
                 )
                 if not claimed:
                     raise InvalidInviteError()  # rolls the new account back
-            return self._new_session(user, address)
+            return self._new_sign_in(user, address)
 
     # ── header mode ─────────────────────────────────────────────────
 
@@ -258,18 +258,18 @@ class Accounts(AdminOperations):
 
     # ── internals ───────────────────────────────────────────────────
 
-    def _new_session(self, user: User, address: str) -> SignedIn:
+    def _new_sign_in(self, user: User, address: str) -> SignedIn:
         """In a transaction: mint a token, store its hash."""
         token = new_token()
         now = self._now_ms()
-        expires_at = lifetimes.expires_at(now, self.settings.session_ttl_s)
-        self._store.insert_session(hash_secret(token), user.id, now, expires_at, address[:64])
+        expires_at = lifetimes.expires_at(now, self.settings.sign_in_ttl_s)
+        self._store.insert_sign_in(hash_secret(token), user.id, now, expires_at, address[:64])
         return SignedIn(token=token, user=user, expires_at=expires_at)
 
     def _sweep(self) -> None:
         """Drop rows nobody can use any more; cheap (indexed), run on each sign-in."""
         now = self._now_ms()
-        self._store.delete_expired_sessions(now)
+        self._store.delete_expired_sign_ins(now)
         self._store.prune_failures(now - FAILURE_WINDOW_S * 1000)
         self._store.prune_events(now - lifetimes.EVENT_RETENTION_S * 1000)
 

@@ -7,7 +7,7 @@ process creates the file, a busy timeout, ``BEGIN IMMEDIATE`` transactions (a re
 such as "is this the first admin?" takes the write lock up front, so two processes cannot both
 see "no admin" and no deadlock arises upgrading a read lock), append-only named migrations
 applied under that same lock, and ``sqlite3.Error`` translated into ``StorageError``. The
-values handed out are SQLModel classes (:mod:`backend.accounts.models`).
+values handed out are SQLModel classes (:mod:`backend.accounts.values`).
 
 Tables (component ``accounts``)::
 
@@ -21,9 +21,9 @@ Tables (component ``accounts``)::
     account_events(seq PK AUTOINCREMENT, user_id, kind, at)   the change feed
 
 Invariants: no plain secret is ever written (tokens and the setup code as SHA-256, passwords
-as argon2id); a session row exists only while it can be used (sign-out deletes it, expiry is
-checked on read and swept); ``account_events.seq`` only grows (AUTOINCREMENT never reuses a
-pruned number, so a reader's cursor stays meaningful).
+as argon2id); a sign-in (a ``sessions`` row) exists only while it can be used (sign-out
+deletes it, expiry is checked on read and swept); ``account_events.seq`` only grows
+(AUTOINCREMENT never reuses a pruned number, so a reader's cursor stays meaningful).
 
 Callers (:mod:`backend.accounts.service`) own transactions; this module never commits.
 """
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from backend.accounts.models import AccountChange, Invite, User
+from backend.accounts.values import AccountChange, Invite, User
 from backend.errors import UsernameTakenError
 from backend.storage import Database
 
@@ -120,19 +120,19 @@ _REHASH_PASSWORD = "UPDATE users SET password_hash = ? WHERE id = ?"
 _SET_ROLE = "UPDATE users SET role = ?, updated_at = ? WHERE id = ?"
 _SET_DISABLED = "UPDATE users SET disabled_at = ?, updated_at = ? WHERE id = ?"
 
-_INSERT_SESSION = (
+_INSERT_SIGN_IN = (
     "INSERT INTO sessions (token_hash, user_id, created_at, expires_at, address) "
     "VALUES (?, ?, ?, ?, ?)"
 )
-_SESSION_USER = (
-    "SELECT s.expires_at AS session_expires_at, u.* "
+_SIGN_IN_USER = (
+    "SELECT s.expires_at AS sign_in_expires_at, u.* "
     "FROM sessions AS s JOIN users AS u ON u.id = s.user_id WHERE s.token_hash = ?"
 )
-_RENEW_SESSION = "UPDATE sessions SET expires_at = ? WHERE token_hash = ?"
-_DELETE_SESSION = "DELETE FROM sessions WHERE token_hash = ? RETURNING user_id"
-_DELETE_USER_SESSIONS = "DELETE FROM sessions WHERE user_id = ? AND token_hash IS NOT ?"
-_DELETE_EXPIRED_SESSIONS = "DELETE FROM sessions WHERE expires_at <= ?"
-_COUNT_USER_SESSIONS = "SELECT count(*) FROM sessions WHERE user_id = ? AND expires_at > ?"
+_RENEW_SIGN_IN = "UPDATE sessions SET expires_at = ? WHERE token_hash = ?"
+_DELETE_SIGN_IN = "DELETE FROM sessions WHERE token_hash = ? RETURNING user_id"
+_DELETE_USER_SIGN_INS = "DELETE FROM sessions WHERE user_id = ? AND token_hash IS NOT ?"
+_DELETE_EXPIRED_SIGN_INS = "DELETE FROM sessions WHERE expires_at <= ?"
+_COUNT_USER_SIGN_INS = "SELECT count(*) FROM sessions WHERE user_id = ? AND expires_at > ?"
 
 _INSERT_INVITE = (
     "INSERT INTO invites (id, token_hash, created_by, created_at, expires_at) "
@@ -222,7 +222,7 @@ class AccountsStore:
         self.db.write(_SET_PASSWORD, (password_hash, now_ms, now_ms, user_id))
 
     def rehash_password(self, user_id: str, password_hash: str) -> None:
-        """Same password, stronger parameters: not a password change (sessions stay)."""
+        """Same password, stronger parameters: not a password change (sign-ins stay)."""
         self.db.write(_REHASH_PASSWORD, (password_hash, user_id))
 
     def set_role(self, user_id: str, role: str, now_ms: int) -> None:
@@ -231,35 +231,35 @@ class AccountsStore:
     def set_disabled(self, user_id: str, disabled_at: int | None, now_ms: int) -> None:
         self.db.write(_SET_DISABLED, (disabled_at, now_ms, user_id))
 
-    # ── sessions ────────────────────────────────────────────────────
+    # ── sign-ins ────────────────────────────────────────────────────
 
-    def insert_session(
+    def insert_sign_in(
         self, token_hash: str, user_id: str, now_ms: int, expires_at: int, address: str
     ) -> None:
-        self.db.write(_INSERT_SESSION, (token_hash, user_id, now_ms, expires_at, address))
+        self.db.write(_INSERT_SIGN_IN, (token_hash, user_id, now_ms, expires_at, address))
 
-    def session_user(self, token_hash: str) -> tuple[User, int] | None:
-        """The user of a session and the session's expiry, read in one statement."""
-        row = self.db.query_one(_SESSION_USER, (token_hash,))
-        return None if row is None else (_to_user(row), int(row["session_expires_at"]))
+    def sign_in_user(self, token_hash: str) -> tuple[User, int] | None:
+        """The user of a sign-in and the sign-in's expiry, read in one statement."""
+        row = self.db.query_one(_SIGN_IN_USER, (token_hash,))
+        return None if row is None else (_to_user(row), int(row["sign_in_expires_at"]))
 
-    def renew_session(self, token_hash: str, expires_at: int) -> None:
-        self.db.write(_RENEW_SESSION, (expires_at, token_hash))
+    def renew_sign_in(self, token_hash: str, expires_at: int) -> None:
+        self.db.write(_RENEW_SIGN_IN, (expires_at, token_hash))
 
-    def delete_session(self, token_hash: str) -> str | None:
-        """Delete one session; return its user id (None if there was none)."""
+    def delete_sign_in(self, token_hash: str) -> str | None:
+        """Delete one sign-in; return its user id (None if there was none)."""
         # fetchall: a RETURNING statement left unfinished would keep its transaction open.
-        rows = self.db.execute(_DELETE_SESSION, (token_hash,)).fetchall()
+        rows = self.db.execute(_DELETE_SIGN_IN, (token_hash,)).fetchall()
         return str(rows[0][0]) if rows else None
 
-    def delete_user_sessions(self, user_id: str, keep_hash: str | None = None) -> int:
-        return self.db.write(_DELETE_USER_SESSIONS, (user_id, keep_hash))
+    def delete_user_sign_ins(self, user_id: str, keep_hash: str | None = None) -> int:
+        return self.db.write(_DELETE_USER_SIGN_INS, (user_id, keep_hash))
 
-    def delete_expired_sessions(self, now_ms: int) -> int:
-        return self.db.write(_DELETE_EXPIRED_SESSIONS, (now_ms,))
+    def delete_expired_sign_ins(self, now_ms: int) -> int:
+        return self.db.write(_DELETE_EXPIRED_SIGN_INS, (now_ms,))
 
-    def count_live_sessions(self, user_id: str, now_ms: int) -> int:
-        return int(self.db.query(_COUNT_USER_SESSIONS, (user_id, now_ms))[0][0])
+    def count_live_sign_ins(self, user_id: str, now_ms: int) -> int:
+        return int(self.db.query(_COUNT_USER_SIGN_INS, (user_id, now_ms))[0][0])
 
     # ── invites ─────────────────────────────────────────────────────
 

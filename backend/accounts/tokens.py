@@ -1,8 +1,8 @@
-"""Secrets handed to a person: session tokens, invite tokens, the setup code.
+"""Secrets handed to a person: sign-in tokens, invite tokens, the setup code.
 
 Only a SHA-256 of each is stored: someone who reads ``accounts.sqlite`` (a backup, a stolen
 disk) cannot sign in with what they find. A plain hash (no salt, no stretching) is enough
-because the secrets are random with at least 60 bits, not chosen by people. Looking a session
+because the secrets are random with at least 60 bits, not chosen by people. Looking a sign-in
 up by its hash in an index is safe against timing: the attacker does not know the preimage of
 the hash they would have to probe for. Comparisons of a given secret against one stored hash
 (the setup code) use ``hmac.compare_digest``.
@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import secrets
 
-TOKEN_BYTES = 32  # session and invite tokens: 256 bits, URL-safe base64
+TOKEN_BYTES = 32  # sign-in and invite tokens: 256 bits, URL-safe base64
 SETUP_CODE_GROUPS = 3
 SETUP_CODE_GROUP_CHARS = 4  # 12 Crockford base32 characters: 60 bits
 _CODE_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"

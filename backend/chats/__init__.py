@@ -7,14 +7,14 @@ Modules, one concern each:
                     archive
 * ``archive_policy`` "archive chats untouched for N days": the setting and one pass of it
 * ``purge``         the lazy sweep: deleted chats' and superseded generations' files removed
-* ``open_chats``    ``Chat`` (one conversation's handle) and the LRU of open chat files
+* ``chat_files``    ``Chat`` (one conversation's handle) and the LRU of open chat files
 * ``parts``         what those three share: the database, chat and message index, layout
 * ``ids``           chat ids: minted here, bound to this directory, safe as file names
 * ``layout``        where the files live (``root/<directory_id>/...``)
 * ``text``          titles, previews, FTS5 quoting, snippet markers (pure)
-* ``models``        the typed values handed out (``ChatSummary``, ``ChatHit``, ...), cursors
+* ``values``        the typed values handed out (``ChatSummary``, ``ChatHit``, ...), cursors
 * ``events``        directory change events, delivered after commit
-* ``directory``     SQL of the chat index and title search
+* ``chat_records``  SQL of the chat index (one row per chat) and title search
 * ``shared``        SQL of shared memory blocks and searchable entries
 * ``index``         the cross-chat message index: change feeds in, documents out; leases, repair
 * ``index_store``   SQL and migrations of the message index tables (documents, leases, search)
@@ -28,6 +28,7 @@ Modules, one concern each:
 """
 
 from backend.chats.archive_policy import MAX_AUTO_ARCHIVE_DAYS, MIN_AUTO_ARCHIVE_DAYS
+from backend.chats.chat_files import Chat
 from backend.chats.chats import Chats
 from backend.chats.events import (
     ChatArchived,
@@ -44,8 +45,6 @@ from backend.chats.events import (
 )
 from backend.chats.imports import ChatImports, ImportTarget, SourceKey
 from backend.chats.lifecycle import TitleGenerator
-from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair
-from backend.chats.open_chats import Chat
 from backend.chats.text import (
     MAX_PREVIEW_CHARS,
     MAX_TITLE_CHARS,
@@ -54,6 +53,7 @@ from backend.chats.text import (
     SNIPPET_START,
     split_snippet,
 )
+from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair
 
 __all__ = [
     "MAX_AUTO_ARCHIVE_DAYS",

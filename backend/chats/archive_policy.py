@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from backend.chats.directory import DirectoryStore
-from backend.chats.models import ChatSummary
+from backend.chats.chat_records import ChatRecordStore
+from backend.chats.values import ChatSummary
 from backend.errors import ChatNotFoundError, InvalidInputError
 from backend.storage import Database
 
@@ -47,16 +47,16 @@ class AutoArchive:
     def __init__(
         self,
         database: Database,
-        directory: DirectoryStore,
+        records: ChatRecordStore,
         archive: Callable[[str, int], ChatSummary],
     ) -> None:
         self._database = database
-        self._directory = directory
+        self._records = records
         self._archive = archive
 
     def days(self) -> int | None:
         """The setting; a value this version cannot read counts as off (reads degrade)."""
-        raw = self._directory.load_setting(AUTO_ARCHIVE_KEY)
+        raw = self._records.load_setting(AUTO_ARCHIVE_KEY)
         if raw is None:
             return None
         try:
@@ -67,7 +67,7 @@ class AutoArchive:
     def set_days(self, days: int | None) -> None:
         checked = check_days(days)
         with self._database.transaction():
-            self._directory.put_setting(AUTO_ARCHIVE_KEY, None if checked is None else str(checked))
+            self._records.put_setting(AUTO_ARCHIVE_KEY, None if checked is None else str(checked))
 
     def run(self, now: int) -> list[str]:
         """Archive what is due at ``now``; the ids archived, newest first."""
@@ -76,7 +76,7 @@ class AutoArchive:
             return []
         cutoff = now - days * DAY_MS
         archived: list[str] = []
-        while batch := self._directory.untouched_since(cutoff, ARCHIVE_BATCH):
+        while batch := self._records.untouched_since(cutoff, ARCHIVE_BATCH):
             moved = 0
             # One commit per batch (each archive joins it), not one per chat: the first pass
             # after turning the policy on may archive thousands.

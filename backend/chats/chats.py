@@ -1,16 +1,16 @@
 """``Chats``: the directory of one user or workspace, and the ``Chat`` handles it gives out.
 
-This module composes the stores (``directory``, ``shared``, ``index``) over one
+This module composes the stores (``chat_records``, ``shared``, ``index``) over one
 ``directory.sqlite`` and one ``backend.sessions`` file per chat (layout in
 ``backend.chats.layout``) and is the one public surface over them. Its parts, each in its
 own module: a chat's life (create, delete, restore, generations, lazy files:
 :mod:`backend.chats.lifecycle`), the removal of files (:mod:`backend.chats.purge`), the
-open chat files (:mod:`backend.chats.open_chats`), the message index
+open chat files (:mod:`backend.chats.chat_files`), the message index
 (:mod:`backend.chats.index`), imports and forks.
 
 Open chat files: ``Chat.session`` opens the chat's file once and caches it (LRU,
 ``max_open_chats``); **hold the Chat** (not only ``chat.session``) for as long as you use the
-session (:mod:`backend.chats.open_chats`).
+session (:mod:`backend.chats.chat_files`).
 
 Trust boundary: every public method is safe to expose to a client **except**
 ``record_chat_turn``, which is child → parent (the conversation runtime reports a finished
@@ -31,7 +31,8 @@ from pathlib import Path
 
 from backend.chats.archive_policy import AutoArchive
 from backend.chats.attachment_pool import AttachmentPool
-from backend.chats.directory import ChatRecord, DirectoryStore
+from backend.chats.chat_files import Chat, OpenChatFiles
+from backend.chats.chat_records import ChatRecord, ChatRecordStore
 from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
 from backend.chats.fanout import fanout_search
 from backend.chats.fork import fork_chat
@@ -40,12 +41,11 @@ from backend.chats.imports import ChatImports
 from backend.chats.index import CONVERSATION, MessageIndex
 from backend.chats.layout import DirectoryLayout
 from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
-from backend.chats.models import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
-from backend.chats.open_chats import Chat, OpenChats
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
 from backend.chats.shared import SharedContextStore, check_content, check_label
 from backend.chats.text import phrase_query, prefix_query
+from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
 from backend.clock import now_ms
 from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S, Settings
@@ -94,15 +94,15 @@ class Chats(Closing):
             # the pool's reader open at their first statement: most open directories (a
             # person's idle tabs) never search nor read a shared attachment.
             self._search_database = Database(self.layout.database_path, on_demand=True)
-            self._directory = DirectoryStore(self.database, self._search_database)
+            self._records = ChatRecordStore(self.database, self._search_database)
             self._shared = SharedContextStore(self.database, self._search_database)
-            self._ids = ChatIds(self._directory.id_key())
+            self._ids = ChatIds(self._records.id_key())
             self._index = MessageIndex(
                 self.database,
                 search_db=self._search_database,
-                load_chat=self._directory.load_num,
+                load_chat=self._records.load_num,
                 path_of=self._path_of,
-                unpurged_chats=lambda: [num for num, _, _ in self._directory.unpurged_chats()],
+                unpurged_chats=lambda: [num for num, _, _ in self._records.unpurged_chats()],
                 foreign_commits=self._foreign_commits,
                 clock=self._clock,
             )
@@ -111,9 +111,9 @@ class Chats(Closing):
             self._pool_database = Database(self.layout.database_path, on_demand=True)
             self._pool = AttachmentPool(self.database, reader=self._pool_database)
             parts = DirectoryParts(
-                self.database, self._directory, self._index, self.layout, self._pool
+                self.database, self._records, self._index, self.layout, self._pool
             )
-            self._open = OpenChats(
+            self._open = OpenChatFiles(
                 parts,
                 max_open=max_open_chats,
                 reserved_metadata_keys=self._reserved,
@@ -129,11 +129,9 @@ class Chats(Closing):
                 generate_title=generate_title,
                 clock=self._clock,
             )
-            self._auto_archive = AutoArchive(
-                self.database, self._directory, self._lifecycle.archive
-            )
+            self._auto_archive = AutoArchive(self.database, self._records, self._lifecycle.archive)
             self._watcher = ForeignChangeWatcher(
-                self.database, self._directory, self.directory_id, self._events.emit
+                self.database, self._records, self.directory_id, self._events.emit
             )
             self._events.on_first, self._events.on_last = self._watcher.start, self._watcher.stop
             self.sweep()
@@ -200,11 +198,11 @@ class Chats(Closing):
         if not isinstance(archived, bool):
             raise TypeError("archived must be a bool")
         if search is None or not search.strip():
-            return self._directory.list_live(limit, cursor, archived=archived)
+            return self._records.list_live(limit, cursor, archived=archived)
         match = prefix_query(search)
         if match is None:
             return []
-        return self._directory.list_live(limit, cursor, match, archived=archived)
+        return self._records.list_live(limit, cursor, match, archived=archived)
 
     def get_summary(self, chat_id: str) -> ChatSummary:
         """The sidebar row of a live chat."""
@@ -268,7 +266,7 @@ class Chats(Closing):
         self._check_open()
         limit = _check_limit(limit, DEFAULT_LIST_LIMIT)
         match = prefix_query(query)
-        return [] if match is None else self._directory.search_titles(match, limit)
+        return [] if match is None else self._records.search_titles(match, limit)
 
     def record_chat_turn(
         self, chat_id: str, preview: str, *, generation: int | None = None
@@ -323,7 +321,7 @@ class Chats(Closing):
             return []
         chats = [
             (chat_id, self.layout.chat_path(chat_id, generation))
-            for _, chat_id, generation in self._directory.live_chats()
+            for _, chat_id, generation in self._records.live_chats()
         ]
 
         def per_chat() -> Iterator[tuple[str, list[SearchResult]]]:
@@ -406,7 +404,7 @@ class Chats(Closing):
         self._check_open()
         return ChatImports(
             self.database,
-            self._directory,
+            self._records,
             self.directory_id,
             insert_new=self._lifecycle.insert_new,
             load_live=self._lifecycle.load_live,

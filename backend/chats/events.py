@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from backend.chats.models import ChatSummary
+from backend.chats.values import ChatSummary
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from backend.chats.models import ChatHit
 from backend.chats.snippets import snippets
+from backend.chats.values import ChatHit
 from backend.sessions.search import phrase_query
 
 

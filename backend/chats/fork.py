@@ -25,8 +25,8 @@ import json
 from typing import Protocol
 
 from backend.chats.imports import ChatImports, ImportTarget
-from backend.chats.models import ChatSummary
 from backend.chats.text import MAX_TITLE_CHARS, SNIPPET_ELLIPSIS
+from backend.chats.values import ChatSummary
 from backend.clock import now_ms
 from backend.errors import InvalidInputError, NotFoundError
 from backend.sessions import (

@@ -26,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from backend.chats.directory import ChatRecord, DirectoryStore
+from backend.chats.chat_records import ChatRecord, ChatRecordStore
 from backend.chats.events import ChatCreated, ChatTurnRecorded, DirectoryEvent
-from backend.chats.models import ChatSummary
 from backend.chats.sources import SourceStore
 from backend.chats.text import clean_preview, clean_title
+from backend.chats.values import ChatSummary
 from backend.storage import Database
 
 ImportStatus = Literal["new", "resume", "update", "unchanged"]
@@ -56,7 +56,7 @@ class ChatImports:
     def __init__(
         self,
         database: Database,
-        directory: DirectoryStore,
+        records: ChatRecordStore,
         directory_id: str,
         *,
         insert_new: Callable[[str, int], ChatRecord],
@@ -65,7 +65,7 @@ class ChatImports:
         clock: Callable[[], int],
     ) -> None:
         self._db = database
-        self._directory = directory
+        self._records = records
         self._directory_id = directory_id
         self._insert_new = insert_new
         self._load_live = load_live
@@ -97,7 +97,7 @@ class ChatImports:
         with self._db.transaction():
             if source is not None:
                 row = self._sources.load(source.format, source.source_id)
-                record = self._directory.load_num(row.num) if row else None
+                record = self._records.load_num(row.num) if row else None
                 if row is not None and record is not None and record.live:
                     if row.complete and row.digest == digest:
                         return ImportTarget(record.summary(), "unchanged")
@@ -107,9 +107,9 @@ class ChatImports:
                     )
                     return ImportTarget(record.summary(), status)
             record = self._insert_new(title, self._clock())
-            record = self._directory.backdate(record, created_at, updated_at, preview)
+            record = self._records.backdate(record, created_at, updated_at, preview)
             if archived_at is not None:
-                record = self._directory.archive(record, archived_at) or record
+                record = self._records.archive(record, archived_at) or record
             if source is not None:
                 self._sources.begin(
                     source.format, source.source_id, record.num, digest, self._clock()
@@ -135,7 +135,7 @@ class ChatImports:
             record = self._load_live(target.chat.id)
             if record.updated_at >= updated_at and record.last_message_preview == preview:
                 return
-            record = self._directory.backdate(
+            record = self._records.backdate(
                 record, record.created_at, max(updated_at, record.updated_at), preview
             )
             self._emit_after_commit(ChatTurnRecorded(self._directory_id, record.summary()))

@@ -51,10 +51,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backend.chats.directory import ChatRecord
+from backend.chats.chat_records import ChatRecord
 from backend.chats.index_store import DocumentCounts, MessageIndexStore
 from backend.chats.lease_holders import holder_is_gone, new_holder, retire_holder
-from backend.chats.models import IndexRepair
+from backend.chats.values import IndexRepair
 from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
 from backend.sessions.search import indexed_text
 from backend.storage import Database

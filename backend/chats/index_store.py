@@ -34,8 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from backend.chats.lease_holders import REBUILD_HOLDER
-from backend.chats.models import ChatHit
 from backend.chats.snippets import SNIPPET_ARGS, SNIPPET_WINDOW_CHARS, snippets
+from backend.chats.values import ChatHit
 from backend.sessions.search import FTS_TOKENIZER
 from backend.storage import Database
 

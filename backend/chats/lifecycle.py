@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from backend.chats.directory import ChatRecord
+from backend.chats.chat_records import ChatRecord
 from backend.chats.events import (
     ChatArchived,
     ChatCreated,
@@ -41,10 +41,10 @@ from backend.chats.events import (
     DirectoryEvent,
 )
 from backend.chats.ids import ChatIds
-from backend.chats.models import ChatSummary
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
 from backend.chats.text import clean_preview, clean_title, default_title
+from backend.chats.values import ChatSummary
 from backend.errors import ChatNotFoundError, ConflictError
 
 TitleGenerator = Callable[[str | None], str]
@@ -67,7 +67,7 @@ class ChatLifecycle:
         clock: Clock,
     ) -> None:
         self._database = parts.database
-        self._directory = parts.directory
+        self._records = parts.records
         self._index = parts.index
         self._ids = ids
         self._purger = purger
@@ -95,19 +95,19 @@ class ChatLifecycle:
         while True:
             chat_id = self._ids.mint()
             with self._database.transaction():
-                if self._directory.load(chat_id) is None:  # 80 random bits: ~never loops
-                    return self._directory.insert(chat_id, title, now)
+                if self._records.load(chat_id) is None:  # 80 random bits: ~never loops
+                    return self._records.insert(chat_id, title, now)
 
     def _recreate(self, chat_id: str, title: str, now: int) -> ChatRecord:
         with self._database.transaction():
-            old = self._directory.load(chat_id)
+            old = self._records.load(chat_id)
             if old is None:
-                return self._directory.insert(chat_id, title, now)
+                return self._records.insert(chat_id, title, now)
             if old.live:
                 raise ConflictError(f"chat {chat_id!r} already exists")
             self._index.store.drop_chat(old.num)
             self._index.store.release_all(old.num)
-            record = self._directory.recreate(old, title, now)
+            record = self._records.recreate(old, title, now)
         # After the commit: nothing can restore the old generation any more. A crash before
         # this line leaves a stale file that the next open's sweep removes.
         self._purger.remove_files(old)
@@ -119,7 +119,7 @@ class ChatLifecycle:
             record = self.load_live(chat_id)
             if record.title == title:
                 return record.summary()
-            summary = self._directory.rename(record, title).summary()
+            summary = self._records.rename(record, title).summary()
             self._emit_after_commit(ChatRenamed(self._directory_id, summary))
         return summary
 
@@ -127,8 +127,8 @@ class ChatLifecycle:
         """Soft-delete: one statement hides the chat everywhere; idempotent."""
         chat_id = self._ids.validate(chat_id)
         with self._database.transaction():
-            record = self._directory.load(chat_id)
-            if record is not None and self._directory.soft_delete(record, self._clock()):
+            record = self._records.load(chat_id)
+            if record is not None and self._records.soft_delete(record, self._clock()):
                 self._emit_after_commit(ChatDeleted(self._directory_id, chat_id))
 
     def restore(self, chat_id: str) -> ChatSummary:
@@ -138,7 +138,7 @@ class ChatLifecycle:
                 raise ChatNotFoundError(chat_id)
             if record.live:
                 return record.summary()
-            summary = self._directory.restore(record).summary()
+            summary = self._records.restore(record).summary()
             self._emit_after_commit(ChatRestored(self._directory_id, summary))
         return summary
 
@@ -146,7 +146,7 @@ class ChatLifecycle:
         """Move a live chat to the archived list (``now``: the policy's pass time)."""
         with self._database.transaction():
             record = self.load_live(chat_id)
-            archived = self._directory.archive(record, self._clock() if now is None else now)
+            archived = self._records.archive(record, self._clock() if now is None else now)
             if archived is None:
                 return record.summary()
             summary = archived.summary()
@@ -157,7 +157,7 @@ class ChatLifecycle:
         """Bring an archived chat back to the main list (it counts as touched now)."""
         with self._database.transaction():
             record = self.load_live(chat_id)
-            unarchived = self._directory.unarchive(record, self._clock())
+            unarchived = self._records.unarchive(record, self._clock())
             if unarchived is None:
                 return record.summary()
             summary = unarchived.summary()
@@ -168,13 +168,13 @@ class ChatLifecycle:
         preview = clean_preview(preview)
         with self._database.transaction():
             record = self.load_live(chat_id, generation)
-            summary = self._directory.record_turn(record, preview, self._clock()).summary()
+            summary = self._records.record_turn(record, preview, self._clock()).summary()
             self._emit_after_commit(ChatTurnRecorded(self._directory_id, summary))
         return summary
 
     def load(self, chat_id: str) -> ChatRecord:
         """The row of ``chat_id`` in any state; an invalid or unknown id: ``ChatNotFoundError``."""
-        record = self._directory.load(self._ids.validate(chat_id))
+        record = self._records.load(self._ids.validate(chat_id))
         if record is None:
             raise ChatNotFoundError(chat_id)
         return record

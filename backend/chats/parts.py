@@ -1,6 +1,6 @@
 """What the parts of a ``Chats`` share: the directory's database, its stores, its layout.
 
-``Chats`` builds them once; ``OpenChats``, ``ChatPurger`` and ``ChatLifecycle`` each take this
+``Chats`` builds them once; ``OpenChatFiles``, ``ChatPurger`` and ``ChatLifecycle`` each take this
 one value rather than the same four arguments.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backend.chats.attachment_pool import AttachmentPool
-from backend.chats.directory import DirectoryStore
+from backend.chats.chat_records import ChatRecordStore
 from backend.chats.index import MessageIndex
 from backend.chats.layout import DirectoryLayout
 from backend.storage import Database
@@ -18,7 +18,7 @@ from backend.storage import Database
 @dataclass(frozen=True, slots=True)
 class DirectoryParts:
     database: Database  # directory.sqlite, the connection that writes
-    directory: DirectoryStore  # the chat rows
+    records: ChatRecordStore  # the chat rows
     index: MessageIndex  # the cross-chat message index
     layout: DirectoryLayout  # where the chat files live
     pool: AttachmentPool  # payloads several chats point to (a fork's)

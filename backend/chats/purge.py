@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from backend.chats.directory import ChatRecord
-from backend.chats.open_chats import OpenChat, OpenChats
+from backend.chats.chat_files import OpenChatFile, OpenChatFiles
+from backend.chats.chat_records import ChatRecord
 from backend.chats.parts import DirectoryParts
 from backend.errors import StorageError
 from backend.sessions import Sessions
@@ -32,7 +32,7 @@ SWEEP_BATCH = 100
 class ChatPurger:
     """Purges the files of deleted chats and of superseded generations (see the module)."""
 
-    def __init__(self, parts: DirectoryParts, open_chats: OpenChats, *, window_ms: int) -> None:
+    def __init__(self, parts: DirectoryParts, open_chats: OpenChatFiles, *, window_ms: int) -> None:
         self._parts = parts
         self._open = open_chats
         self._window_ms = window_ms
@@ -40,9 +40,9 @@ class ChatPurger:
     def sweep(self, now: int) -> list[str]:
         """Purge the files of chats deleted longer than the window before ``now``; their ids."""
         purged = []
-        for record in self._parts.directory.due_for_purge(now - self._window_ms, SWEEP_BATCH):
+        for record in self._parts.records.due_for_purge(now - self._window_ms, SWEEP_BATCH):
             with self._parts.database.transaction():
-                if not self._parts.directory.mark_purged(record, now):
+                if not self._parts.records.mark_purged(record, now):
                     continue  # restored (or purged) meanwhile
                 self._parts.index.store.drop_chat(record.num)
                 self._parts.index.store.release_all(record.num)
@@ -58,14 +58,14 @@ class ChatPurger:
         data under a directory restored from an older backup (RFC edge case 2).
         """
         current = {
-            chat_id: generation for _, chat_id, generation in self._parts.directory.unpurged_chats()
+            chat_id: generation for _, chat_id, generation in self._parts.records.unpurged_chats()
         }
         removed = []
         for path in sorted(self._parts.layout.chats_folder.glob("*.g*.sqlite")):
             chat_id, _, generation_text = path.name[: -len(".sqlite")].rpartition(".g")
             if not generation_text.isdigit():
                 continue
-            record = self._parts.directory.load(chat_id)
+            record = self._parts.records.load(chat_id)
             if record is None:
                 continue
             if current.get(chat_id) != int(generation_text):
@@ -81,7 +81,7 @@ class ChatPurger:
             entry.unsubscribe()
         self._retire_and_remove(record.id, record.generation, entry)
 
-    def _retire_and_remove(self, chat_id: str, generation: int, entry: OpenChat | None) -> None:
+    def _retire_and_remove(self, chat_id: str, generation: int, entry: OpenChatFile | None) -> None:
         """Mark the file retired, so a handle any process still holds refuses writes, then
         delete it. If it cannot be marked (locked for longer than the busy timeout), it stays
         for the next open's ``remove_stale_files``: deleting it unmarked could lose writes."""

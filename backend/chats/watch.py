@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from backend.chats.directory import DirectoryStore
+from backend.chats.chat_records import ChatRecordStore
 from backend.chats.events import (
     ChatCreated,
     ChatDeleted,
@@ -52,12 +52,12 @@ class ForeignChangeWatcher:
     def __init__(
         self,
         database: Database,
-        directory: DirectoryStore,
+        records: ChatRecordStore,
         directory_id: str,
         emit: Callable[[DirectoryEvent], None],
     ) -> None:
         self._db = database
-        self._directory = directory
+        self._records = records
         self._directory_id = directory_id
         self._emit = emit
         self._version = 0
@@ -80,7 +80,7 @@ class ForeignChangeWatcher:
     def _baseline(self) -> None:
         with self._db.lock:  # version and marks describe the same moment
             self._version = self._db.data_version()
-            self._marks = self._directory.watermarks()
+            self._marks = self._records.watermarks()
 
     def poll_round(self) -> None:
         """One poll by the shared thread: emit what it found, unless the database is busy."""
@@ -108,13 +108,13 @@ class ForeignChangeWatcher:
             version = self._db.data_version()
             if version == self._version:
                 # Only local commits since: move the marks past them (no events).
-                self._marks = self._directory.watermarks()
+                self._marks = self._records.watermarks()
                 return []
-            created, updated, deleted = self._directory.changed_after(
+            created, updated, deleted = self._records.changed_after(
                 self._marks, MAX_EVENTS_PER_KIND
             )
             self._version = version
-            self._marks = self._directory.watermarks()
+            self._marks = self._records.watermarks()
         if max(len(created), len(updated), len(deleted)) >= MAX_EVENTS_PER_KIND:
             return [DirectoryChanged(self._directory_id)]
         events: list[DirectoryEvent] = []

@@ -16,10 +16,10 @@ from backend.cli.options import user_option
 from backend.errors import ChatsError
 from backend.portability import (
     all_chat_ids,
-    write_archive,
     write_chat,
     write_markdown,
     write_markdown_archive,
+    write_zip_export,
 )
 
 
@@ -66,7 +66,7 @@ def export(
 
     if fmt == "json":
         with click.progressbar(length=len(ids), label="Exporting", file=sys.stderr) as bar:
-            exported = write_archive(chats, _counted(ids, bar), str(out), on_refused=on_refused)
+            exported = write_zip_export(chats, _counted(ids, bar), str(out), on_refused=on_refused)
     else:
         exported = _markdown_archive(chats, ids, out, on_refused)
     if refused:

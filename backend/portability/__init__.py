@@ -5,7 +5,7 @@ Modules, one concern each:
 * ``document``         the shape every import format yields; export format constants
 * ``export_json``      lossless JSON: one chat document, or a ``.zip`` of many
 * ``export_markdown``  the visible branch of a chat as Markdown (images beside it)
-* ``archive``          an import source on disk (JSON file or ``.zip``), read as streams
+* ``import_source``    an import source on disk (JSON file or ``.zip``), read as streams
 * ``detect``           which format a file holds, from its content
 * ``formats/``         one module per import format (native, chatgpt, claude, openwebui)
 * ``importer``         writing conversations into a directory: atomic, de-duplicated
@@ -18,22 +18,22 @@ The format is documented in ``docs/export-format.md``.
 from backend.portability.backup import BackupReport, backup_data_dir, restore_data_dir
 from backend.portability.detect import detect
 from backend.portability.document import (
-    ARCHIVE_FORMAT,
     CHAT_FORMAT,
     EXPORT_VERSION,
+    ZIP_EXPORT_FORMAT,
     ImportedConversation,
     ImportedMessage,
     Refused,
 )
-from backend.portability.export_json import all_chat_ids, write_archive, write_chat
+from backend.portability.export_json import all_chat_ids, write_chat, write_zip_export
 from backend.portability.export_markdown import write_markdown, write_markdown_archive
 from backend.portability.importer import import_file
 from backend.portability.report import Failure, ImportReport
 
 __all__ = [
-    "ARCHIVE_FORMAT",
     "CHAT_FORMAT",
     "EXPORT_VERSION",
+    "ZIP_EXPORT_FORMAT",
     "BackupReport",
     "Failure",
     "ImportReport",
@@ -45,8 +45,8 @@ __all__ = [
     "detect",
     "import_file",
     "restore_data_dir",
-    "write_archive",
     "write_chat",
     "write_markdown",
     "write_markdown_archive",
+    "write_zip_export",
 ]

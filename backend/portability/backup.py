@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.chats import Chats
-from backend.chats.directory import DirectoryStore
+from backend.chats.chat_records import ChatRecordStore
 from backend.chats.layout import CHATS_FOLDER, DIRECTORY_FILE, DirectoryLayout
 from backend.clock import now_ms
 from backend.errors import InvalidInputError
@@ -64,7 +64,7 @@ def _chat_files(data_dir: Path, directory_copy: Path, folder: Path) -> list[Path
     try:
         wanted = {
             layout.chat_path(chat_id, generation).name
-            for _, chat_id, generation in DirectoryStore(listed).unpurged_chats()
+            for _, chat_id, generation in ChatRecordStore(listed).unpurged_chats()
         }
     finally:
         listed.close()
@@ -83,7 +83,7 @@ def backup_data_dir(data_dir: Path, out: Path, *, progress: Progress | None = No
     report = BackupReport()
     with (
         tempfile.TemporaryDirectory(prefix="chats-backup-") as scratch,
-        zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive,
+        zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zip_file,
     ):
         work = Path(scratch)
         queue = _databases(data_dir)
@@ -98,7 +98,7 @@ def backup_data_dir(data_dir: Path, out: Path, *, progress: Progress | None = No
                 continue
             if relative.name == DIRECTORY_FILE:
                 queue[0:0] = _chat_files(data_dir, copy, relative.parent)
-            archive.write(copy, relative.as_posix())
+            zip_file.write(copy, relative.as_posix())
             copy.unlink()
             report.databases.append(relative.as_posix())
             done += 1
@@ -110,7 +110,7 @@ def backup_data_dir(data_dir: Path, out: Path, *, progress: Progress | None = No
             "created_at": now_ms(),
             "databases": report.databases,
         }
-        archive.writestr(MANIFEST, json.dumps(manifest, indent=1))
+        zip_file.writestr(MANIFEST, json.dumps(manifest, indent=1))
     return report
 
 
@@ -127,12 +127,12 @@ def restore_data_dir(
 ) -> BackupReport:
     report = BackupReport()
     try:
-        archive = zipfile.ZipFile(backup)
+        zip_file = zipfile.ZipFile(backup)
     except (OSError, zipfile.BadZipFile) as exc:
         raise InvalidInputError(f"{backup}: not a backup ({exc})") from exc
-    with archive, tempfile.TemporaryDirectory(prefix="chats-restore-") as scratch:
+    with zip_file, tempfile.TemporaryDirectory(prefix="chats-restore-") as scratch:
         try:
-            manifest = json.loads(archive.read(MANIFEST))
+            manifest = json.loads(zip_file.read(MANIFEST))
         except (KeyError, ValueError) as exc:
             raise InvalidInputError(f"{backup}: no {MANIFEST}; not a chats backup") from exc
         if manifest.get("format") != BACKUP_FORMAT:
@@ -144,7 +144,7 @@ def restore_data_dir(
             if relative.is_absolute() or ".." in relative.parts:
                 report.failures.append((name, "unsafe path in backup"))
                 continue
-            extracted = Path(archive.extract(name, scratch))
+            extracted = Path(zip_file.extract(name, scratch))
             target = Path(data_dir) / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             try:

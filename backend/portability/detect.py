@@ -15,10 +15,10 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from backend.errors import InvalidInputError
-from backend.portability.archive import ImportSource
 from backend.portability.document import MANIFEST_NAME, ImportedConversation, Refused
 from backend.portability.formats import chatgpt, claude, native, openwebui
 from backend.portability.formats.reading import peek
+from backend.portability.import_source import ImportSource
 
 
 class ImportFormat(Protocol):

@@ -23,7 +23,7 @@ from backend.sessions.search import indexed_text
 
 CHAT_FORMAT = "chats.chat"
 """``format`` of one exported chat document."""
-ARCHIVE_FORMAT = "chats.archive"
+ZIP_EXPORT_FORMAT = "chats.archive"  # the on-disk value keeps its first name
 """``format`` of the ``manifest.json`` of a ``.zip`` export."""
 EXPORT_VERSION = 1
 NATIVE_SOURCE = "chats"

@@ -5,7 +5,7 @@ makes the visible leaf the newest row on import), compactions, the conversation 
 session state, title and times. Messages are written in their **stored form**
 (``Session.stored_tree``: no decode and re-encode): an inline image or file is a pointer
 ``attachment:sha256:<hex>`` and its bytes sit once in ``attachments`` (base64, in a single
-document) or as ``attachments/<hex>`` (in a ``.zip``, shared by every chat of the archive).
+document) or as ``attachments/<hex>`` (in a ``.zip``, shared by every chat of the zip).
 Documents are written as a stream, message by message, so memory stays bounded by the
 largest message, not the chat.
 """
@@ -24,12 +24,12 @@ from typing import IO, Any
 from backend.chats import Chats, ChatSummary
 from backend.clock import now_ms
 from backend.portability.document import (
-    ARCHIVE_FORMAT,
     ATTACHMENTS_FOLDER,
     CHAT_FORMAT,
     CHATS_FOLDER,
     EXPORT_VERSION,
     MANIFEST_NAME,
+    ZIP_EXPORT_FORMAT,
 )
 from backend.runtime.store import RuntimeStore
 from backend.sessions import Payload
@@ -128,7 +128,7 @@ def write_chat(
     out.write('],"attachments":' + _dump(listing) + "}")
 
 
-def write_archive(
+def write_zip_export(
     chats: Chats,
     chat_ids: Iterable[str],
     path: str,
@@ -144,7 +144,7 @@ def write_archive(
     written: list[str] = []
     entries: list[dict[str, Any]] = []
     # Level 1: most of deflate's size win at a fraction of the default level's time.
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zip_file:
         stored: set[str] = set()
         pending: list[Payload] = []  # a zip takes no new member while a chat's is open
 
@@ -157,7 +157,7 @@ def write_archive(
             name = f"{CHATS_FOLDER}{chat_id}.json"
             try:
                 summary = chats.get_summary(chat_id)
-                with archive.open(name, "w") as raw, _text(raw) as out:
+                with zip_file.open(name, "w") as raw, _text(raw) as out:
                     write_chat(chats, chat_id, out, attachment=add_attachment, progress=progress)
             except (KeyError, ValueError) as exc:
                 if on_refused is None:
@@ -166,18 +166,18 @@ def write_archive(
                 continue
             finally:
                 for payload in pending:
-                    archive.writestr(ATTACHMENTS_FOLDER + payload.hash, payload.data)
+                    zip_file.writestr(ATTACHMENTS_FOLDER + payload.hash, payload.data)
                 pending.clear()
             written.append(chat_id)
             entries.append({"id": chat_id, "path": name, "title": summary.title})
         manifest = {
-            "format": ARCHIVE_FORMAT,
+            "format": ZIP_EXPORT_FORMAT,
             "version": EXPORT_VERSION,
             "exported_at": now_ms(),
             "directory_id": chats.directory_id,
             "chats": entries,
         }
-        archive.writestr(MANIFEST_NAME, json.dumps(manifest, ensure_ascii=False, indent=1))
+        zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, ensure_ascii=False, indent=1))
     return written
 
 

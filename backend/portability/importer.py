@@ -26,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from backend.chats import Chats
-from backend.portability.archive import ImportSource
 from backend.portability.detect import ImportFormat, detect
 from backend.portability.document import ImportedConversation, Refused
+from backend.portability.import_source import ImportSource
 from backend.portability.report import Failure, ImportReport
 from backend.runtime.state_schema import check_state
 from backend.runtime.store import RuntimeStore

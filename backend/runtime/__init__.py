@@ -4,7 +4,7 @@ Modules, one concern each (a sent message walks them top to bottom):
 
 * ``runtime``      ``ChatRuntime``: the public async API the UI calls; a thin facade
 * ``ports``        ``DirectoryPort`` / ``ChatPort``: what the runtime needs from ``backend.chats``
-* ``open_chats``   per-chat runtime objects (``OpenChat``) and the cache that keeps them open
+* ``working_chats`` per-chat runtime objects (``WorkingChat``) and the cache that keeps them open
 * ``bindings``     the conversation record: owner, and the agent (version) it is bound to
 * ``new_chat``     ``start_chat``: a new chat bound to the agent the user picked
 * ``run_queue``    enqueue, claim under a per-chat lease, one worker draining each busy chat

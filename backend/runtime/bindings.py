@@ -15,10 +15,10 @@ from collections.abc import Callable
 from backend.models import ModelRef
 from backend.runtime.agents import AgentDefinition, AgentSource
 from backend.runtime.model_choice import ModelSource, model_for_turn
-from backend.runtime.open_chats import OpenChat
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import AgentBinding, Conversation, VersionPolicy
 from backend.runtime.titles import chat_title
+from backend.runtime.working_chats import WorkingChat
 
 
 class Bindings:
@@ -45,7 +45,7 @@ class Bindings:
         self.owner_principal_id = owner_principal_id
         self._clock = clock
 
-    def ensure_record(self, conv: OpenChat) -> Conversation:
+    def ensure_record(self, conv: WorkingChat) -> Conversation:
         record = conv.store.load_conversation(conv.chat_id)
         if record is not None:
             return record
@@ -84,7 +84,7 @@ class Bindings:
             updated_at=now,
         )
 
-    def conversation(self, chat_id: str, conv: OpenChat | None) -> Conversation:
+    def conversation(self, chat_id: str, conv: WorkingChat | None) -> Conversation:
         """The record as handed out (``conv`` is None for a chat never written: it reads as the
         default); its ``archived_at`` is the directory's (the one place)."""
         record = self.default_record(chat_id) if conv is None else self.ensure_record(conv)
@@ -96,7 +96,9 @@ class Bindings:
             return self.agents.get(record.agent_id, record.agent_version)
         return self.agents.get(record.agent_id)
 
-    def bind(self, conv: OpenChat, agent: AgentDefinition, policy: VersionPolicy) -> Conversation:
+    def bind(
+        self, conv: WorkingChat, agent: AgentDefinition, policy: VersionPolicy
+    ) -> Conversation:
         self.ensure_record(conv)
         version = agent.version if policy == "pinned" else None
         conv.store.update_binding(conv.chat_id, agent.id, policy, version, self._clock())
@@ -105,7 +107,7 @@ class Bindings:
     def model_for(self, record: Conversation, agent: AgentDefinition) -> ModelRef:
         return model_for_turn(record, agent, self.models)
 
-    def set_model(self, conv: OpenChat, model: ModelRef | None) -> Conversation:
+    def set_model(self, conv: WorkingChat, model: ModelRef | None) -> Conversation:
         """Record the chat's model (checked first); the next claimed turn uses it."""
         if model is not None:
             self.models.check_model(model)
@@ -124,7 +126,7 @@ class Bindings:
             chosen_model=record.model,
         )
 
-    def _reload(self, conv: OpenChat) -> Conversation:
+    def _reload(self, conv: WorkingChat) -> Conversation:
         record = conv.store.load_conversation(conv.chat_id)
         assert record is not None  # ensured above, and records are never deleted
         return record

@@ -37,7 +37,6 @@ from backend.providers import RemoteContextProvider
 from backend.runtime.agents import MEMORY_LABEL, AgentDefinition
 from backend.runtime.failures import INTERRUPTED_ERROR, describe_failure
 from backend.runtime.model_choice import ModelSource
-from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, request_tokens, text_of, to_json
 from backend.runtime.records import RunRecord, RunStatus
@@ -47,6 +46,7 @@ from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import Tool, ToolContext, run_tool, stored_input, tool_part
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.window import HistoryWindow, Scan
+from backend.runtime.working_chats import ActiveRun, WorkingChat
 from backend.storage import well_formed_text
 
 logger = logging.getLogger(__name__)
@@ -83,7 +83,11 @@ class TurnExecutor:
     checkpoint_interval_s: float
 
     async def execute(
-        self, conv: OpenChat, active: ActiveRun, agent: AgentDefinition, handle: SessionStateHandle
+        self,
+        conv: WorkingChat,
+        active: ActiveRun,
+        agent: AgentDefinition,
+        handle: SessionStateHandle,
     ) -> None:
         run = active.run
         turn = Turn()
@@ -133,7 +137,7 @@ class TurnExecutor:
         task.add_done_callback(conv.background.discard)
 
     async def _gather(
-        self, conv: OpenChat, run: RunRecord, agent: AgentDefinition, handle: SessionStateHandle
+        self, conv: WorkingChat, run: RunRecord, agent: AgentDefinition, handle: SessionStateHandle
     ) -> _Material:
         model = self.models.provider_for(run.model or self.models.default_ref())
         scan = await self.window.read(conv, run, agent, model)
@@ -146,7 +150,7 @@ class TurnExecutor:
 
     async def _rounds(
         self,
-        conv: OpenChat,
+        conv: WorkingChat,
         run: RunRecord,
         agent: AgentDefinition,
         handle: SessionStateHandle,
@@ -178,7 +182,7 @@ class TurnExecutor:
             extra += [ModelMessage("assistant", "", tool_calls=tuple(calls)), *results]
 
     async def _call_tool(
-        self, conv: OpenChat, run: RunRecord, material: _Material, call: ToolCall, turn: Turn
+        self, conv: WorkingChat, run: RunRecord, material: _Material, call: ToolCall, turn: Turn
     ) -> ModelMessage:
         conv.publish(
             "tool.call",
@@ -202,7 +206,7 @@ class TurnExecutor:
 
     async def _stream_once(
         self,
-        conv: OpenChat,
+        conv: WorkingChat,
         run: RunRecord,
         model: ModelProvider,
         request: ModelRequest,
@@ -234,7 +238,7 @@ class TurnExecutor:
 
     async def _fail(
         self,
-        conv: OpenChat,
+        conv: WorkingChat,
         run: RunRecord,
         turn: Turn,
         status: RunStatus,

@@ -21,11 +21,11 @@ from backend.models import ModelRequest
 from backend.providers import RemoteContextProvider
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
-from backend.runtime.open_chats import OpenChat
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, history_byte_budget, request_tokens
 from backend.runtime.tools import Tool
 from backend.runtime.window import Scan, needs_compaction, scan_recent
+from backend.runtime.working_chats import WorkingChat
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,7 @@ def context_meter(
 
 def measure_next_turn(
     chat_id: str,
-    conv: OpenChat | None,
+    conv: WorkingChat | None,
     bindings: Bindings,
     directory: DirectoryPort,
     tools: Mapping[str, Tool],

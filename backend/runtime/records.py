@@ -41,7 +41,7 @@ class Conversation:
     version at claim time (and records it on the run).
 
     ``archived_at``: the runtime hands out the directory's value (``ChatSummary.archived_at``,
-    the one place archive is kept, see ``backend.chats.directory``); the conversation table's
+    the one place archive is kept, see ``backend.chats.chat_records``); the conversation table's
     own column is no longer written by archiving.
     """
 

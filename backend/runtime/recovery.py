@@ -17,7 +17,7 @@ may claim a chat's next run. Two duties follow:
   (:meth:`Recovery.take_over`), failed as interrupted like an orphan. Its holder, if still
   alive, is refused at its next checkpoint or its commit (fencing).
 * **Ends seen elsewhere.** Every open run this runtime is not executing is *followed*
-  (``OpenChat.followed``): when a look at the run table finds it finished, its end event is
+  (``WorkingChat.followed``): when a look at the run table finds it finished, its end event is
   published here too, so a watcher learns how a message it sent ended even when another
   process answered it.
 
@@ -39,9 +39,9 @@ from backend.runtime.locks import (
     conversation_lock_key,
     may_be_running,
 )
-from backend.runtime.open_chats import OpenChat
 from backend.runtime.records import EventType, RunRecord, RunStatus
 from backend.runtime.turn import Turn, TurnWriter
+from backend.runtime.working_chats import WorkingChat
 
 # While another process runs one of a chat's runs, how often its end is looked for.
 FOREIGN_RUN_POLL_S = 0.1
@@ -63,7 +63,7 @@ class Recovery:
         self._writer = writer
         self._fenced = isinstance(locks, FencedLockStore)
 
-    async def recover(self, conv: OpenChat) -> OpenRuns:
+    async def recover(self, conv: WorkingChat) -> OpenRuns:
         """Look at the chat's open runs: announce ended ones, fail orphans, follow the rest."""
         runs = await asyncio.to_thread(conv.store.open_runs, conv.chat_id)
         await self._announce_ended(conv, {run.id for run in runs})
@@ -91,7 +91,7 @@ class Recovery:
             return False  # leases are shared: no lease, no writer (fencing stops a late one)
         return may_be_running(run.claimed_by)
 
-    def take_over(self, conv: OpenChat, token: int) -> list[tuple[RunRecord, bool]]:
+    def take_over(self, conv: WorkingChat, token: int) -> list[tuple[RunRecord, bool]]:
         """Fail the runs still ``running`` under a lease older than ``token`` (held now).
 
         Synchronous, for the claim's transaction: (run, partial kept) of each run taken over,
@@ -109,13 +109,13 @@ class Recovery:
                 taken.append((run, partial))
         return taken
 
-    async def _fail_orphan(self, conv: OpenChat, run: RunRecord) -> None:
+    async def _fail_orphan(self, conv: WorkingChat, run: RunRecord) -> None:
         finished, partial = await asyncio.to_thread(self._finish_interrupted, conv, run)
         if finished:
             self.announce_interrupted(conv, run, partial)
 
     @staticmethod
-    def announce_interrupted(conv: OpenChat, run: RunRecord, partial: bool) -> None:
+    def announce_interrupted(conv: WorkingChat, run: RunRecord, partial: bool) -> None:
         """``run.failed`` with the interrupted sentence, for a run ended on its writer's behalf."""
         conv.publish(
             "run.failed",
@@ -128,7 +128,7 @@ class Recovery:
             },
         )
 
-    def _finish_interrupted(self, conv: OpenChat, run: RunRecord) -> tuple[bool, bool]:
+    def _finish_interrupted(self, conv: WorkingChat, run: RunRecord) -> tuple[bool, bool]:
         """Fail an orphaned run, keeping the reply saved so far: (finished, partial kept)."""
         with conv.database.transaction():
             turn = Turn.saved(conv.session.get_message(run.assistant_message_id))
@@ -137,7 +137,7 @@ class Recovery:
             )
         return finished, bool(turn.parts)
 
-    async def _announce_ended(self, conv: OpenChat, open_ids: set[str]) -> None:
+    async def _announce_ended(self, conv: WorkingChat, open_ids: set[str]) -> None:
         """Publish the end of each followed run that is no longer open (it ended elsewhere)."""
         ended = [run_id for run_id in conv.followed if run_id not in open_ids]
         if not ended:
@@ -148,12 +148,12 @@ class Recovery:
                 conv.publish(type, run_id, data)
 
     def _load_ends(
-        self, conv: OpenChat, run_ids: list[str]
+        self, conv: WorkingChat, run_ids: list[str]
     ) -> list[tuple[EventType, dict[str, Any]]]:
         return [_end_event(conv, conv.store.load_run(run_id)) for run_id in run_ids]
 
 
-def _end_event(conv: OpenChat, run: RunRecord) -> tuple[EventType, dict[str, Any]]:
+def _end_event(conv: WorkingChat, run: RunRecord) -> tuple[EventType, dict[str, Any]]:
     """The end event of a finished run, from what its process stored."""
     turn = Turn.saved(conv.session.get_message(run.assistant_message_id))
     data: dict[str, Any] = {"assistant_message_id": run.assistant_message_id}

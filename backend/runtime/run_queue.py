@@ -44,11 +44,11 @@ from backend.runtime.locks import (
     conversation_lock_key,
     hold,
 )
-from backend.runtime.open_chats import ActiveRun, OpenChat
 from backend.runtime.records import RunKind, RunRecord, RunStatus, RunTicket
 from backend.runtime.recovery import FOREIGN_RUN_POLL_S, Recovery
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.turn import Turn, TurnWriter
+from backend.runtime.working_chats import ActiveRun, WorkingChat
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class RunQueue:
 
     async def enqueue(
         self,
-        conv: OpenChat,
+        conv: WorkingChat,
         kind: RunKind,
         *,
         user_message_id: str,
@@ -139,7 +139,7 @@ class RunQueue:
         self.wake(conv)
         return RunTicket(conv.chat_id, run.id, user_message_id, assistant_id)
 
-    async def cancel_queued(self, conv: OpenChat, run: RunRecord) -> bool:
+    async def cancel_queued(self, conv: WorkingChat, run: RunRecord) -> bool:
         done = await asyncio.to_thread(
             self.writer.finish_unsuccessful, conv, run, Turn(), RunStatus.CANCELLED, None
         )
@@ -151,12 +151,12 @@ class RunQueue:
             )
         return done
 
-    def wake(self, conv: OpenChat) -> None:
+    def wake(self, conv: WorkingChat) -> None:
         conv.pending = True
         if conv.worker is None or conv.worker.done():
             conv.worker = asyncio.ensure_future(self._drain(conv))
 
-    async def _drain(self, conv: OpenChat) -> None:
+    async def _drain(self, conv: WorkingChat) -> None:
         # One lease owner per worker: even two workers of this process (a conversation
         # rebuilt while an old handle still drains) never run a turn at the same time.
         owner = f"{self.owner}:{uuid.uuid4().hex[:8]}"
@@ -184,7 +184,7 @@ class RunQueue:
     def _is_closed(self) -> bool:
         return self.closed
 
-    async def _wait_for_other_runs(self, conv: OpenChat) -> bool:
+    async def _wait_for_other_runs(self, conv: WorkingChat) -> bool:
         """Follow runs of other processes until none is running; True if runs are queued."""
         while True:
             runs = await self.recovery.recover(conv)
@@ -192,7 +192,7 @@ class RunQueue:
                 return runs.queued
             await asyncio.sleep(FOREIGN_RUN_POLL_S)
 
-    async def _claim_and_execute(self, conv: OpenChat, lease: Lease) -> _Claim:
+    async def _claim_and_execute(self, conv: WorkingChat, lease: Lease) -> _Claim:
         if self.closed:
             return _Claim.EMPTY  # stopping: nothing new is claimed, queued runs stay queued
         try:
@@ -222,7 +222,7 @@ class RunQueue:
         return _Claim.RAN
 
     def _claim(
-        self, conv: OpenChat, token: int | None
+        self, conv: WorkingChat, token: int | None
     ) -> tuple[
         tuple[RunRecord, AgentDefinition, SessionStateHandle] | None,
         list[tuple[RunRecord, bool]],
@@ -258,7 +258,7 @@ class RunQueue:
         return (run, agent, handle), taken_over
 
 
-def _append_user_message(conv: OpenChat, new: NewMessage) -> None:
+def _append_user_message(conv: WorkingChat, new: NewMessage) -> None:
     if new.root:
         conv.session.append_message(new.message, parent_id=None)
     elif new.parent_id is not None:

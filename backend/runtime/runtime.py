@@ -53,7 +53,6 @@ from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
 from backend.runtime.meter import ContextMeter, measure_next_turn
 from backend.runtime.model_choice import ModelSource, SingleModel
-from backend.runtime.open_chats import ActiveRun, Footprint, OpenChat, OpenChats
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import (
     AgentBinding,
@@ -77,6 +76,7 @@ from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
 from backend.runtime.window import HistoryWindow, path_head
+from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChat, WorkingChats
 from backend.uploads import attachment_limits, image_file_parts
 
 logger = logging.getLogger(__name__)
@@ -155,7 +155,7 @@ class ChatRuntime:
             lease_ttl_s=lease_ttl_s,
             clock=clock_ms,
         )
-        self._open_chats = OpenChats(max_state_bytes=max_state_bytes, clock=clock_ms)
+        self._working = WorkingChats(max_state_bytes=max_state_bytes, clock=clock_ms)
         self._closed = False
 
     # ── messages and runs ───────────────────────────────────────────
@@ -265,18 +265,18 @@ class ChatRuntime:
 
         When the tab stops watching, close the iterator (``aclose()``, or leave the
         ``async for``): the last watcher of an idle chat releases its event log (see
-        :mod:`backend.runtime.open_chats`), so memory does not grow with every chat opened.
+        :mod:`backend.runtime.working_chats`), so memory does not grow with every chat opened.
         """
         if self._closed:
             raise ChatsError("the runtime is closed")
         await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        event_log = self._open_chats.watch(chat_id)
+        event_log = self._working.watch(chat_id)
         try:
             await self._recover_watched(chat_id)
             async for event in event_log.subscribe(after_seq):
                 yield event
         finally:
-            self._open_chats.unwatch(chat_id)
+            self._working.unwatch(chat_id)
 
     async def run_status(self, chat_id: str) -> RunStatusView:
         conv = await self._open_written(chat_id)
@@ -292,12 +292,12 @@ class ChatRuntime:
         return await asyncio.to_thread(conv.store.load_run, run_id)
 
     def footprint(self) -> Footprint:
-        """Open chats, busy ones, event logs and watchers held now (bounded: open_chats)."""
-        return self._open_chats.footprint()
+        """Open chats, busy ones, event logs and watchers held now (bounded: working_chats)."""
+        return self._working.footprint()
 
     def release_unused_chats(self, idle_s: float) -> int:
         """Let go of idle chats nobody watches or opened for ``idle_s``; how many."""
-        return self._open_chats.release_unused(idle_s)
+        return self._working.release_unused(idle_s)
 
     async def wait_idle(self, chat_id: str) -> None:
         """Return once ``chat_id`` has no queued or running run (tests, the bench, shutdown)."""
@@ -407,7 +407,7 @@ class ChatRuntime:
         saved so far, marked interrupted and its ``run.failed`` published; queued runs stay
         queued for the next start; subscriptions end, model and lock clients close. Idempotent."""
         if self._begin_closing():
-            await stop_chats(self._open_chats.values, grace_s=grace_s)
+            await stop_chats(self._working.values, grace_s=grace_s)
             await self._close(self.models, self.model, self.locks)  # every lease released above
 
     async def release(self) -> None:
@@ -436,12 +436,12 @@ class ChatRuntime:
             if closer is not None:
                 with contextlib.suppress(Exception):
                     await closer()
-        for event_log in self._open_chats.event_logs():
+        for event_log in self._working.event_logs():
             event_log.close()
 
     # ── opening a chat ──────────────────────────────────────────────
 
-    async def _open(self, chat_id: str, *, recheck: bool = False) -> OpenChat:
+    async def _open(self, chat_id: str, *, recheck: bool = False) -> WorkingChat:
         """The open chat of a live chat id; opening it looks at its runs (``_recover``).
 
         ``recheck`` looks again when it is open already: another process may have stopped
@@ -450,25 +450,25 @@ class ChatRuntime:
         if self._closed:
             raise ChatsError("the runtime is closed")
         chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        conv = self._open_chats.current(chat_id, chat)
+        conv = self._working.current(chat_id, chat)
         if conv is not None:
             if recheck:
                 await self._recover(conv)
             return conv
-        conv, built = await self._open_chats.open(chat_id, chat)
+        conv, built = await self._working.open(chat_id, chat)
         if built:
             await self._recover(conv)
         return conv
 
-    async def _open_written(self, chat_id: str, *, recheck: bool = False) -> OpenChat | None:
+    async def _open_written(self, chat_id: str, *, recheck: bool = False) -> WorkingChat | None:
         """:meth:`_open` for a reader: ``None`` for a chat never written, which has no file
         and reads as its defaults (looking at a chat must not create it: SPEC, first write)."""
         chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        if chat_id not in self._open_chats and not await asyncio.to_thread(lambda: chat.has_file):
+        if chat_id not in self._working and not await asyncio.to_thread(lambda: chat.has_file):
             return None
         return await self._open(chat_id, recheck=recheck)
 
-    async def _recover(self, conv: OpenChat) -> None:
+    async def _recover(self, conv: WorkingChat) -> None:
         """Fail orphaned runs, and let the worker take (or follow) the runs still open."""
         await self._recovery.recover(conv)
         if conv.followed:

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 
-from backend.runtime.open_chats import OpenChat
+from backend.runtime.working_chats import WorkingChat
 
 DEFAULT_SHUTDOWN_GRACE_S = 5.0
 # How often stopping looks again for a run claimed just as it began (a claim already in a
@@ -29,7 +29,7 @@ DEFAULT_SHUTDOWN_GRACE_S = 5.0
 SHUTDOWN_POLL_S = 0.05
 
 
-def interrupt(conv: OpenChat) -> None:
+def interrupt(conv: WorkingChat) -> None:
     """Stop the chat's streaming reply, to be saved as interrupted (not cancelled)."""
     active = conv.active
     if active is None or active.task is None or active.committing or active.cancel_requested:
@@ -39,16 +39,16 @@ def interrupt(conv: OpenChat) -> None:
     active.task.cancel()
 
 
-async def stop_chats(open_chats: Callable[[], list[OpenChat]], *, grace_s: float) -> None:
+async def stop_chats(working_chats: Callable[[], list[WorkingChat]], *, grace_s: float) -> None:
     """Interrupt every streaming reply and wait for the chats' tasks (see the module doc).
 
-    ``open_chats`` is called on every look: a chat may be opened by a worker meanwhile.
+    ``working_chats`` is called on every look: a chat may be opened by a worker meanwhile.
     Call with the run queue already closed.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace_s
     while True:
-        chats = open_chats()
+        chats = working_chats()
         for conv in chats:
             interrupt(conv)
         pending = _pending_tasks(chats)
@@ -65,7 +65,7 @@ async def stop_chats(open_chats: Callable[[], list[OpenChat]], *, grace_s: float
             await task
 
 
-def _pending_tasks(chats: list[OpenChat]) -> set[asyncio.Task[None]]:
+def _pending_tasks(chats: list[WorkingChat]) -> set[asyncio.Task[None]]:
     tasks: set[asyncio.Task[None]] = set()
     for conv in chats:
         active_task = conv.active.task if conv.active is not None else None

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from backend.chats.text import DEFAULT_TITLE_PREFIX
 from backend.errors import ModelError
 from backend.models import ModelProvider, heuristic_title
-from backend.runtime.open_chats import OpenChat
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import RunStatus
+from backend.runtime.working_chats import WorkingChat
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class TurnFollowUp:
         self._clock = clock
 
     async def after_completed(
-        self, conv: OpenChat, reply: str, user_text: str, model: ModelProvider
+        self, conv: WorkingChat, reply: str, user_text: str, model: ModelProvider
     ) -> None:
         """Preview, and a title for an untitled chat (by ``model``, the run's)."""
         try:
@@ -49,7 +49,7 @@ class TurnFollowUp:
         except Exception:  # the reply is committed; sidebar niceties must not fail it
             logger.warning("post-turn update failed for chat %s", conv.chat_id, exc_info=True)
 
-    async def record_turn(self, conv: OpenChat, text: str) -> None:
+    async def record_turn(self, conv: WorkingChat, text: str) -> None:
         preview = " ".join(text.split())[:PREVIEW_CHARS]
         await asyncio.to_thread(self._directory.record_chat_turn, conv.chat_id, preview)
 
@@ -67,7 +67,7 @@ class TurnFollowUp:
         title = " ".join(raw.split()).strip(" \"'“”.").removeprefix("Title:").strip()
         return title[:MAX_TITLE_CHARS] or fallback
 
-    def _wants_title(self, conv: OpenChat) -> bool:
+    def _wants_title(self, conv: WorkingChat) -> bool:
         """After the first completed exchange, while the chat still has a default title.
 
         A title the user chose (at creation or by renaming, even mid-reply) is never replaced.
@@ -77,7 +77,7 @@ class TurnFollowUp:
         current = chat_title(self._directory, conv.chat_id, default=None)
         return current is not None and _is_default_title(current)
 
-    def _set_title(self, conv: OpenChat, title: str) -> None:
+    def _set_title(self, conv: WorkingChat, title: str) -> None:
         self._directory.rename_chat(conv.chat_id, title)
         conv.store.set_title(conv.chat_id, title, self._clock())
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.models import ReplyUsage, ToolCall, Usage, call_usage
-from backend.runtime.open_chats import OpenChat
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.tools import stored_input
+from backend.runtime.working_chats import WorkingChat
 from backend.sessions import estimate_string_tokens
 from backend.storage import join_text, live_text
 
@@ -115,7 +115,7 @@ class TurnWriter:
         self._model_name = model_name
         self._clock = clock
 
-    def checkpoint(self, conv: OpenChat, run: RunRecord, turn: Turn) -> None:
+    def checkpoint(self, conv: WorkingChat, run: RunRecord, turn: Turn) -> None:
         """Save the reply so far (status still ``running``) while the run is still running.
 
         The check and the write share a transaction, so a checkpoint that loses the race with
@@ -128,7 +128,7 @@ class TurnWriter:
             conv.session.update_message(message)
 
     def commit(
-        self, conv: OpenChat, run: RunRecord, turn: Turn, handle: SessionStateHandle
+        self, conv: WorkingChat, run: RunRecord, turn: Turn, handle: SessionStateHandle
     ) -> None:
         """Final message + session state + run record: one transaction, all or nothing."""
         message = self.final_message(run, turn, {"status": "completed"})
@@ -142,7 +142,7 @@ class TurnWriter:
 
     def finish_unsuccessful(
         self,
-        conv: OpenChat,
+        conv: WorkingChat,
         run: RunRecord,
         turn: Turn,
         status: RunStatus,

@@ -15,9 +15,9 @@ from typing import Any
 from backend.models import ModelProvider
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.compaction import compact_function_for
-from backend.runtime.open_chats import OpenChat
 from backend.runtime.prompt import history_byte_budget, text_of, to_json
 from backend.runtime.records import RunRecord
+from backend.runtime.working_chats import WorkingChat
 from backend.sessions import (
     Session,
     StoredCompaction,
@@ -40,7 +40,7 @@ class HistoryWindow:
     """Reads a turn's window and compacts the thread first when it is over the budget."""
 
     async def read(
-        self, conv: OpenChat, run: RunRecord, agent: AgentDefinition, model: ModelProvider
+        self, conv: WorkingChat, run: RunRecord, agent: AgentDefinition, model: ModelProvider
     ) -> Scan:
         """The turn's recent history; compacts the thread first when it is over the budget.
 
@@ -75,7 +75,7 @@ class HistoryWindow:
         return after
 
     def _install_compaction(
-        self, conv: OpenChat, agent: AgentDefinition, model: ModelProvider
+        self, conv: WorkingChat, agent: AgentDefinition, model: ModelProvider
     ) -> None:
         if conv.compaction_for == (agent.id, agent.version, model.name):
             return

@@ -54,13 +54,13 @@ class TestExpiryAndRenewal:
     ):
         token = accounts.sign_in("alice", PASSWORD, ADDRESS).token
         assert accounts.resolve(token) == alice
-        clock.advance_s(settings.session_ttl_s)
+        clock.advance_s(settings.sign_in_ttl_s)
         assert accounts.resolve(token) is None
 
     def test_a_session_used_past_half_its_lifetime_is_renewed_to_a_full_lifetime(
         self, accounts, alice, clock, settings
     ):
-        ttl = settings.session_ttl_s
+        ttl = settings.sign_in_ttl_s
         token = accounts.sign_in("alice", PASSWORD, ADDRESS).token
         clock.advance_s(ttl * 0.75)
         assert accounts.resolve(token) == alice
@@ -71,7 +71,7 @@ class TestExpiryAndRenewal:
 
     def test_a_session_used_early_is_not_rewritten(self, accounts, alice, clock, settings):
         signed_in = accounts.sign_in("alice", PASSWORD, ADDRESS)
-        clock.advance_s(settings.session_ttl_s * 0.25)
+        clock.advance_s(settings.sign_in_ttl_s * 0.25)
         accounts.resolve(signed_in.token)
         assert raw_rows(accounts, "SELECT expires_at FROM sessions") == [(signed_in.expires_at,)]
 
@@ -81,7 +81,7 @@ class TestExpiryAndRenewal:
         idle = accounts.sign_in("alice", PASSWORD, ADDRESS).token
         active = accounts.sign_in("alice", PASSWORD, ADDRESS).token
         for _ in range(4):
-            clock.advance_s(settings.session_ttl_s * 0.3)
+            clock.advance_s(settings.sign_in_ttl_s * 0.3)
             assert accounts.resolve(active) == alice
         assert accounts.resolve(idle) is None
 
@@ -89,7 +89,7 @@ class TestExpiryAndRenewal:
         from backend.accounts import Accounts
         from tests.accounts.conftest import make_settings
 
-        with Accounts(make_settings(data_dir, session_ttl_s=60), clock=clock) as accounts:
+        with Accounts(make_settings(data_dir, sign_in_ttl_s=60), clock=clock) as accounts:
             accounts.create_user(CONSOLE_ACTOR, "alice", PASSWORD)
             token = accounts.sign_in("alice", PASSWORD, ADDRESS).token
             clock.advance_s(59)

@@ -12,7 +12,7 @@ from backend.chats import (
     ChatUnarchived,
 )
 from backend.chats.archive_policy import DAY_MS
-from backend.chats.directory import COMPONENT, MIGRATIONS
+from backend.chats.chat_records import COMPONENT, MIGRATIONS
 from backend.chats.ids import ChatIds
 from backend.chats.layout import DirectoryLayout
 from backend.errors import ChatNotFoundError, InvalidInputError

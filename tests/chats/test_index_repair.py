@@ -244,7 +244,7 @@ class TestTwoConnectionsOnOneChat:
 class TestSchemaUpgrade:
     def test_a_directory_indexed_under_the_first_schema_is_rebuilt_on_open(self, tmp_path):
         from backend.chats import index_store
-        from backend.chats.directory import DirectoryStore
+        from backend.chats.chat_records import ChatRecordStore
         from backend.storage import Database
 
         with Chats(tmp_path, "alice") as chats:
@@ -256,7 +256,7 @@ class TestSchemaUpgrade:
         for table in ("message_fts", "message_docs", "index_leases"):
             db.execute(f"DROP TABLE {table}")
         db.execute("DELETE FROM _migrations WHERE component = ?", (index_store.COMPONENT,))
-        DirectoryStore(db)
+        ChatRecordStore(db)
         db.migrate(index_store.COMPONENT, index_store.MIGRATIONS[:1])
         db.close()
         with Chats(tmp_path, "alice") as chats:

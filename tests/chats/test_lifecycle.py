@@ -247,9 +247,9 @@ class TestCrashMidPurge:
         chats.get_chat(summary.id).session.append_message(text_message("m", "keep"))
         chats.delete_chat(summary.id)
         clock.advance(WINDOW_S * 1000)
-        due = chats._directory.due_for_purge(clock.now, 10)
+        due = chats._records.due_for_purge(clock.now, 10)
         chats.restore_chat(summary.id)  # lands between the sweep's read and its purge
-        monkeypatch.setattr(chats._directory, "due_for_purge", lambda cutoff, limit: due)
+        monkeypatch.setattr(chats._records, "due_for_purge", lambda cutoff, limit: due)
         assert chats.sweep() == []
         assert chats.get_chat(summary.id).session.get_message("m") is not None
 

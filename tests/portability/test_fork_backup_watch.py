@@ -14,7 +14,7 @@ import pytest
 
 from backend.chats import ChatCreated, Chats, ChatSummary
 from backend.errors import InvalidInputError
-from backend.portability import backup_data_dir, import_file, restore_data_dir, write_archive
+from backend.portability import backup_data_dir, import_file, restore_data_dir, write_zip_export
 from backend.storage import Database
 from tests.conftest import ROOT
 from tests.portability.conftest import PNG
@@ -160,7 +160,7 @@ class TestForkSharesAttachmentsByHash:
         source = chat_with_image(chats)
         fork_id = chats.fork_chat(source.id, "a").id
         archive = tmp_path / "fork.zip"
-        write_archive(chats, [fork_id], str(archive))
+        write_zip_export(chats, [fork_id], str(archive))
         with Chats(tmp_path / "elsewhere", "owner") as elsewhere:
             report = import_file(elsewhere, archive)
             assert report.imported == 1, report.summary()

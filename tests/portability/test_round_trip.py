@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backend.chats import Chats
-from backend.portability import all_chat_ids, import_file, write_archive, write_chat
+from backend.portability import all_chat_ids, import_file, write_chat, write_zip_export
 from backend.runtime.store import RuntimeStore
 from tests.portability.conftest import PNG
 
@@ -115,7 +115,7 @@ class TestRoundTrip:
         rich_chat(chats)
         chats.create_chat("Empty one")
         path = tmp_path / "all.zip"
-        write_archive(chats, all_chat_ids(chats), str(path))
+        write_zip_export(chats, all_chat_ids(chats), str(path))
         with zipfile.ZipFile(path) as archive:
             assert any(n.startswith("attachments/") for n in archive.namelist())
         report = import_file(other, path)

@@ -12,7 +12,7 @@ import contextlib
 
 import pytest
 
-from backend.runtime.open_chats import MAX_IDLE_CONVERSATIONS
+from backend.runtime.working_chats import MAX_IDLE_CONVERSATIONS
 from tests.runtime.helpers import TERMINAL, make_runtime
 from tests.support.scripted_model import ScriptedModel
 

@@ -139,7 +139,7 @@ class TestAReplyWhoseProcessStopped:
         await hold.reached()
         waiting = await stopped.send_message(chat_id, "second")
         # It stops: nothing finalises the run.
-        tasks = [t for c in stopped._open_chats.values() for t in (c.worker, c.active.task)]
+        tasks = [t for c in stopped._working.values() for t in (c.worker, c.active.task)]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

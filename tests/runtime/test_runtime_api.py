@@ -438,7 +438,7 @@ class TestRecovery:
         await hold.reached()
         waiting = await crashed.send_message(chat_id, "second")
         # The process dies: nothing finalises the run; its worker is simply gone.
-        tasks = [t for c in crashed._open_chats.values() for t in (c.worker, c.active.task)]
+        tasks = [t for c in crashed._working.values() for t in (c.worker, c.active.task)]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

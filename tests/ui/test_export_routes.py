@@ -16,7 +16,7 @@ import pytest
 import chatsapp.services as services_module
 from backend.accounts import CONSOLE_ACTOR
 from backend.config import Settings
-from backend.portability import ARCHIVE_FORMAT, CHAT_FORMAT, import_file
+from backend.portability import CHAT_FORMAT, ZIP_EXPORT_FORMAT, import_file
 from chatsapp.export_routes import ALL_PATH, MAX_LEAF_CHARS, chat_export_path, export_routes
 from chatsapp.identity import SESSION_COOKIE
 from chatsapp.services import Services
@@ -96,7 +96,7 @@ class TestWhoMayDownload:
         assert "attachment" in answer.headers["content-disposition"]
         with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
             manifest = json.loads(archive.read("manifest.json"))
-        assert manifest["format"] == ARCHIVE_FORMAT
+        assert manifest["format"] == ZIP_EXPORT_FORMAT
         assert [entry["id"] for entry in manifest["chats"]] == [mine.id]
 
     async def test_a_malformed_chat_id_is_not_found(self, client, app_services):

@@ -28,7 +28,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from backend.chats import SourceKey
-from backend.portability.archive import ImportSource
 from backend.portability.document import (
     ImportedConversation,
     ImportedMessage,
@@ -39,6 +38,7 @@ from backend.portability.document import (
 )
 from backend.portability.formats.reading import converted_records
 from backend.portability.formats.tree import import_order
+from backend.portability.import_source import ImportSource
 
 NAME = "chatgpt"
 _ROLES = {"user", "assistant", "system", "tool"}

@@ -16,19 +16,19 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from backend.chats import SourceKey
-from backend.portability.archive import ImportSource
 from backend.portability.document import (
-    ARCHIVE_FORMAT,
     CHAT_FORMAT,
     EXPORT_VERSION,
     MANIFEST_NAME,
     NATIVE_SOURCE,
+    ZIP_EXPORT_FORMAT,
     ImportedConversation,
     ImportedMessage,
     Refused,
     StateDocument,
     fit_title,
 )
+from backend.portability.import_source import ImportSource
 from backend.runtime import Conversation
 from backend.sessions import StoredCompaction, find_pointers, resolve_attachments
 
@@ -38,7 +38,7 @@ Loader = Callable[[set[str]], dict[str, tuple[bytes, str]]]
 
 
 def looks_like(record: dict[str, Any] | None) -> bool:
-    return isinstance(record, dict) and record.get("format") in (CHAT_FORMAT, ARCHIVE_FORMAT)
+    return isinstance(record, dict) and record.get("format") in (CHAT_FORMAT, ZIP_EXPORT_FORMAT)
 
 
 def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:

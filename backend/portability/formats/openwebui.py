@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from backend.chats import SourceKey
-from backend.portability.archive import ImportSource
 from backend.portability.document import (
     ImportedConversation,
     ImportedMessage,
@@ -24,6 +23,7 @@ from backend.portability.document import (
 )
 from backend.portability.formats.reading import converted_records
 from backend.portability.formats.tree import import_order
+from backend.portability.import_source import ImportSource
 
 NAME = "openwebui"
 _ROLES = {"user", "assistant", "system"}

@@ -12,8 +12,8 @@ from typing import IO, Any
 
 import ijson
 
-from backend.portability.archive import ImportSource
 from backend.portability.document import ImportedConversation, Refused
+from backend.portability.import_source import ImportSource
 
 _WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
 

@@ -1,4 +1,4 @@
-"""``Chat``, the handle of one conversation, and ``OpenChats``, the directory's open chat files.
+"""``Chat``, the handle of one conversation, and ``OpenChatFiles``, the directory's open chat files.
 
 ``Chat.session`` opens the chat's ``Sessions`` once and caches it here (LRU,
 ``max_open_chats``); it creates the file, so only a writer uses it. ``Chat.reader`` never
@@ -9,7 +9,7 @@ as long as you use the session.
 
 Each open file is wired to the message index (:mod:`backend.chats.index`): a lease is taken
 before the file opens, the file's change feed is observed, and closing flushes and releases
-the lease, in that order (see :meth:`OpenChats.close_entry`).
+the lease, in that order (see :meth:`OpenChatFiles.close_entry`).
 
 Concurrency: thread-safe. The cache lock is a leaf, never held while touching a file.
 """
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from backend.chats.directory import ChatRecord
+from backend.chats.chat_records import ChatRecord
 from backend.chats.index import CONVERSATION
 from backend.chats.parts import DirectoryParts
 from backend.errors import ChatNotFoundError, ChatsError
@@ -40,7 +40,7 @@ class Chat:
 
     __slots__ = ("__weakref__", "_files", "_num", "generation", "id")
 
-    def __init__(self, files: OpenChats, record: ChatRecord) -> None:
+    def __init__(self, files: OpenChatFiles, record: ChatRecord) -> None:
         self._files = files
         self._num = record.num
         self.id = record.id
@@ -89,7 +89,7 @@ class Chat:
 
 
 @dataclass(eq=False)
-class OpenChat:
+class OpenChatFile:
     """One open chat file in the cache."""
 
     num: int
@@ -102,7 +102,7 @@ class OpenChat:
     last_used: float = field(default_factory=time.monotonic)  # the last ``entry()`` for it
 
 
-class OpenChats:
+class OpenChatFiles:
     """The open chat files of one directory, least recently used first (see the module)."""
 
     def __init__(
@@ -119,12 +119,12 @@ class OpenChats:
         self._reserved = reserved_metadata_keys
         self._check_open = check_open
         self._lock = threading.Lock()  # leaf lock: the cache only
-        self._open: OrderedDict[int, OpenChat] = OrderedDict()
+        self._open: OrderedDict[int, OpenChatFile] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def entry(self, chat: Chat) -> OpenChat:
+    def entry(self, chat: Chat) -> OpenChatFile:
         """The chat's open file, opened (lease first) if it is not; pinned by ``chat``."""
         self._check_open()
         with self._lock:
@@ -144,7 +144,7 @@ class OpenChats:
             retired_error=partial(ChatNotFoundError, chat.id),
             shared_attachments=self._parts.pool.load,
         )
-        entry = OpenChat(chat._num, chat.id, chat.generation, sessions, lambda: None)
+        entry = OpenChatFile(chat._num, chat.id, chat.generation, sessions, lambda: None)
         entry.data_version = sessions.database.data_version()
         entry.unsubscribe = sessions.subscribe(self._listener_for(entry))
         with self._lock:
@@ -177,7 +177,7 @@ class OpenChats:
         return self._parts.layout.chat_path(chat.id, chat.generation).exists()
 
     def is_current(self, chat: Chat, *, allow_deleted: bool) -> bool:
-        record = self._parts.directory.load_num(chat._num)
+        record = self._parts.records.load_num(chat._num)
         return (
             record is not None
             and record.generation == chat.generation
@@ -185,7 +185,7 @@ class OpenChats:
             and (allow_deleted or record.live)
         )
 
-    def _pick_victims(self) -> list[OpenChat]:
+    def _pick_victims(self) -> list[OpenChatFile]:
         """Least recently used unpinned entries beyond capacity (call under ``_lock``)."""
         victims = []
         excess = len(self._open) - self._max_open
@@ -198,7 +198,7 @@ class OpenChats:
                 excess -= 1
         return victims
 
-    def _listener_for(self, entry: OpenChat) -> Callable[[SessionChangeEvent], None]:
+    def _listener_for(self, entry: OpenChatFile) -> Callable[[SessionChangeEvent], None]:
         num, generation = entry.num, entry.generation
 
         def on_change(event: SessionChangeEvent) -> None:
@@ -228,7 +228,7 @@ class OpenChats:
         changed, entry.data_version = version != entry.data_version, version
         return changed
 
-    def take(self, num: int, generation: int) -> OpenChat | None:
+    def take(self, num: int, generation: int) -> OpenChatFile | None:
         """Remove the open entry of that generation from the cache (the caller closes it)."""
         with self._lock:
             entry = self._open.get(num)
@@ -237,7 +237,7 @@ class OpenChats:
             del self._open[num]
             return entry
 
-    def close_entry(self, entry: OpenChat) -> None:
+    def close_entry(self, entry: OpenChatFile) -> None:
         """Close the file, flush, stop listening, release the lease (in that order).
 
         Closing first means no commit can follow the final flush; an event whose commit

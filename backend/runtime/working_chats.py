@@ -1,11 +1,11 @@
 """The runtime's per-chat objects, and the cache that keeps the busy ones open.
 
-An :class:`OpenChat` is what the runtime holds for one chat while it works on it: the chat's
+An :class:`WorkingChat` is what the runtime holds for one chat while it works on it: the chat's
 session and file, the runtime tables of that file, the chat's :class:`EventLog`, its worker
 and the run it is executing. (The stored record is :class:`~backend.runtime.records.
 Conversation`; this is the live side.)
 
-:class:`OpenChats` pins at most ``MAX_IDLE_CONVERSATIONS`` idle chats beyond the busy ones
+:class:`WorkingChats` pins at most ``MAX_IDLE_CONVERSATIONS`` idle chats beyond the busy ones
 (least recently used released first). Opening is single-flight: two callers opening one chat
 at once get the same entry.
 
@@ -53,7 +53,7 @@ class ActiveRun:
 
 
 @dataclass
-class OpenChat:
+class WorkingChat:
     """Per-chat runtime objects: the chat's session and file, runtime tables, event log."""
 
     chat_id: str
@@ -100,16 +100,16 @@ class Footprint:
     watchers: int  # subscriptions open
 
 
-class OpenChats:
+class WorkingChats:
     """Open chats by id (LRU), their event logs, and single-flight opening."""
 
     def __init__(self, *, max_state_bytes: int, clock: Callable[[], int]) -> None:
         self._max_state_bytes = max_state_bytes
         self._clock = clock
-        self._open: OrderedDict[str, OpenChat] = OrderedDict()
+        self._open: OrderedDict[str, WorkingChat] = OrderedDict()
         self._event_logs: dict[str, EventLog] = {}
         self._watchers: dict[str, int] = {}
-        self._opening: dict[str, asyncio.Future[OpenChat]] = {}
+        self._opening: dict[str, asyncio.Future[WorkingChat]] = {}
         self._used: dict[str, float] = {}  # chat id -> monotonic time it was last opened
 
     def event_log(self, chat_id: str) -> EventLog:
@@ -145,13 +145,13 @@ class OpenChats:
             watchers=sum(self._watchers.values()),
         )
 
-    def values(self) -> list[OpenChat]:
+    def values(self) -> list[WorkingChat]:
         return list(self._open.values())
 
     def __contains__(self, chat_id: str) -> bool:
         return chat_id in self._open
 
-    def current(self, chat_id: str, chat: ChatPort) -> OpenChat | None:
+    def current(self, chat_id: str, chat: ChatPort) -> WorkingChat | None:
         """The open entry of ``chat`` if it is of the same generation (marked recently used)."""
         conv = self._open.get(chat_id)
         if conv is None or conv.chat.generation != chat.generation:
@@ -160,12 +160,12 @@ class OpenChats:
         self._used[chat_id] = time.monotonic()
         return conv
 
-    async def open(self, chat_id: str, chat: ChatPort) -> tuple[OpenChat, bool]:
+    async def open(self, chat_id: str, chat: ChatPort) -> tuple[WorkingChat, bool]:
         """The entry of ``chat``, built (in a worker thread) if needed: (entry, built now)."""
         pending = self._opening.get(chat_id)
         if pending is not None:
             return await asyncio.shield(pending), False
-        future: asyncio.Future[OpenChat] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[WorkingChat] = asyncio.get_running_loop().create_future()
         self._opening[chat_id] = future
         try:
             conv = await asyncio.to_thread(self._build, chat_id, chat)
@@ -181,12 +181,12 @@ class OpenChats:
             self._opening.pop(chat_id, None)
         return conv, True
 
-    def _build(self, chat_id: str, chat: ChatPort) -> OpenChat:
+    def _build(self, chat_id: str, chat: ChatPort) -> WorkingChat:
         session = chat.session  # opens (creates) the file first
         database = chat.database
         store = RuntimeStore(database)
         states = SessionStateStore(store, max_bytes=self._max_state_bytes, clock=self._clock)
-        return OpenChat(chat_id, chat, session, database, store, states, self.event_log(chat_id))
+        return WorkingChat(chat_id, chat, session, database, store, states, self.event_log(chat_id))
 
     def release_unused(self, idle_s: float) -> int:
         """Release the idle entries nobody watches and nobody opened for ``idle_s``; how many.

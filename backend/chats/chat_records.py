@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from backend.chats.ids import new_id_key
-from backend.chats.models import ChatCursor, ChatSummary
+from backend.chats.values import ChatCursor, ChatSummary
 from backend.storage import Database
 
 COMPONENT = "chats.directory"
@@ -154,7 +154,7 @@ def _summary(row: Any) -> ChatSummary:
     )
 
 
-class DirectoryStore:
+class ChatRecordStore:
     """SQL for the ``chats`` table and its title index, on the directory's Database."""
 
     def __init__(self, db: Database, search_db: Database | None = None) -> None:

@@ -1,9 +1,9 @@
 """The values the accounts service hands out. Frozen pydantic models (SQLModel classes
-without a table, as in :mod:`backend.chats.models`: the SQL goes through
+without a table, as in :mod:`backend.chats.values`: the SQL goes through
 :class:`backend.storage.Database`; see :mod:`backend.accounts.store` for why).
 
 None of them carries a password hash or a token hash. The only secrets that ever leave the
-service are the plain session token in :class:`SignedIn` and the plain invite token in
+service are the plain sign-in token in :class:`SignedIn` and the plain invite token in
 :class:`NewInvite`, each handed out once, at creation.
 """
 
@@ -43,7 +43,7 @@ class User(SQLModel):
 
 
 class SignedIn(SQLModel):
-    """A new session: give ``token`` to the browser (an HttpOnly cookie); it is not kept."""
+    """A new sign-in: give ``token`` to the browser (an HttpOnly cookie); it is not kept."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -77,7 +77,7 @@ class Invite(SQLModel):
 
 
 class AccountChange(SQLModel):
-    """One entry of the change feed: something that may end sessions of ``user_id``."""
+    """One entry of the change feed: something that may end sign-ins of ``user_id``."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -11,7 +11,7 @@ second SQLAlchemy connection would bypass all three.
 
 :class:`ChatSummary` is what every tab receives (RFC edge case 20): it holds only what a
 sidebar shows. Internal bookkeeping (generation, deletion time, file paths, row numbers)
-never leaves :mod:`backend.chats.directory`; a test pins the exact field set.
+never leaves :mod:`backend.chats.chat_records`; a test pins the exact field set.
 """
 
 from __future__ import annotations
