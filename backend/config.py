@@ -70,7 +70,7 @@ class Settings:
     sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
     listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES  # largest file the Settings page imports
-    workers: int = 1  # server processes (chatsapp.server); more than one needs Redis
+    workers: int = 1  # server processes (chatsapp.hosting.server); more than one needs Redis
 
     @property
     def offline_model(self) -> bool:

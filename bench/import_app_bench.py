@@ -49,8 +49,8 @@ from backend.chats import Chats  # noqa: E402
 from backend.config import Settings  # noqa: E402
 from backend.portability import import_file  # noqa: E402
 from bench.portability_bench import SEED, conversation, write_export  # noqa: E402
-from chatsapp.bridge import DIRECTORY_REFRESH_S  # noqa: E402
-from chatsapp.identity import SESSION_COOKIE  # noqa: E402
+from chatsapp.auth.identity import SESSION_COOKIE  # noqa: E402
+from chatsapp.live.bridge import DIRECTORY_REFRESH_S  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState  # noqa: E402
 from chatsapp.states.settings import SettingsTabState  # noqa: E402
 from tests.e2e.app_server import free_port  # noqa: E402
@@ -76,7 +76,7 @@ def start_backend(data_dir: Path, log_path: Path) -> subprocess.Popen[bytes]:
         REFLEX_USE_SYSTEM_BUN="1",
         PATH=os.pathsep.join([*map(str, tools), env.get("PATH", "")]),
     )
-    serve = f"from chatsapp import server; server.run_backend_prod('127.0.0.1', {port})"
+    serve = f"from chatsapp.hosting import server; server.run_backend_prod('127.0.0.1', {port})"
     command = [sys.executable, "-c", serve]
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT,

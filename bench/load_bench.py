@@ -9,11 +9,11 @@ Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
 loop in this process. The app and its process group are stopped whatever happens.
 
-Server: the app's own (``--server app``, the default: ``python -m chatsapp.server``, uvicorn, as
-``scripts/run`` starts it), or Reflex's stock production server as the baseline
-(``--server granian``: ``reflex run``). Tabs offer permessage-deflate as browsers do
-(``--no-deflate``: they don't); neither server accepts it (a compressor per socket is memory
-per tab).
+Server: the app's own (``--server app``, the default:
+``python -m chatsapp.hosting.server``, uvicorn, as ``scripts/run`` starts it), or Reflex's
+stock production server as the baseline (``--server granian``: ``reflex run``). Tabs offer
+permessage-deflate as browsers do (``--no-deflate``: they don't); neither server accepts it
+(a compressor per socket is memory per tab).
 
 Phases, each printing one line:
 
@@ -65,9 +65,9 @@ from bench.socket_tabs import (  # noqa: E402
     event,
     make_person,
 )
-from chatsapp.bridge import DIRECTORY_REFRESH_S  # noqa: E402
-from chatsapp.run_pump import FLUSH_INTERVAL_S  # noqa: E402
-from chatsapp.server import WEBSOCKET_PROTOCOL  # noqa: E402
+from chatsapp.hosting.server import WEBSOCKET_PROTOCOL  # noqa: E402
+from chatsapp.live.bridge import DIRECTORY_REFRESH_S  # noqa: E402
+from chatsapp.live.run_pump import FLUSH_INTERVAL_S  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
 from tests.e2e import app_server  # noqa: E402
@@ -79,7 +79,7 @@ PROMPT = "Tell me about it"  # stopwords only: the same deterministic reply ever
 FANOUT_SAMPLES, FANOUT_WARMUP = 12, 2
 FANOUT_TIMEOUT_S = 20.0
 # Renames this far apart each get the sidebar's immediate refresh: one sooner after the last is
-# coalesced to the end of the throttle interval (chatsapp.bridge), which the bench would time.
+# coalesced to the end of the throttle interval (chatsapp.live.bridge), which the bench would time.
 FANOUT_PAUSE_S = 2 * DIRECTORY_REFRESH_S
 GOAL_RSS_PER_TAB_KB = 200.0
 GOAL_GAP_RATIO = 2.0
@@ -343,7 +343,7 @@ def server_label(server: str, workers: int) -> str:
     """What served the run, for its summary line."""
     if server == "granian":
         return f"granian x{workers} (reflex run)"
-    return f"uvicorn x{workers} ({WEBSOCKET_PROTOCOL}, python -m chatsapp.server)"
+    return f"uvicorn x{workers} ({WEBSOCKET_PROTOCOL}, python -m chatsapp.hosting.server)"
 
 
 def main() -> int:

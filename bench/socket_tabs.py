@@ -20,7 +20,7 @@ from typing import Any
 import socketio
 
 from backend.chats import Chats
-from chatsapp.identity import SESSION_COOKIE
+from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
 from tests.e2e.app_server import AppServer

@@ -3,9 +3,9 @@
 Run: ``.venv/bin/python bench/stream_pieces_bench.py`` (a few seconds, in-process). A reply of
 100, 1,000 and 3,000 words is streamed three words per flush (a model at ~75 words/s fills a
 40 ms flush with about that) through the real ``SharedConversationState`` and
-``chatsapp.fanout.shared_change``, and every update it would send is encoded as Reflex encodes
+``chatsapp.live.fanout.shared_change``, and every update it would send is encoded as Reflex encodes
 a socket.io event. Side by side, the baseline streams the same flushes into a shared state
-that holds the reply in one var, as the app did before ``chatsapp.stream_pieces``: Reflex
+that holds the reply in one var, as the app did before ``chatsapp.live.stream_pieces``: Reflex
 re-sends a changed var whole, so every flush carried the reply so far.
 
 1. ``stream_bytes_per_word_3000_words``: ratio = pieces / one var, bytes per word of a
@@ -28,7 +28,7 @@ import reflex as rx  # noqa: E402
 from reflex_base.utils.format import json_dumps  # noqa: E402
 
 import chatsapp.chatsapp  # noqa: E402, F401  (registers every state of the app)
-from chatsapp.fanout import shared_change  # noqa: E402
+from chatsapp.live.fanout import shared_change  # noqa: E402
 from chatsapp.states.conversation import SharedConversationState  # noqa: E402
 from tests.support.fanout_recorder import App, link  # noqa: E402
 from tests.support.streamed_text import StreamedText  # noqa: E402
@@ -53,7 +53,7 @@ VOCABULARY = [
 
 
 class WholeReplyView(rx.SharedState):
-    """The baseline: the streaming reply in one var, as before ``chatsapp.stream_pieces``."""
+    """The baseline: the streaming reply in one var, as before ``chatsapp.live.stream_pieces``."""
 
     streaming_text: str = ""
 

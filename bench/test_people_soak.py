@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from backend.config import Settings
-from chatsapp import bridge
 from chatsapp import services as services_module
+from chatsapp.live import bridge
 from chatsapp.services import Services
 from tests.support.sqlite_heap import sqlite_heap_bytes
 from tests.ui.test_bridge_pumps import FakeApp, View, until

@@ -278,7 +278,10 @@ def main() -> int:
         "--server",
         choices=sorted(app_server.SERVERS),
         default="app",
-        help="app: the app's own server (chatsapp.server, uvicorn); granian: Reflex's stock one",
+        help=(
+            "app: the app's own server (chatsapp.hosting.server, uvicorn); "
+            "granian: Reflex's stock one"
+        ),
     )
     args = parser.parse_args()
     mode = args.mode

@@ -1,7 +1,7 @@
 """What one idle websocket connection costs the server, with no app behind it.
 
 The app's tabs are websocket connections. This bench serves a bare ASGI echo app under the
-app's own server (uvicorn with ``chatsapp.server.CONNECTION_OPTIONS``) and under granian
+app's own server (uvicorn with ``chatsapp.hosting.server.CONNECTION_OPTIONS``) and under granian
 (Reflex's stock production server), and the same echo under aiohttp's websocket server as the
 baseline, each in a process of its own, connects the same idle clients to each, and prints the
 server's RSS growth per connection. It splits ``load_bench.py``'s RSS per idle tab into the
@@ -82,7 +82,7 @@ def serve_app_server(port: int) -> None:
     """The same echo on the app's server: uvicorn, with every connection option it uses."""
     import uvicorn
 
-    from chatsapp.server import CONNECTION_OPTIONS
+    from chatsapp.hosting.server import CONNECTION_OPTIONS
 
     uvicorn.run(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning",
                 **CONNECTION_OPTIONS)  # fmt: skip
@@ -205,7 +205,7 @@ def main() -> int:
     )
     print(
         f"ws_connection_rss_app_server: ratio={app_server_kb / max(aiohttp_kb, 0.1):.1f} "
-        f"goal=none (uvicorn {uvicorn.__version__} as chatsapp.server serves, "
+        f"goal=none (uvicorn {uvicorn.__version__} as chatsapp.hosting.server serves, "
         f"{app_server_kb:.0f} KB per idle connection vs aiohttp {aiohttp.__version__}'s "
         f"websocket server {aiohttp_kb:.0f} KB; {common})",
         flush=True,

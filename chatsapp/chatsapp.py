@@ -1,8 +1,8 @@
 """App entry point: builds the Reflex app, registers pages, the live-update bridge and the guard.
 
 The bridge is installed here, with the shared states it writes into, so neither the states nor
-the bridge import each other. Every event passes :class:`chatsapp.auth_guard.AuthGuard` first
-(who is asking, checked on each event) and every socket connect :mod:`chatsapp.token_binding`
+the bridge import each other. Every event passes :class:`chatsapp.auth.guard.AuthGuard` first
+(who is asking, checked on each event) and every socket connect :mod:`chatsapp.auth.token_binding`
 (a tab's token is linked only for its own person); the sign-in and export routes are mounted
 in front of Reflex's own app, ``GET /`` goes straight to the latest chat, and every HTTP
 response carries the Content-Security-Policy.
@@ -13,12 +13,15 @@ from collections.abc import AsyncIterator
 
 import reflex as rx
 
-from chatsapp import bridge, collector, log_redaction, pages, signout_watch, token_binding
-from chatsapp.auth_guard import AuthGuard
-from chatsapp.auth_routes import auth_routes
-from chatsapp.csp import HEADER, META_POLICY, ContentSecurityPolicy
-from chatsapp.export_routes import export_routes
-from chatsapp.home_redirect import LatestChatRedirect
+from chatsapp import pages
+from chatsapp.auth import signout_watch, token_binding
+from chatsapp.auth.guard import AuthGuard
+from chatsapp.hosting import collector, log_redaction
+from chatsapp.live import bridge
+from chatsapp.routes.account_forms import auth_routes
+from chatsapp.routes.csp import HEADER, META_POLICY, ContentSecurityPolicy
+from chatsapp.routes.exports import export_routes
+from chatsapp.routes.home_redirect import LatestChatRedirect
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState

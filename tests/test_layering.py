@@ -3,7 +3,8 @@
 The import graph is read from the source (AST), imports inside functions included: a cycle
 hidden behind a function-level import is still a cycle between two modules that each need the
 other. A *package* here is ``backend.<name>`` / ``chatsapp.<name>`` (a sub-package, or a
-top-level module such as ``backend.errors``); ``ALLOWED_IMPORTS`` pins which package may
+top-level module such as ``backend.errors``), and each module of chatsapp's concern folders
+(``chatsapp.auth.guard``, ``chatsapp.live.bridge``, …); ``ALLOWED_IMPORTS`` pins which package may
 import which, as it holds today. Adding a dependency means editing that table, in review.
 """
 
@@ -109,35 +110,44 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.runtime",
     },
+    # The concern folders' own ``__init__`` modules import nothing.
+    "chatsapp.auth": set(),
+    "chatsapp.hosting": set(),
+    "chatsapp.live": set(),
+    "chatsapp.routes": set(),
     # Who a tab is: decided from the connection (cookie, proxy header) by backend.accounts.
-    "chatsapp.identity": {"backend.accounts", "backend.errors", "chatsapp.services"},
-    "chatsapp.signout_watch": {"chatsapp.identity", "chatsapp.services"},
+    "chatsapp.auth.identity": {"backend.accounts", "backend.errors", "chatsapp.services"},
+    "chatsapp.auth.signout_watch": {"chatsapp.auth.identity", "chatsapp.services"},
     # Every event passes the guard first; the auth routes are the only cookie writers.
     # (and makes its text well-formed by the storage text rule).
-    "chatsapp.auth_guard": {
+    "chatsapp.auth.guard": {
         "backend.storage",
-        "chatsapp.identity",
+        "chatsapp.auth.identity",
         "chatsapp.services",
-        "chatsapp.signout_watch",
+        "chatsapp.auth.signout_watch",
     },
     # A socket connect is checked against the tab's bound owner, as the guard checks events.
-    "chatsapp.token_binding": {"chatsapp.auth_guard", "chatsapp.identity", "chatsapp.services"},
-    "chatsapp.auth_routes": {
+    "chatsapp.auth.token_binding": {
+        "chatsapp.auth.guard",
+        "chatsapp.auth.identity",
+        "chatsapp.services",
+    },
+    "chatsapp.routes.account_forms": {
         "backend.accounts",
         "backend.errors",
-        "chatsapp.identity",
+        "chatsapp.auth.identity",
         "chatsapp.services",
     },
     # Downloads decide who is asking per request, as the guard does per event.
-    "chatsapp.export_routes": {
+    "chatsapp.routes.exports": {
         "backend.chats",
         "backend.errors",
         "backend.portability",
-        "chatsapp.identity",
+        "chatsapp.auth.identity",
         "chatsapp.services",
     },
     # ``GET /`` answered with the latest chat's address, as the page's own redirect does.
-    "chatsapp.home_redirect": {"chatsapp.identity", "chatsapp.services"},
+    "chatsapp.routes.home_redirect": {"chatsapp.auth.identity", "chatsapp.services"},
     "chatsapp.states": {
         "backend.accounts",
         "backend.agents",
@@ -149,48 +159,48 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.runtime",  # its public names only (start_chat, DEFAULT_AGENT_ID), never built
         "backend.transcript",
         "backend.uploads",
-        "chatsapp.home_redirect",  # the latest chat's address (one rule for both redirects)
-        "chatsapp.identity",
+        "chatsapp.routes.home_redirect",  # the latest chat's address (one rule for both redirects)
+        "chatsapp.auth.identity",
         "chatsapp.services",
-        "chatsapp.stream_pieces",
+        "chatsapp.live.stream_pieces",
     },
-    "chatsapp.bridge": {
-        "chatsapp.fanout",
-        "chatsapp.identity",
-        "chatsapp.run_pump",
+    "chatsapp.live.bridge": {
+        "chatsapp.live.fanout",
+        "chatsapp.auth.identity",
+        "chatsapp.live.run_pump",
         "chatsapp.services",
-        "chatsapp.tab_sockets",
+        "chatsapp.live.tab_sockets",
     },
     # Applies a chat's run events to the state class and writer it is given (the runtime's
     # public names only: ChatRuntime, RunEvent).
-    "chatsapp.run_pump": {"backend.runtime"},
-    "chatsapp.tab_sockets": {"chatsapp.identity"},
+    "chatsapp.live.run_pump": {"backend.runtime"},
+    "chatsapp.live.tab_sockets": {"chatsapp.auth.identity"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
-    "chatsapp.fanout": set(),
+    "chatsapp.live.fanout": set(),
     # Components link to the export routes' addresses (the routes own them).
-    "chatsapp.components": {"chatsapp.export_routes", "chatsapp.states"},
+    "chatsapp.components": {"chatsapp.routes.exports", "chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
-    "chatsapp.csp": set(),  # plain ASGI: no Reflex, nothing of the app
-    "chatsapp.log_redaction": {"chatsapp.identity"},  # the session cookie's name
-    "chatsapp.collector": set(),  # the process's gc thresholds: nothing of the app
+    "chatsapp.routes.csp": set(),  # plain ASGI: no Reflex, nothing of the app
+    "chatsapp.hosting.log_redaction": {"chatsapp.auth.identity"},  # the session cookie's name
+    "chatsapp.hosting.collector": set(),  # the process's gc thresholds: nothing of the app
     # How a streaming reply's text is split into pieces: pure, nothing of the app or Reflex.
-    "chatsapp.stream_pieces": set(),
+    "chatsapp.live.stream_pieces": set(),
     # Serves the app (Reflex's run command, uvicorn): reads the worker count, imports no app.
-    "chatsapp.server": {"backend.config"},
+    "chatsapp.hosting.server": {"backend.config"},
     "chatsapp.chatsapp": {
-        "chatsapp.auth_guard",
-        "chatsapp.auth_routes",
-        "chatsapp.bridge",
-        "chatsapp.collector",
-        "chatsapp.csp",
-        "chatsapp.export_routes",
-        "chatsapp.home_redirect",
-        "chatsapp.log_redaction",
+        "chatsapp.auth.guard",
+        "chatsapp.routes.account_forms",
+        "chatsapp.live.bridge",
+        "chatsapp.hosting.collector",
+        "chatsapp.routes.csp",
+        "chatsapp.routes.exports",
+        "chatsapp.routes.home_redirect",
+        "chatsapp.hosting.log_redaction",
         "chatsapp.pages",
         "chatsapp.services",
-        "chatsapp.signout_watch",
+        "chatsapp.auth.signout_watch",
         "chatsapp.states",
-        "chatsapp.token_binding",
+        "chatsapp.auth.token_binding",
     },
 }
 
@@ -245,8 +255,13 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     return graph
 
 
+# chatsapp's concern folders: each module in them is placed in the rule table on its own.
+GROUPED_BY_CONCERN = ("chatsapp.auth", "chatsapp.hosting", "chatsapp.live", "chatsapp.routes")
+
+
 def package_of(module: str) -> str:
-    return ".".join(module.split(".")[:2])
+    depth = 3 if ".".join(module.split(".")[:2]) in GROUPED_BY_CONCERN else 2
+    return ".".join(module.split(".")[:depth])
 
 
 def package_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:

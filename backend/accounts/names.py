@@ -23,7 +23,7 @@ from backend.errors import InvalidIdError, InvalidUsernameError
 
 MAX_USERNAME_CHARS = 64
 USERNAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._@+-]{0,63}")
-# Also the rule of chatsapp/identity.py: a Reflex token allows no "_" and no upper case.
+# Also the rule of chatsapp/auth/identity.py: a Reflex token allows no "_" and no upper case.
 USER_ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 _SLUG_CHARS = 40
 _SUFFIX_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, as chat ids

@@ -1,6 +1,6 @@
 """The sign-in, sign-up, first-run and account pages.
 
-The forms post natively to :mod:`chatsapp.auth_routes` on the backend (the page and the API
+The forms post natively to :mod:`chatsapp.routes.account_forms` on the backend (the page and the API
 share a port in production; in development they are apart, so the action is the backend's
 address as the page computes it). No script sees a password or the session token.
 """

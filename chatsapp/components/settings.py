@@ -7,7 +7,7 @@ import reflex as rx
 
 from chatsapp.components.accessible_upload import accessible_upload
 from chatsapp.components.auth_pages import backend_url
-from chatsapp.export_routes import ALL_PATH, CHAT_PATH
+from chatsapp.routes.exports import ALL_PATH, CHAT_PATH
 from chatsapp.states.archive import ArchivePolicyTabState
 from chatsapp.states.settings import RefusedRow, SettingsTabState
 

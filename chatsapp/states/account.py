@@ -1,8 +1,8 @@
 """Accounts in the UI: the public sign-in pages, the signed-in person's menu, the admin page.
 
 Only :class:`AuthPageTabState` is public (the guard lets anyone use it); everything else needs
-a signed-in person, checked by :mod:`chatsapp.auth_guard` before each event. The forms that
-take a password post to :mod:`chatsapp.auth_routes` natively; these states only prepare the
+a signed-in person, checked by :mod:`chatsapp.auth.guard` before each event. The forms that
+take a password post to :mod:`chatsapp.routes.account_forms` natively; these states only prepare the
 pages (messages, sign-up policy, invite) and run admin actions.
 """
 
@@ -12,7 +12,7 @@ import reflex as rx
 
 from backend.accounts import User
 from backend.errors import ChatsError
-from chatsapp.identity import current_viewer, peek_viewer
+from chatsapp.auth.identity import current_viewer, peek_viewer
 from chatsapp.services import offload, services
 from chatsapp.states.rows import UserRow
 
@@ -75,7 +75,7 @@ class AccountTabState(rx.State):
     username: str = ""
     is_admin: bool = False
     auth_mode: str = "local"
-    signed_out: bool = False  # set live by chatsapp.signout_watch
+    signed_out: bool = False  # set live by chatsapp.auth.signout_watch
     error: str = ""
     notice: str = ""
 

@@ -21,7 +21,7 @@ from backend.agents import (
     AgentSpec,
 )
 from backend.errors import ChatsError
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.directory import open_new_chat_with
 from chatsapp.states.models import (

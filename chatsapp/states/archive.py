@@ -2,7 +2,7 @@
 
 The archived list's first page is shared by every tab of the user (``SharedArchiveState``,
 linked to ``user-<id>`` like the main list) and re-read by the bridge
-(``chatsapp.bridge``) after each directory change, so a chat archived in one tab moves
+(``chatsapp.live.bridge``) after each directory change, so a chat archived in one tab moves
 between the lists in all of them. Each tab opens the section and filters it on its own
 (``SidebarTabState.archived_open``, ``SearchTabState.archived_query``). The rules (what is
 archived, when the policy archives) live in ``backend.chats``; this module only shows them.
@@ -14,7 +14,7 @@ import reflex as rx
 
 from backend.chats import MAX_AUTO_ARCHIVE_DAYS, MIN_AUTO_ARCHIVE_DAYS
 from backend.errors import ChatsError
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.rows import ChatRow, chat_row

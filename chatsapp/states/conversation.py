@@ -36,13 +36,13 @@ from backend.uploads import (
     format_size,
     read_attachment,
 )
-from chatsapp.identity import conversation_token, current_user_id
+from chatsapp.auth.identity import conversation_token, current_user_id
+from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.linking import link_quietly
 from chatsapp.states.rows import EntryRow, FileRow, entry_row
 from chatsapp.states.server_only import server_only
-from chatsapp.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 
 UPLOAD_CHUNK_BYTES = 64 * 1024
 # What the composer's file picker offers (a hint; handle_upload checks the bytes), and how
@@ -62,7 +62,7 @@ class SharedConversationState(rx.SharedState):
     The in-progress reply lives in the ``streaming_piece_<k>`` vars alone: a delta re-sends the
     whole value of each changed var, so streaming never re-sends ``entries`` (its cost per
     token does not depend on how long the transcript is), and a flush re-sends the newest
-    piece, not the whole reply (nor on how long the reply is: ``chatsapp.stream_pieces``).
+    piece, not the whole reply (nor on how long the reply is: ``chatsapp.live.stream_pieces``).
     """
 
     chat_id: str = ""

@@ -8,7 +8,7 @@ import reflex as rx
 
 from backend.errors import ChatsError
 from backend.runtime import DEFAULT_AGENT_ID, start_chat
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.models import BUILTIN_AGENT_LABEL
@@ -35,7 +35,7 @@ async def open_new_chat_with(agent_id: str):  # noqa: ANN201
 class SharedDirectoryState(rx.SharedState):
     """Shared by every tab of one user (linked to ``user-<id>``): the chat list's first page.
 
-    Written by this state's handlers and by the bridge (``chatsapp.bridge``) when the directory
+    Written by this state's handlers and by the bridge (``chatsapp.live.bridge``) when the directory
     reports a change, so edits made anywhere (another tab, a generated title, a finished
     reply bumping the order) appear in every tab without a reload.
 

@@ -11,7 +11,7 @@ import dataclasses
 import reflex as rx
 
 from backend.errors import ChatsError
-from chatsapp.identity import current_viewer
+from chatsapp.auth.identity import current_viewer
 from chatsapp.services import offload, services
 
 

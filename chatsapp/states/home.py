@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.home_redirect import latest_chat_path
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
+from chatsapp.routes.home_redirect import latest_chat_path
 from chatsapp.services import offload
 
 
 class HomeTabState(rx.State):
     """Per tab: ``/`` sends this tab to the user's latest chat.
 
-    A page loaded from the server already went there (:mod:`chatsapp.home_redirect`); this
+    A page loaded from the server already went there (:mod:`chatsapp.routes.home_redirect`); this
     covers ``/`` reached inside the app and the development server. Until it is decided the
     page shows no "Start a conversation": someone with chats would see it flash before the
     redirect, and a click on it would race the redirect.

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatsapp.identity import (
+from chatsapp.auth.identity import (
     SignedOutError,
     Viewer,
     current_user_id,
@@ -29,8 +29,8 @@ from chatsapp.services import services
 class _QuietDuringLink(set):
     """``_previous_dirty_vars`` that records nothing during the linking event.
 
-    The event is told apart by its viewer: :mod:`chatsapp.auth_guard` publishes a new
-    :class:`~chatsapp.identity.Viewer` for every event, and the bridge's tasks run without one.
+    The event is told apart by its viewer: :mod:`chatsapp.auth.guard` publishes a new
+    :class:`~chatsapp.auth.identity.Viewer` for every event, and the bridge's tasks run without one.
     """
 
     def __init__(self, event_viewer: Viewer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from backend.errors import ChatsError
-from chatsapp.identity import current_user_id, directory_token
+from chatsapp.auth.identity import current_user_id, directory_token
 from chatsapp.services import offload, services
 from chatsapp.states.rows import MemoryRow
 from chatsapp.states.server_only import server_only

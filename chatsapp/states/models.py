@@ -18,7 +18,7 @@ import reflex as rx
 from backend.endpoints import choice_label
 from backend.errors import AgentNotFoundError, ChatsError
 from backend.models import ModelRef
-from chatsapp.identity import conversation_token, current_user_id
+from chatsapp.auth.identity import conversation_token, current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.server_only import server_only
 

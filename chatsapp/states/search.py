@@ -17,7 +17,7 @@ from reflex.event import EventHandler
 
 from backend.chats import split_snippet
 from backend.errors import ChatsError
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.newest import search_is_running, search_newest
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import reflex as rx
 
 from backend.errors import ChatsError, SessionStateTooLargeError, StaleVersionError
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import services
 from chatsapp.states.models import SharedChatSettingsState
 

@@ -7,7 +7,7 @@ detects the format) then runs on a worker thread into the signed-in person's dir
 this background handler shows its progress; the state lock is taken only to show a step.
 New chats reach every tab's sidebar through the directory's own change events.
 
-Export needs no state: its links are plain downloads (:mod:`chatsapp.export_routes`).
+Export needs no state: its links are plain downloads (:mod:`chatsapp.routes.exports`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import reflex as rx
 
 from backend.errors import ChatsError
 from backend.portability import ImportReport, import_file
-from chatsapp.identity import current_user_id
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 
 SHOW_EVERY_S = 0.25  # how often progress reaches the page (each step is a delta to the tab)

@@ -13,7 +13,7 @@ from backend.accounts.names import USERNAME_PATTERN, mint_user_id
 from backend.chats.ids import validate_directory_id
 from backend.errors import InvalidIdError, InvalidUsernameError
 
-REFLEX_TOKEN_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")  # chatsapp/identity.py's rule
+REFLEX_TOKEN_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")  # chatsapp/auth/identity.py's rule
 
 usernames = st.from_regex(USERNAME_PATTERN, fullmatch=True)
 

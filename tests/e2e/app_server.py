@@ -22,13 +22,13 @@ from playwright.sync_api import Browser, BrowserContext
 
 from backend.accounts import CONSOLE_ACTOR, Accounts
 from backend.config import Settings
-from chatsapp.identity import SESSION_COOKIE
+from chatsapp.auth.identity import SESSION_COOKIE
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 420.0
 # What starts a production or development app: the app's own command (``scripts/run``), or
 # Reflex's stock one (granian in production), which benchmarks run as their baseline.
-APP_LAUNCHER = ("chatsapp.server",)
+APP_LAUNCHER = ("chatsapp.hosting.server",)
 REFLEX_LAUNCHER = ("reflex", "run")
 # Benchmarks' --server: the launcher, and the variable that sets its number of workers.
 SERVERS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -250,10 +250,10 @@ def _serve_build(
     log_path: Path,
     env: Mapping[str, str] | None,
 ) -> AppServer:
-    """An app serving ``build`` from ``host``: what ``python -m chatsapp.server --env prod``
+    """An app serving ``build`` from ``host``: what ``python -m chatsapp.hosting.server --env prod``
     runs once its build is done (the backend, serving the built pages)."""
     run_backend = (
-        "from chatsapp import server; from reflex.config import get_config; "
+        "from chatsapp.hosting import server; from reflex.config import get_config; "
         f"server.run_backend_prod({host!r}, {build.port}, "
         "get_config().loglevel.subprocess_level(), mount_frontend_compiled_app=True)"
     )

@@ -17,8 +17,8 @@ from typing import Any
 
 import socketio
 
-from chatsapp.identity import SESSION_COOKIE
-from chatsapp.token_binding import NEW_TOKEN, TOKEN_REFUSED
+from chatsapp.auth.identity import SESSION_COOKIE
+from chatsapp.auth.token_binding import NEW_TOKEN, TOKEN_REFUSED
 
 HYDRATE = "reflex___state____state.hydrate"
 NAMESPACE = (

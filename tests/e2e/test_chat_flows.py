@@ -17,7 +17,7 @@ def send(page: Page, text: str) -> None:
 
 
 # Keeps the longest text the reply being written showed (it arrives in pieces: the page joins
-# them, chatsapp.stream_pieces).
+# them, chatsapp.live.stream_pieces).
 WATCH_LONGEST_STREAMED = """() => {
   window.__longestStreamed = "";
   new MutationObserver(() => {

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from backend.chats import Chats
-from chatsapp.auth_guard import OwnerTabState
+from chatsapp.auth.guard import OwnerTabState
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
@@ -126,7 +126,7 @@ class TestAHostileClientLearnsNothing:
             client_token=alices_tab.client_token,
         ).connect()
         try:
-            # Refused at connect (chatsapp.token_binding): its events run on a fresh tab.
+            # Refused at connect (chatsapp.auth.token_binding): its events run on a fresh tab.
             assert thief.refused.wait(30)
             thief.send(HYDRATE)
             thief.send(event(ChatTabState, "open_chat"), path=f"/chat/{alice.chat_id}")

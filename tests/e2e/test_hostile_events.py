@@ -20,7 +20,7 @@ import pytest
 
 from backend.agents import AgentLibrary, AgentSpec
 from backend.chats import Chats
-from chatsapp.identity import SESSION_COOKIE
+from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.archive import ArchivePolicyTabState, SharedArchiveState
 from chatsapp.states.conversation import (
     MAX_FOLLOWED_BRANCHES,

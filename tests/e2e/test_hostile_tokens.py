@@ -18,9 +18,9 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from backend.chats import Chats
+from chatsapp.auth.token_binding import REFUSAL
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
-from chatsapp.token_binding import REFUSAL
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
 

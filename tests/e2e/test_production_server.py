@@ -2,7 +2,7 @@
 
 Browsers offer permessage-deflate on every websocket. A compressor per socket would cost the
 server 380-520 KB for each open tab (docs/scaling.md), more than all else an idle tab holds,
-so the server (chatsapp/server.py) declines it; the socket still works.
+so the server (chatsapp/hosting/server.py) declines it; the socket still works.
 """
 
 from __future__ import annotations

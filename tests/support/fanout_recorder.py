@@ -1,4 +1,4 @@
-"""A stand-in for the Reflex app that ``chatsapp.fanout`` writes through, recording what it
+"""A stand-in for the Reflex app that ``chatsapp.live.fanout`` writes through, recording what it
 would send: a real in-memory state manager and Reflex's own token manager (which socket
 serves which tab); the socket server records each emit instead of writing it.
 

@@ -1,6 +1,6 @@
 """A streaming reply as a tab shows it, rebuilt from the conversation deltas the tab receives.
 
-The reply's text travels in pieces (``chatsapp.stream_pieces``): each delta carries only the
+The reply's text travels in pieces (``chatsapp.live.stream_pieces``): each delta carries only the
 pieces that changed, and the page shows them joined. Tests and benchmarks that read frames
 keep one of these per tab.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chatsapp.stream_pieces import PIECE_LEVELS, PIECE_VAR, joined
+from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR, joined
 
 
 def piece_level(name: str) -> int | None:

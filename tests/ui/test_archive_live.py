@@ -19,7 +19,7 @@ from backend.chats import (
 )
 from backend.chats.archive_policy import DAY_MS
 from backend.config import Settings
-from chatsapp import bridge
+from chatsapp.live import bridge
 from chatsapp.services import Services
 from tests.chats.conftest import FakeClock
 from tests.ui.test_bridge_pumps import USER, View, live, new_chat, until

@@ -17,8 +17,8 @@ import pytest
 from backend.chats import Chats
 from backend.runtime import ChatRuntime
 from backend.runtime.records import RunStatus
-from chatsapp import bridge
-from chatsapp.identity import directory_token
+from chatsapp.auth.identity import directory_token
+from chatsapp.live import bridge
 from chatsapp.services import Release, Services
 from tests.ui import test_bridge_pumps as pumps
 from tests.ui.test_bridge_pumps import USER, until

@@ -17,8 +17,8 @@ import pytest
 
 from backend.agents import AgentSpec
 from backend.config import Settings
-from chatsapp import bridge, tab_sockets
 from chatsapp import services as services_module
+from chatsapp.live import bridge, tab_sockets
 from chatsapp.services import Services
 
 pytestmark = pytest.mark.anyio
@@ -99,7 +99,7 @@ class FakeApp:
 
     @contextlib.asynccontextmanager
     async def modify_state(self, token: Any, **_kwargs: Any) -> AsyncIterator[None]:
-        raise AssertionError("the bridge writes shared tokens through chatsapp.fanout")
+        raise AssertionError("the bridge writes shared tokens through chatsapp.live.fanout")
         yield None
 
 

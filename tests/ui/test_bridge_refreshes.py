@@ -17,8 +17,8 @@ import pytest
 
 from backend.chats import ChatCreated, ChatSummary
 from backend.config import Settings
-from chatsapp import bridge
 from chatsapp import services as services_module
+from chatsapp.live import bridge
 from chatsapp.services import Services
 from tests.ui.test_bridge_pumps import FakeApp, _Root, until
 

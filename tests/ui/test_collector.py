@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chatsapp.collector import YOUNG_THRESHOLD, collect_young_less_often
+from chatsapp.hosting.collector import YOUNG_THRESHOLD, collect_young_less_often
 
 
 @pytest.fixture

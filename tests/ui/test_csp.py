@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from chatsapp.csp import META_POLICY, ContentSecurityPolicy, served_policy
+from chatsapp.routes.csp import META_POLICY, ContentSecurityPolicy, served_policy
 
 
 def _directives(policy: str) -> dict[str, str]:

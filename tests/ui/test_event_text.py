@@ -6,7 +6,7 @@ fail to encode as UTF-8 (the tab hung, nothing said). The guard applies the stor
 
 from __future__ import annotations
 
-from chatsapp.auth_guard import _well_formed
+from chatsapp.auth.guard import _well_formed
 
 
 class TestEventTextIsWellFormed:

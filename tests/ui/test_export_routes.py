@@ -17,8 +17,8 @@ import chatsapp.services as services_module
 from backend.accounts import CONSOLE_ACTOR
 from backend.config import Settings
 from backend.portability import CHAT_FORMAT, ZIP_EXPORT_FORMAT, import_file
-from chatsapp.export_routes import ALL_PATH, MAX_LEAF_CHARS, chat_export_path, export_routes
-from chatsapp.identity import SESSION_COOKIE
+from chatsapp.auth.identity import SESSION_COOKIE
+from chatsapp.routes.exports import ALL_PATH, MAX_LEAF_CHARS, chat_export_path, export_routes
 from chatsapp.services import Services
 from tests.portability.conftest import FIXTURES, PNG
 

@@ -9,7 +9,7 @@ import pytest
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
-from chatsapp.home_redirect import LatestChatRedirect
+from chatsapp.routes.home_redirect import LatestChatRedirect
 from chatsapp.services import Services
 from tests.ui.test_export_routes import _cookie, _sign_in, app_services  # noqa: F401
 

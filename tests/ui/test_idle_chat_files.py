@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chatsapp import bridge
+from chatsapp.live import bridge
 from chatsapp.services import Services
 from tests.ui import test_bridge_pumps as pumps
 from tests.ui.test_bridge_people import files_open_under

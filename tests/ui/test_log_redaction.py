@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from chatsapp import log_redaction
-from chatsapp.log_redaction import MAX_LOGGED_CHARS, REFLEX_EVENT_LOGGER, redacted
+from chatsapp.hosting import log_redaction
+from chatsapp.hosting.log_redaction import MAX_LOGGED_CHARS, REFLEX_EVENT_LOGGER, redacted
 
 TOKEN = "Jwiu1sA2w5GB8xdyn--fLbQgNQiD8tlb_WXpBgHGxJo"
 EVENT = (

@@ -18,7 +18,7 @@ from reflex.utils import processes
 from reflex_base.constants import RunningMode
 from reflex_base.environment import environment
 
-from chatsapp import server
+from chatsapp.hosting import server
 
 
 def _reflex_own_server(*args: Any, **kwargs: Any) -> None:

@@ -13,11 +13,11 @@ from reflex.state import State
 from reflex_base.constants.route import ROUTER_VARS
 
 import chatsapp.chatsapp  # noqa: F401  (registers every state of the app)
-from chatsapp.fanout import shared_change
+from chatsapp.live.fanout import shared_change
+from chatsapp.live.stream_pieces import BASE_CHARS
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.rows import ChatRow
-from chatsapp.stream_pieces import BASE_CHARS
 from tests.support.fanout_recorder import App, link
 from tests.support.streamed_text import StreamedText
 

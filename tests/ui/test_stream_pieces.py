@@ -1,6 +1,6 @@
 """A streaming reply's text is held in pieces: a flush re-sends the newest piece, not the reply.
 
-``chatsapp.stream_pieces.append`` returns the levels an appended text changes; those are the
+``chatsapp.live.stream_pieces.append`` returns the levels an appended text changes; those are the
 vars Reflex sends to every watching tab. The page shows the pieces joined, highest level first.
 """
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatsapp.stream_pieces import BASE_CHARS, PIECE_LEVELS, append, capacity, joined
+from chatsapp.live.stream_pieces import BASE_CHARS, PIECE_LEVELS, append, capacity, joined
 
 
 def empty() -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from urllib.parse import parse_qs
 
-from chatsapp.identity import connect_token, is_browser_token, may_use_tab
-from chatsapp.token_binding import Verdict, verdict, with_token
+from chatsapp.auth.identity import connect_token, is_browser_token, may_use_tab
+from chatsapp.auth.token_binding import Verdict, verdict, with_token
 
 TAB = str(uuid.uuid4())
 

@@ -2,7 +2,7 @@
 
 An export is a file the browser downloads, so it cannot travel over the event websocket; these
 plain HTTP routes serve it. Each request decides who is asking by itself, exactly as an event
-does (:func:`chatsapp.identity.identify`: the HttpOnly session cookie, the trusted proxy's
+does (:func:`chatsapp.auth.identity.identify`: the HttpOnly session cookie, the trusted proxy's
 header, or the local user) and reads only that person's directory. A chat id that is not one
 of theirs (someone else's, deleted, malformed) answers ``404``, the same as one that never
 existed, so the routes reveal nothing about other people's chats. Nobody signed in: ``401``.
@@ -36,7 +36,7 @@ from starlette.routing import Route
 from backend.chats import Chats
 from backend.errors import NotFoundError
 from backend.portability import all_chat_ids, write_chat, write_markdown, write_zip_export
-from chatsapp.identity import identify
+from chatsapp.auth.identity import identify
 from chatsapp.services import offload, services
 
 EXPORT_PREFIX = "/export"

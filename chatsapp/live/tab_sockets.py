@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from chatsapp.identity import connect_token
+from chatsapp.auth.identity import connect_token
 
 CLOSED_MEMORY = 10_000  # closed tokens remembered (~100 B each)
 

@@ -1,6 +1,6 @@
 """A chat's run events, applied to its shared conversation state as they happen.
 
-:mod:`chatsapp.bridge` starts one pump per chat a tab of this worker shows, and cancels it when
+:mod:`chatsapp.live.bridge` starts one pump per chat a tab of this worker shows, and cancels it when
 the last such tab has left. Text deltas are batched into ``FLUSH_INTERVAL_S`` flushes, so a
 fast model does not cost one websocket frame per token; any other event first flushes the text
 it follows, so no tab sees a reply end before its last words.

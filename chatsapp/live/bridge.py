@@ -11,14 +11,14 @@ Two sources feed it, both inside this worker process:
   not one per chat (each one kept the event loop busy, and a busy loop slows the import's
   worker thread many times over: it waits for the GIL after every SQLite call).
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one pump task per watched
-  chat applies them to ``SharedConversationState`` (:mod:`chatsapp.run_pump`).
+  chat applies them to ``SharedConversationState`` (:mod:`chatsapp.live.run_pump`).
 
 Pumps are bounded by the tabs that watch: each tab (client token) watches at most one chat, and
 when the last tab of a chat leaves (opens another chat, or its socket disconnects) the pump is
 cancelled after ``RELEASE_GRACE_S`` (a reload does not thrash it). Cancelling closes the
 ``subscribe()`` iterator, which lets the runtime release the chat's event log. A tab that comes
 back starts a new pump, which resets the transient run fields and rebuilds them from the log.
-A tab's events handled after its socket closed count for nothing (:mod:`chatsapp.tab_sockets`).
+A tab's events handled after its socket closed count for nothing (:mod:`chatsapp.live.tab_sockets`).
 
 People are bounded the same way: the bridge knows each person's connected tabs (a tab counts
 once it links their lists or opens a chat). ``DIRECTORY_GRACE_S`` after their last tab left,
@@ -27,7 +27,7 @@ and change-watcher thread), unless a run or a background job still uses them, in
 it asks again after another grace period. Whatever opens the directory again (a tab, an
 export) opens it afresh, and the bridge subscribes to that new directory's change feed.
 
-Updates are written on the *shared* token by :func:`chatsapp.fanout.shared_change`, from
+Updates are written on the *shared* token by :func:`chatsapp.live.fanout.shared_change`, from
 detached tasks (never from inside an event handler: that deadlocks the state manager), which
 resolves each change once and sends it to every linked tab — across workers too when
 ``REFLEX_REDIS_URL`` is set. (Reflex's own fan-out redid the whole work for each tab.)
@@ -49,10 +49,10 @@ from typing import Any
 
 import reflex as rx
 
-from chatsapp import tab_sockets
-from chatsapp.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
-from chatsapp.identity import conversation_token, directory_token
-from chatsapp.run_pump import pump_runs
+from chatsapp.auth.identity import conversation_token, directory_token
+from chatsapp.live import tab_sockets
+from chatsapp.live.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
+from chatsapp.live.run_pump import pump_runs
 from chatsapp.services import Release, offload, services
 
 log = logging.getLogger(__name__)
@@ -414,7 +414,7 @@ async def _refresh_chat_settings(user_id: str, chat_id: str, only_agent: str = "
 
 def _states() -> LiveStates:
     if _targets is None:
-        raise RuntimeError("chatsapp.bridge.install() was not called by the app module")
+        raise RuntimeError("chatsapp.live.bridge.install() was not called by the app module")
     return _targets
 
 

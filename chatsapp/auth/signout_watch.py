@@ -1,6 +1,6 @@
 """Signs tabs out live: when a session ends elsewhere, the tabs that used it stop showing data.
 
-Every event already re-checks who is asking (:mod:`chatsapp.auth_guard`), but an idle tab sends
+Every event already re-checks who is asking (:mod:`chatsapp.auth.guard`), but an idle tab sends
 no event: after "sign out" in one tab, "sign out everywhere", a password change or an admin
 disabling the account, its sidebar and open chat would stay on screen. So each worker keeps
 the tabs it served (client token → viewer, bounded) and polls the accounts change feed
@@ -20,7 +20,7 @@ from typing import Any
 
 import reflex as rx
 
-from chatsapp.identity import Viewer
+from chatsapp.auth.identity import Viewer
 from chatsapp.services import offload, services
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The HTTP routes that sign a browser in and out: the only code that writes the session cookie.
 
 Forms on the sign-in, sign-up, first-run and account pages post here natively (no script
-handles the password). A success sets :data:`chatsapp.identity.SESSION_COOKIE` —
+handles the password). A success sets :data:`chatsapp.auth.identity.SESSION_COOKIE` —
 ``HttpOnly`` (page scripts never see the token), ``SameSite=Strict``, ``Secure`` over HTTPS —
 and answers ``303`` to the page to show next; a refusal answers ``303`` back to the form with
 the sentence to show (``?error=``). The page then loads afresh, so its websocket handshake
@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from backend.accounts import SignedIn, client_address
 from backend.errors import ChatsError
-from chatsapp.identity import SESSION_COOKIE, session_token
+from chatsapp.auth.identity import SESSION_COOKIE, session_token
 from chatsapp.services import offload, services
 
 AUTH_PREFIX = "/auth"

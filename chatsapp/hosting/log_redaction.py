@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 
-from chatsapp.identity import SESSION_COOKIE
+from chatsapp.auth.identity import SESSION_COOKIE
 
 REFLEX_EVENT_LOGGER = "reflex_base.event.processor.event_processor"
 MAX_LOGGED_CHARS = 4000

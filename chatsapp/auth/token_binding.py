@@ -3,12 +3,12 @@
 Reflex links a socket to the client token in its connect URL (``?token=…``) before any event,
 and from then on every update for that token — a streamed reply, a sidebar change fanned out
 to the tabs linked to a person's shared states — goes to that socket. The guard
-(:mod:`chatsapp.auth_guard`) checks events only, so a client that connected with a token it
+(:mod:`chatsapp.auth.guard`) checks events only, so a client that connected with a token it
 learned (someone else's tab, closed) received that person's live updates without sending a
 single event.
 
 So the connect is checked too, once per connection (nothing per frame): the person of the
-handshake (:func:`chatsapp.identity.identify`, from the same cookie, proxy header and peer
+handshake (:func:`chatsapp.auth.identity.identify`, from the same cookie, proxy header and peer
 address the guard uses) against the person the token's state is bound to
 (``OwnerTabState._owner``, in the state manager: Redis across workers). A token bound to
 someone else — or bound to anyone while the handshake names nobody — and a token no browser
@@ -32,8 +32,8 @@ import reflex as rx
 from reflex.istate.manager.memory import StateManagerMemory
 from reflex_base.constants import RouteVar
 
-from chatsapp.auth_guard import OwnerTabState
-from chatsapp.identity import connect_token, identify, is_browser_token, may_use_tab
+from chatsapp.auth.guard import OwnerTabState
+from chatsapp.auth.identity import connect_token, identify, is_browser_token, may_use_tab
 from chatsapp.services import offload
 
 logger = logging.getLogger(__name__)

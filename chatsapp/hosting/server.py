@@ -5,7 +5,7 @@ a 128 KiB read buffer per connection from the moment it opens, with no setting t
 ~170 KB of server memory per idle tab before the app holds anything (``docs/scaling.md``,
 ``bench/ws_connection_memory.py``). uvicorn's websocket protocols keep ~20 KB.
 
-``python -m chatsapp.server [reflex run options]`` is ``reflex run`` with one part swapped:
+``python -m chatsapp.hosting.server [reflex run options]`` is ``reflex run`` with one part swapped:
 the step that starts the backend once the pages are built (``run_backend_prod``) is ours.
 Everything before it (init, compile, the frontend build, the printed URL) is Reflex's own.
 The development server (``--env dev``) stays Reflex's as well.

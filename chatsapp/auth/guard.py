@@ -3,7 +3,7 @@
 A Reflex middleware runs before each event, with the tab's state locked and the connection's
 server-side router data in place. It
 
-1. resolves the viewer from the connection (:func:`chatsapp.identity.identify`: the HttpOnly
+1. resolves the viewer from the connection (:func:`chatsapp.auth.identity.identify`: the HttpOnly
    session cookie, the trusted proxy's header, or the local user) and publishes it for this
    event only — a demoted, disabled or signed-out person loses access at their next event;
 2. binds the tab to the first person it served. A tab's state (its open chat, its links to
@@ -11,7 +11,8 @@ server-side router data in place. It
    nobody) later sends an event with the same client token — a sign-out then someone else's
    sign-in in one browser tab, or a hostile client replaying a token it learned — the event
    is refused before anything is read, and the tab is told to start over with a fresh token
-   (a socket that *connects* with such a token is refused at once: :mod:`chatsapp.token_binding`);
+   (a socket that *connects* with such a token is refused at once:
+   :mod:`chatsapp.auth.token_binding`);
 3. refuses events that need a signed-in person when there is none, sending the tab to the
    sign-in page (or the first-run page of a fresh install). Public events: the auth pages'
    own handlers and Reflex's page-load plumbing;
@@ -41,8 +42,8 @@ from reflex.state import BaseState, StateUpdate
 from reflex_base.event import Event, fix_events
 
 from backend.storage import well_formed_text
-from chatsapp import signout_watch
-from chatsapp.identity import identify, is_browser_token, may_use_tab, publish_viewer
+from chatsapp.auth import signout_watch
+from chatsapp.auth.identity import identify, is_browser_token, may_use_tab, publish_viewer
 from chatsapp.services import offload, services
 
 if TYPE_CHECKING:

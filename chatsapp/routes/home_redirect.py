@@ -15,7 +15,7 @@ from starlette.datastructures import Headers
 from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from chatsapp.identity import identify
+from chatsapp.auth.identity import identify
 from chatsapp.services import offload, services
 
 HOME_PATH = "/"

@@ -11,7 +11,7 @@ The one rule (``CHATS_AUTH``, see :mod:`backend.accounts.modes`):
 * ``none``: the single local user ``CHATS_USER`` (the server listens on loopback only).
 
 Nothing a client sends (event arguments, URL, query, storage, state setters) takes part: the
-cookie and the peer address come from the connection. :mod:`chatsapp.auth_guard` calls
+cookie and the peer address come from the connection. :mod:`chatsapp.auth.guard` calls
 :func:`identify` once per event and publishes the result for that event only
 (:func:`current_viewer`), so handlers never cache who is asking.
 

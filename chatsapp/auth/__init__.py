@@ -1,0 +1,1 @@
+"""Who is asking: identity on every event and socket connect, and live sign-out."""

@@ -1,0 +1,1 @@
+"""Running the app process: the production server, log redaction, garbage-collector tuning."""

@@ -1,0 +1,1 @@
+"""Plain HTTP routes mounted in front of Reflex: account forms, exports, the home redirect, CSP."""
