@@ -1,4 +1,4 @@
-"""The one rule for text bound into SQLite TEXT columns and FTS tables: well-formed Unicode.
+"""The one rule for text bound into TEXT columns and search indexes, on both engines.
 
 SQLite stores text as UTF-8, and UTF-8 has no encoding for a UTF-16 surrogate code point
 (U+D800..U+DFFF). Python strings can hold them anyway: a JSON ``"\\ud83d"`` escape, a model
@@ -12,8 +12,12 @@ search index, its sidebar preview, a run's final commit.
   written as two code units: it becomes the one code point it encodes (``"\\ud83d\\ude00"`` →
   ``"😀"``);
 * every other surrogate is *lone* and becomes U+FFFD REPLACEMENT CHARACTER, one per code unit;
+* U+0000 (NUL) becomes U+FFFD too: PostgreSQL's ``text`` refuses it ("text fields cannot
+  contain NUL bytes"), so a title, a memory or a search document holding one would store on
+  SQLite and fail on PostgreSQL. Mapped the same way on both engines, the same input reads
+  back the same wherever it is stored;
 * everything else is unchanged: well-formed text comes back as the very same object, and the
-  result always encodes as UTF-8. The rule is idempotent.
+  result always encodes as UTF-8 and binds on both engines. The rule is idempotent.
 
 **Where it applies:** text that is stored to be read or searched as text: FTS documents and
 queries (``backend.sessions.search``, ``backend.chats.text`` quoting), chat titles and previews
@@ -42,10 +46,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 _HIGH_SURROGATES = range(0xD800, 0xDC00)
+REPLACEMENT = "\ufffd"
 
 
 def well_formed_text(text: str) -> str:
-    """``text`` made storable as UTF-8 by the rule above (the same object when it already is)."""
+    """``text`` made storable by the rule above (the same object when it already is)."""
+    if "\x00" in text:  # a C-speed scan; no NUL is the rule, not the exception
+        text = text.replace("\x00", REPLACEMENT)
     return _recode(text, lone="replace")
 
 
