@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 _N = TypeVar("_N", int, float)
 
@@ -34,6 +35,98 @@ DEFAULT_MODEL_MAX_REPLY_BYTES = 1024 * 1024  # about 250k words; longer replies 
 # One SSE line carries one chunk; some servers send a whole reply as one chunk, JSON-escaped
 # (up to 6 bytes per character as \uXXXX), so the line limit stays well above the reply cap.
 DEFAULT_MODEL_MAX_LINE_BYTES = 8 * 1024 * 1024
+
+
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+_REDACTED = "***"
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresLocation:
+    """A ``postgresql://`` URL from ``CHATS_STORAGE``, and the parts a message may name.
+
+    The URL itself (which may hold a password) is only ever handed to the driver: ``repr``,
+    ``str`` and :attr:`redacted` show it with the password (also a ``password=`` query
+    parameter) replaced by ``***``, so a log line, an error or a page built from the settings
+    cannot leak it.
+    """
+
+    url: str = field(repr=False)
+    host: str
+    port: int | None
+    database: str
+    user: str
+
+    @property
+    def redacted(self) -> str:
+        return redact_url(self.url)
+
+    def describe(self) -> str:
+        """``database "chats" on db.example:5432``: what an error names (never the password)."""
+        where = self.host or "the local socket"
+        return f'database "{self.database}" on {where}{f":{self.port}" if self.port else ""}'
+
+    def __repr__(self) -> str:
+        return f"PostgresLocation({self.redacted})"
+
+    def __str__(self) -> str:
+        return self.redacted
+
+
+StorageChoice = str | PostgresLocation
+"""``"sqlite"`` (files under the data folder) or a PostgreSQL database."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password (in the userinfo or a ``password=`` parameter) as ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _REDACTED
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostinfo = netloc.rpartition("@")
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":" + _REDACTED
+        netloc = f"{userinfo}@{hostinfo}"
+    query = "&".join(
+        f"{key}={_REDACTED if key.lower() == 'password' else value}"
+        for key, value in parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def parse_storage(raw: str) -> StorageChoice:
+    """``CHATS_STORAGE``: empty or ``sqlite`` → ``"sqlite"``; a ``postgresql://`` URL → a
+    :class:`PostgresLocation`. Anything else is a ``ValueError`` that never repeats a password.
+    """
+    value = raw.strip()
+    if not value or value.lower() == "sqlite":
+        return "sqlite"
+    shown = redact_url(value)
+    scheme = value.split(":", 1)[0].lower() if "://" in value else ""
+    if scheme not in POSTGRES_SCHEMES:
+        raise ValueError(
+            f"CHATS_STORAGE must be sqlite or a postgresql://user:password@host:port/database "
+            f"URL; got {shown!r}"
+        )
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"CHATS_STORAGE: the port of {shown!r} is not a number") from exc
+    database = unquote(parts.path.lstrip("/"))
+    if not database or "/" in database:
+        raise ValueError(
+            f"CHATS_STORAGE must name one database (postgresql://host/chats); got {shown!r}"
+        )
+    return PostgresLocation(
+        url=value,
+        host=parts.hostname or "",
+        port=port,
+        database=database,
+        user=unquote(parts.username or ""),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +164,8 @@ class Settings:
     listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES  # largest file the Settings page imports
     workers: int = 1  # server processes (chatsapp.hosting.server); more than one needs Redis
+    # Where everything durable lives: "sqlite" (files under data_dir) or PostgreSQL.
+    storage: StorageChoice = "sqlite"
 
     @property
     def offline_model(self) -> bool:
@@ -137,6 +232,7 @@ class Settings:
                 env, "CHATS_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES, positive=True
             ),
             workers=_workers(env),
+            storage=parse_storage(env.get("CHATS_STORAGE", "")),
         )
 
 

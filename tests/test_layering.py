@@ -29,7 +29,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
-    "backend.storage": {"backend.clock", "backend.errors"},
+    # The engine is picked from the settings (CHATS_STORAGE).
+    "backend.storage": {"backend.clock", "backend.config", "backend.errors"},
     "backend.sessions": {"backend.clock", "backend.errors", "backend.storage"},
     # A reply's usage is read with the models' ReplyUsage (one reader of metadata.usage).
     "backend.transcript": {

@@ -11,27 +11,28 @@ import pytest
 from tests.support.postgres_server import ROLE, start_postgres
 
 
-def test_each_test_gets_an_empty_database_of_its_own(postgres_server, postgres_url):
+def test_each_test_gets_an_empty_namespace_of_its_own(postgres_server, postgres_url):
     with psycopg.connect(postgres_url) as conn:
         tables = conn.execute(
-            "SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', "
-            "'information_schema')"
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
         ).fetchone()
+        conn.execute("CREATE TABLE mine (x int)")
         encoding, collation = conn.execute(
             "SELECT pg_encoding_to_char(encoding), datcollate FROM pg_database "
             "WHERE datname = current_database()"
         ).fetchone()
     assert tables == (0,)
     assert (encoding, collation) == ("UTF8", "C")
-    with postgres_server.fresh_database() as other:
+    with postgres_server.fresh_database() as other, psycopg.connect(other) as conn:
         assert other != postgres_url
+        assert conn.execute("SELECT to_regclass('mine')").fetchone() == (None,)
 
 
-def test_a_database_is_dropped_when_its_test_is_done(postgres_server):
-    with postgres_server.fresh_database() as url:
-        psycopg.connect(url).close()
-    with pytest.raises(psycopg.OperationalError, match="does not exist"):
-        psycopg.connect(url).close()
+def test_a_namespace_is_dropped_when_its_test_is_done(postgres_server):
+    with postgres_server.fresh_database() as url, psycopg.connect(url) as conn:
+        schema = conn.execute("SELECT current_schema()").fetchone()[0]
+    with psycopg.connect(postgres_server.admin_url) as conn:
+        assert conn.execute("SELECT to_regnamespace(%s)", (schema,)).fetchone() == (None,)
 
 
 @pytest.mark.skipif(bool(os.environ.get("CHATS_TEST_POSTGRES_URL")), reason="a given server")

@@ -13,8 +13,11 @@ Under pytest-xdist each worker has its own: nothing is shared, nothing can be le
 worker that finished first. ``CHATS_TEST_POSTGRES_URL`` (an admin URL of a server someone
 else runs) skips the start: tests then create and drop their databases there.
 
-Each test gets a database of its own (:meth:`PostgresServer.fresh_database`), made from an
-empty template and dropped at the end of the test.
+Each test gets a namespace of its own (:meth:`PostgresServer.fresh_database`): a schema in
+the server's one test database, named first in the URL's ``search_path``, dropped with all it
+holds at the end of the test. A ``CREATE DATABASE`` per test cost 0.7-2 s on the loaded
+2-core machine; a schema costs milliseconds and isolates the same way (every table the
+stores and the engine create lands in it).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
+
+TEST_DATABASE = "chats_tests"
 
 UNPRIVILEGED_USER = "nobody"
 ROLE = "chats_test"
@@ -89,6 +94,7 @@ class PostgresServer:
     folder: Path | None = None
     process: subprocess.Popen[bytes] | None = None
     _made: list[str] = field(default_factory=list)
+    _test_database_ready: bool = False
 
     def url(self, database: str) -> str:
         """The admin URL with another database name."""
@@ -112,17 +118,30 @@ class PostgresServer:
 
     @contextmanager
     def fresh_database(self) -> Iterator[str]:
-        """A database for one test, dropped (its connections ended) when the test is done."""
-        url = self.create_database()
+        """The URL of an empty namespace for one test (see the module docstring), dropped
+        when the test is done."""
+        if not self._test_database_ready:
+            with psycopg.connect(self.admin_url, autocommit=True) as conn:
+                exists = conn.execute(
+                    "SELECT 1 FROM pg_database WHERE datname = %s", (TEST_DATABASE,)
+                ).fetchone()
+            if exists is None:  # (a given server may have it from another run)
+                self.create_database(TEST_DATABASE)
+            self._test_database_ready = True
+        schema = f"t_{os.getpid()}_{next(_names)}"
+        database_url = self.url(TEST_DATABASE)
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
         try:
-            yield url
+            yield f"{database_url}?options=-csearch_path%3D{schema}"
         finally:
-            self.drop_database(url)
+            with psycopg.connect(database_url, autocommit=True) as conn:
+                conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
     def stop(self) -> None:
         """Stop the server this object started and remove its folder (nothing otherwise)."""
         if self.process is None:
-            for name in list(self._made):
+            for name in list(self._made):  # a given server: leave it as it was
                 self.drop_database(self.url(name))
             return
         if self.process.poll() is None:

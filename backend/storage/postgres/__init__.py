@@ -1,0 +1,20 @@
+"""The PostgreSQL storage engine: a pool per database (:class:`PostgresEngine`) and scopes on it
+(:class:`PostgresScope`) that keep :class:`backend.storage.scope.Scope`'s promises."""
+
+from backend.storage.postgres.engine import PostgresEngine
+from backend.storage.postgres.errors import (
+    MIN_SERVER_VERSION,
+    StorageUnavailableError,
+    UnsupportedServerError,
+)
+from backend.storage.postgres.rows import PgRow
+from backend.storage.postgres.scope import PostgresScope
+
+__all__ = [
+    "MIN_SERVER_VERSION",
+    "PgRow",
+    "PostgresEngine",
+    "PostgresScope",
+    "StorageUnavailableError",
+    "UnsupportedServerError",
+]

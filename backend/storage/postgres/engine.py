@@ -1,0 +1,109 @@
+"""One PostgreSQL database for a process: its connection pool and the scopes opened on it.
+
+:class:`PostgresEngine` checks at start that the server can be reached (a clear
+:class:`~backend.storage.postgres.errors.StorageUnavailableError` naming host and database
+otherwise, never the password) and is new enough, then keeps one
+``psycopg_pool.ConnectionPool``: connections in autocommit (scopes issue ``BEGIN`` /
+``COMMIT`` themselves, as the SQLite ``Database`` does), ``lock_timeout`` equal to SQLite's
+busy timeout (a lock wait fails with a ``StorageError`` instead of hanging), checked before
+each use so a connection the server dropped is replaced rather than failing a statement.
+
+Its bookkeeping tables (created once, under an advisory lock, so processes starting together
+on an empty database create them once and raise nothing)::
+
+    _scopes(name PK, version)                 one row per scope: its write lock and counter
+    _migrations(component, name, applied_at)  as in each SQLite file
+"""
+
+from __future__ import annotations
+
+import threading
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from backend.config import PostgresLocation
+from backend.storage.connection import BUSY_TIMEOUT_MS
+from backend.storage.postgres.errors import check_server_version, unavailable
+from backend.storage.postgres.rows import PgRow, pg_row_factory
+
+CONNECT_TIMEOUT_S = 10
+POOL_MAX = 16
+"""Connections per process: a transaction pins one, a statement outside borrows one."""
+POOL_WAIT_S = 30.0
+"""How long a statement waits for a free connection before failing as unavailable."""
+INFRASTRUCTURE_LOCK = 0x43484154  # "CHAT": pg_advisory_xact_lock key of the bookkeeping DDL
+_INFRASTRUCTURE = """
+SELECT pg_advisory_xact_lock({lock});
+CREATE TABLE IF NOT EXISTS _scopes (
+    name text COLLATE "C" PRIMARY KEY,
+    version bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS _migrations (
+    component text COLLATE "C" NOT NULL,
+    name text COLLATE "C" NOT NULL,
+    applied_at bigint NOT NULL,
+    PRIMARY KEY (component, name)
+);
+"""
+
+
+class PostgresEngine:
+    """See the module docstring. Thread-safe; one per database per process."""
+
+    kind = "postgresql"
+
+    def __init__(self, location: PostgresLocation, *, pool_max: int = POOL_MAX) -> None:
+        self.location = location
+        self.conninfo = _conninfo(location)
+        try:
+            with psycopg.connect(self.conninfo, autocommit=True) as conn:
+                check_server_version(conn.info.server_version, location)
+                with conn.transaction():
+                    conn.execute(_INFRASTRUCTURE.format(lock=INFRASTRUCTURE_LOCK))
+        except psycopg.Error as exc:
+            raise unavailable(location, exc) from exc
+        self.pool: ConnectionPool[psycopg.Connection[PgRow]] = ConnectionPool(
+            self.conninfo,
+            kwargs={"autocommit": True, "row_factory": pg_row_factory},
+            min_size=1,
+            max_size=pool_max,
+            timeout=POOL_WAIT_S,
+            check=ConnectionPool.check_connection,
+            name=f"chats {location.describe()}",
+            open=True,
+        )
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.pool.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+def _conninfo(location: PostgresLocation) -> str:
+    """The URL with the session settings every connection gets (the URL's own ``options``
+    come last, so a deployment may change them)."""
+    given = conninfo_to_dict(location.url)
+    options = " ".join(
+        part
+        for part in (f"-c lock_timeout={BUSY_TIMEOUT_MS}", str(given.get("options", "")))
+        if part
+    )
+    return make_conninfo(
+        location.url,
+        options=options,
+        application_name=str(given.get("application_name", "chats")),
+        connect_timeout=str(given.get("connect_timeout", CONNECT_TIMEOUT_S)),
+    )
+
+
+__all__ = ["PoolTimeout", "PostgresEngine"]

@@ -1,0 +1,388 @@
+"""One scope on a PostgreSQL database: what one SQLite file is to a store, on a shared pool.
+
+It keeps the promises of :class:`backend.storage.Database` (see :mod:`backend.storage.scope`):
+
+* **One lock per scope.** ``lock`` (an ``RLock``) serialises this process's statements on the
+  scope, and a transaction holds it from ``BEGIN`` to ``COMMIT``, exactly as the SQLite
+  connection's lock does, so stores that reason under ``with db.lock`` reason the same here.
+* **Connections.** A transaction pins one pooled connection; a statement outside one borrows
+  a connection for that statement only. An idle scope holds no connection at all.
+* **Write lock and change counter.** The outermost transaction begins with ``BEGIN`` and
+  ``UPDATE _scopes SET version = version + 1 … RETURNING`` in one round trip: the row lock is
+  ``BEGIN IMMEDIATE`` (one writer per scope, across processes and machines, taken up front), and
+  the counter is what :meth:`data_version` reads: its total minus this scope's own commits
+  moves exactly when someone else committed. A write statement outside a transaction is run
+  in one, so it moves the counter too.
+* **Savepoints** for nested transactions, with ``after_commit`` / ``on_rollback`` hooks scoped
+  as on SQLite. An integrity error inside a savepoint rolls back only that savepoint; one in the
+  outermost transaction aborts it (PostgreSQL cannot continue a transaction after an error):
+  a twin that must carry on after a conflict runs the statement in a nested ``transaction()``
+  or says ``ON CONFLICT``.
+* **Migrations** run under ``pg_advisory_xact_lock`` of their component, each with its
+  bookkeeping row in one transaction: processes starting together on an empty database apply
+  each migration once and fail none.
+* **Placeholders** are the stores' ``?``, translated once per statement string
+  (:mod:`backend.storage.postgres.statements`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Any
+
+import psycopg
+from psycopg_pool import PoolTimeout
+
+from backend.clock import now_ms
+from backend.errors import InvalidInputError, StorageError
+from backend.storage.database import OpStats
+from backend.storage.postgres.engine import PostgresEngine
+from backend.storage.postgres.errors import translated, unavailable
+from backend.storage.postgres.rows import PgResult, PgRow
+from backend.storage.postgres.statements import to_psycopg
+
+Migration = Callable[["PostgresScope"], None]
+
+_READ_VERBS = ("SELECT", "VALUES", "SHOW", "EXPLAIN")
+_SELECT_VERSION = "SELECT version FROM _scopes WHERE name = %s"
+_ENSURE_SCOPE = "INSERT INTO _scopes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING"
+_SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
+_INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES (?, ?, ?)"
+_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(?)"
+_BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+_TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL"
+
+
+class PostgresScope:
+    """A scope named ``name`` on ``engine`` (see the module docstring)."""
+
+    def __init__(self, engine: PostgresEngine, name: str) -> None:
+        self.engine = engine
+        self.name = name
+        self.path = None  # a scope is no file (stores that print ``db.path`` print None)
+        self.lock = threading.RLock()
+        self._stats = OpStats()
+        self._conn: psycopg.Connection[PgRow] | None = None  # pinned by a transaction
+        self._depth = 0
+        self._savepoint_marks: list[tuple[int, int]] = []
+        self._after_commit: list[Callable[[], None]] = []
+        self._on_rollback: list[Callable[[], None]] = []
+        self._own_commits = 0
+        self._closed = False
+        # The BEGIN + version bump, one round trip (no parameters: several statements allowed).
+        literal = name.replace("'", "''")
+        self._begin = (
+            f"BEGIN; UPDATE _scopes SET version = version + 1 WHERE name = '{literal}' "
+            "RETURNING version"
+        )
+        with self.lock:
+            self._borrowed(lambda conn: conn.execute(_ENSURE_SCOPE, (name,)), _ENSURE_SCOPE)
+
+    # ── connections ─────────────────────────────────────────────────
+
+    def _borrowed(self, use: Callable[[psycopg.Connection[PgRow]], Any], sql: str) -> Any:
+        """Run ``use`` on the pinned connection, or on one borrowed for this call."""
+        if self._closed:
+            raise StorageError(f"cannot operate on a closed scope ({self.name})")
+        conn = self._conn
+        try:
+            if conn is not None:
+                return use(conn)
+            borrowed = self.engine.pool.getconn()
+            try:
+                return use(borrowed)
+            finally:
+                self.engine.pool.putconn(borrowed)
+        except psycopg.Error as exc:
+            raise translated(exc, sql, self.engine.location) from exc
+        except PoolTimeout as exc:
+            raise unavailable(self.engine.location, exc) from exc
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(
+                f"text holding a lone UTF-16 surrogate cannot be stored (in: {_first_line(sql)})"
+            ) from exc
+
+    def _pin(self) -> psycopg.Connection[PgRow]:
+        if self._closed:
+            raise StorageError(f"cannot operate on a closed scope ({self.name})")
+        try:
+            conn = self.engine.pool.getconn()
+        except (PoolTimeout, psycopg.Error) as exc:
+            raise unavailable(self.engine.location, exc) from exc
+        self._conn = conn
+        return conn
+
+    def _unpin(self) -> None:
+        """Give the pinned connection back (the pool rolls back anything left open)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self.engine.pool.putconn(conn)
+
+    # ── statements ──────────────────────────────────────────────────
+
+    def _run(self, sql: str, params: Any) -> PgResult:
+        """The choke point (lock held): translate, run, fetch, count."""
+        query = to_psycopg(sql)
+        if self._conn is None and not _is_read(sql):
+            with self.transaction():  # a write outside a transaction moves the counter too
+                return self._run(sql, params)
+
+        def run(conn: psycopg.Connection[PgRow]) -> PgResult:
+            cursor = conn.execute(query, _params(params))
+            rows = cursor.fetchall() if cursor.description is not None else []
+            return PgResult(rows, cursor.rowcount)
+
+        result: PgResult = self._borrowed(run, sql)
+        self._stats.statements += 1
+        if _is_read(sql):
+            self._stats.rows_read += len(result._rows)
+        else:
+            self._stats.rows_written += max(result.rowcount, 0)
+        return result
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> PgResult:
+        with self.lock:
+            return self._run(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """One statement once per row, in one transaction (one counted statement)."""
+        query = to_psycopg(sql)
+        batch = [_params(row) for row in rows]
+        with self.lock, self.transaction():
+
+            def run(conn: psycopg.Connection[PgRow]) -> int:
+                with conn.cursor() as cursor:
+                    cursor.executemany(query, batch)
+                    return cursor.rowcount
+
+            written: int = self._borrowed(run, sql)
+            self._stats.statements += 1
+            self._stats.rows_written += max(written, 0)
+
+    def write(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        with self.lock:
+            return self._run(sql, params).rowcount
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[PgRow]:
+        with self.lock:
+            rows = self._run(sql, params).fetchall()
+            return rows
+
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> PgRow | None:
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
+    def iterate(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[PgRow]:
+        """The rows of one statement (fetched whole: a pooled connection is not kept open
+        while a caller walks them)."""
+        yield from self.query(sql, params)
+
+    def table_exists(self, name: str) -> bool:
+        row = self.query_one(_TABLE_EXISTS, (name,))
+        return bool(row and row[0])
+
+    # ── change detection ────────────────────────────────────────────
+
+    def data_version(self) -> int:
+        """Commits others made to this scope (moves only when someone else committed)."""
+        with self.lock:
+
+            def read(conn: psycopg.Connection[PgRow]) -> int:
+                row = conn.execute(_SELECT_VERSION, (self.name,)).fetchone()
+                return int(row[0]) if row is not None else 0
+
+            version: int = self._borrowed(read, _SELECT_VERSION)
+            self._stats.statements += 1
+            return version - self._own_commits
+
+    @property
+    def stats(self) -> OpStats:
+        return self._stats
+
+    # ── transactions ────────────────────────────────────────────────
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    def transaction(self) -> _Transaction:
+        """Reentrant write transaction (``with scope.transaction() as db:`` binds the scope)."""
+        return _Transaction(self)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[PostgresScope]:
+        """A read transaction: every query inside sees one committed state; inside a
+        transaction of this scope it simply joins it."""
+        with self.lock:
+            if self._conn is not None:
+                yield self
+                return
+            conn = self._pin()
+            failed = True
+            try:
+                self._borrowed(lambda c: c.execute(_BEGIN_READ), _BEGIN_READ)
+                yield self
+                failed = False
+            finally:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK" if failed else "COMMIT")
+                self._unpin()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the current outermost transaction commits (now if none)."""
+        with self.lock:
+            if self._depth:
+                self._after_commit.append(callback)
+                return
+        callback()
+
+    def on_rollback(self, callback: Callable[[], None]) -> None:
+        with self.lock:
+            if self._depth:
+                self._on_rollback.append(callback)
+
+    def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None:
+        sql = f"ROLLBACK TO SAVEPOINT sp_{depth}; RELEASE SAVEPOINT sp_{depth}"
+        self._borrowed(lambda conn: conn.execute(sql), sql)
+        undone = self._on_rollback[marks[1] :]
+        del self._after_commit[marks[0] :]
+        del self._on_rollback[marks[1] :]
+        for callback in undone:
+            callback()
+
+    def _rollback_outermost(self) -> None:
+        callbacks, self._on_rollback = self._on_rollback, []
+        self._after_commit = []
+        conn = self._conn
+        if conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+        self._unpin()
+        for callback in callbacks:
+            callback()
+
+    # ── schema ──────────────────────────────────────────────────────
+
+    def migrate(self, component: str, migrations: Sequence[Migration]) -> list[str]:
+        """Apply ``component``'s not-yet-applied migrations under its advisory lock."""
+        with self.lock:
+            applied = {row[0] for row in self.query(_SELECT_APPLIED, (component,))}
+            if all(migration.__name__ in applied for migration in migrations):
+                return []
+            ran: list[str] = []
+            with self.transaction():
+                # Held to commit: a second process waits here, then sees what this one did.
+                self.query(_MIGRATION_LOCK, (_lock_key(component),))
+                applied = {row[0] for row in self.query(_SELECT_APPLIED, (component,))}
+                for migration in migrations:
+                    if migration.__name__ in applied:
+                        continue
+                    with self.transaction():
+                        migration(self)
+                        self.execute(_INSERT_APPLIED, (component, migration.__name__, now_ms()))
+                    ran.append(migration.__name__)
+            return ran
+
+    # ── lifecycle ───────────────────────────────────────────────────
+
+    def close(self) -> None:
+        """Close the scope (the pool is the engine's, shared by every scope)."""
+        with self.lock:
+            self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+class _Transaction:
+    """What ``PostgresScope.transaction()`` returns; state lives on the scope, under its lock."""
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, scope: PostgresScope) -> None:
+        self._scope = scope
+
+    def __enter__(self) -> PostgresScope:
+        scope = self._scope
+        scope.lock.acquire()
+        try:
+            depth = scope._depth
+            if depth:
+                sql = f"SAVEPOINT sp_{depth}"
+                scope._borrowed(lambda conn: conn.execute(sql), sql)
+                scope._savepoint_marks.append((len(scope._after_commit), len(scope._on_rollback)))
+            else:
+                conn = scope._pin()
+                try:
+                    scope._borrowed(lambda c: c.execute(scope._begin), "BEGIN")
+                except BaseException:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                    scope._unpin()
+                    raise
+            scope._stats.statements += 1
+            scope._depth = depth + 1
+        except BaseException:
+            scope.lock.release()
+            raise
+        return scope
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        scope = self._scope
+        callbacks: list[Callable[[], None]] = []
+        try:
+            depth = scope._depth = scope._depth - 1
+            if depth:
+                marks = scope._savepoint_marks.pop()
+                if exc_type is None:
+                    sql = f"RELEASE SAVEPOINT sp_{depth}"
+                    scope._borrowed(lambda conn: conn.execute(sql), sql)
+                else:
+                    scope._rollback_savepoint(depth, marks)
+                return
+            if exc_type is not None:
+                scope._rollback_outermost()
+                return
+            try:
+                scope._borrowed(lambda conn: conn.execute("COMMIT"), "COMMIT")
+            except BaseException:
+                scope._rollback_outermost()
+                raise
+            scope._own_commits += 1
+            scope._unpin()
+            scope._on_rollback = []
+            callbacks, scope._after_commit = scope._after_commit, []
+        finally:
+            scope.lock.release()
+        for callback in callbacks:  # outside the lock, as on SQLite
+            callback()
+
+
+def _is_read(sql: str) -> bool:
+    return sql.lstrip()[:7].upper().startswith(_READ_VERBS)
+
+
+def _params(params: Any) -> Any:
+    """psycopg formats only when given parameters; always give some (``%%`` must unescape)."""
+    if isinstance(params, dict):
+        raise InvalidInputError("named parameters are not supported by the PostgreSQL scope")
+    return params if isinstance(params, list | tuple) else tuple(params)
+
+
+def _lock_key(component: str) -> int:
+    """A stable 32-bit advisory lock key per migration component."""
+    return zlib.crc32(f"chats:migrate:{component}".encode())
+
+
+def _first_line(sql: str) -> str:
+    return " ".join(sql.split())[:120]
