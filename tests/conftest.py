@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,9 @@ import pytest
 from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
 
+from backend.config import StorageChoice, parse_storage
 from tests.support.postgres_server import PostgresServer, start_postgres
+from tests.support.storage_engines import selected_engines
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,9 +39,37 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 @pytest.fixture
 def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
-    """The URL of a fresh, empty database, dropped after the test."""
+    """The URL of a fresh, empty database namespace, dropped after the test."""
     with postgres_server.fresh_database() as url:
         yield url
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--storage",
+        default=os.environ.get("CHATS_TEST_STORAGE", "both"),
+        help="engines for tests using the storage fixture: both (default), sqlite, postgresql",
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test using ``storage`` runs once per selected engine (tests/support/storage_engines)."""
+    if "storage" in metafunc.fixturenames:
+        sqlite_only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        engines = selected_engines(metafunc.config.getoption("storage"), sqlite_only)
+        metafunc.parametrize("storage", engines, indirect=True)
+
+
+@pytest.fixture
+def storage(request: pytest.FixtureRequest) -> Iterator[StorageChoice]:
+    """``CHATS_STORAGE`` for this run of the test: ``"sqlite"``, or a fresh PostgreSQL
+    namespace."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    with server.fresh_database() as url:
+        yield parse_storage(url)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -131,3 +131,45 @@ class TestTableOwnership:
         tables = tables_of(tmp_path / SETTINGS_FILE)
         assert tables == {"model_endpoints"}
         assert sql_mentions(tables, ROOT / "backend" / "endpoints") == []
+
+    def test_only_the_accounts_package_runs_sql_on_the_accounts_tables(self, tmp_path):
+        from backend.accounts import ACCOUNTS_FILE, Accounts
+        from backend.config import Settings
+
+        Accounts(Settings.from_env({"CHATS_DATA_DIR": str(tmp_path)})).close()
+        tables = tables_of(tmp_path / ACCOUNTS_FILE)
+        assert {"users", "sessions", "invites", "account_events"} <= tables
+        assert sql_mentions(tables, ROOT / "backend" / "accounts") == []
+
+    def test_the_postgresql_twins_make_the_same_tables_each_owned_by_its_package(
+        self, tmp_path, postgres_url
+    ):
+        """The twins' tables are read from PostgreSQL itself: the same names as the SQLite
+        files' (plus the feed counter, see backend/accounts/pg_store.py), and the engine's
+        bookkeeping tables are backend.storage's alone."""
+        import psycopg
+
+        from backend.accounts import ACCOUNTS_FILE, Accounts
+        from backend.config import Settings
+        from backend.endpoints import SETTINGS_FILE, ModelEndpoints
+
+        for folder, storage in ((tmp_path / "files", ""), (tmp_path / "pg", postgres_url)):
+            settings = Settings.from_env({"CHATS_DATA_DIR": str(folder), "CHATS_STORAGE": storage})
+            Accounts(settings).close()
+            ModelEndpoints(settings).close()
+        with psycopg.connect(postgres_url) as conn:
+            found = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchall()
+        postgres = {name for (name,) in found}
+        accounts = tables_of(tmp_path / "files" / ACCOUNTS_FILE) - {"sqlite_sequence"}
+        endpoints = tables_of(tmp_path / "files" / SETTINGS_FILE)
+        bookkeeping = {"_scopes", "_migrations"}
+        assert postgres == accounts | {"account_event_counter"} | endpoints | bookkeeping
+        assert (
+            sql_mentions(
+                postgres - accounts - endpoints - bookkeeping, ROOT / "backend" / "accounts"
+            )
+            == []
+        )
+        assert sql_mentions(bookkeeping, ROOT / "backend" / "storage") == []

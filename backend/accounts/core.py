@@ -8,7 +8,6 @@ each group reads on its own and no module grows into a hub.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,22 +15,26 @@ from backend.accounts import throttle
 from backend.accounts.adoption import former_local_directory
 from backend.accounts.names import mint_user_id
 from backend.accounts.passwords import Passwords, check_password_policy
+from backend.accounts.pg_store import PgAccountsStore
 from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
 from backend.accounts.values import AccountChangeKind, Role, User
 from backend.clock import now_ms
 from backend.config import Settings
 from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
-from backend.storage import Database
+from backend.storage import IntegrityError
 from backend.storage.closing import Closing
+from backend.storage.engines import open_store
 
-ACCOUNTS_FILE = "accounts.sqlite"
+SCOPE = "accounts"
+ACCOUNTS_FILE = f"{SCOPE}.sqlite"
 Clock = Callable[[], int]  # integer milliseconds, as every store of the project
 _ID_ATTEMPTS = 5  # minting retries on an id collision (30 random bits per slug)
 
 
 class AccountsCore(Closing):
-    """The shared state of one ``accounts.sqlite`` (see the module docstring)."""
+    """The shared state of one accounts database (see the module docstring): the
+    ``accounts.sqlite`` file, or the ``accounts`` scope on PostgreSQL (``CHATS_STORAGE``)."""
 
     def __init__(self, settings: Settings, *, clock: Clock | None = None) -> None:
         self.settings = settings
@@ -40,15 +43,14 @@ class AccountsCore(Closing):
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.path: Path = settings.data_dir / ACCOUNTS_FILE
         self._setup_code_path = settings.data_dir / SETUP_CODE_FILE
-        self._db = Database(self.path)
-        try:
-            self._store = AccountsStore(self._db)
-        except BaseException:
-            self._db.close()
-            raise
+        self._opened = open_store(
+            settings, SCOPE, {"sqlite": AccountsStore, "postgresql": PgAccountsStore}
+        )
+        self._db = self._opened.scope
+        self._store: AccountsStore = self._opened.store
 
     def close(self) -> None:
-        self._db.close()
+        self._opened.close()
 
     def _now_ms(self) -> int:
         return self._clock()
@@ -77,7 +79,7 @@ class AccountsCore(Closing):
                 return self._insert_with_id(
                     mint_user_id(username), username, role, password_hash, now
                 )
-            except sqlite3.IntegrityError:
+            except IntegrityError:
                 continue  # the minted id exists (the username did not: that raised)
         raise StorageError("could not mint a free user id")
 

@@ -26,22 +26,25 @@ deletes it, expiry is checked on read and swept); ``account_events.seq`` only gr
 (AUTOINCREMENT never reuses a pruned number, so a reader's cursor stays meaningful).
 
 Callers (:mod:`backend.accounts.service`) own transactions; this module never commits.
+Its PostgreSQL twin, :mod:`backend.accounts.pg_store`, inherits every statement that reads
+the same on both engines and overrides the few that do not.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from backend.accounts.values import AccountChange, Invite, User
 from backend.errors import UsernameTakenError
-from backend.storage import Database
+from backend.storage import IntegrityError, Row, Scope
 
 COMPONENT = "accounts"
 SIGNUP_POLICY_KEY = "signup_policy"
 SETUP_CODE_KEY = "setup_code_hash"
 
 
-def _m001_accounts(db: Database) -> None:
+def _m001_accounts(db: Scope) -> None:
     db.execute(
         """
         CREATE TABLE users (
@@ -146,7 +149,7 @@ _CLAIM_INVITE = (
 _LIST_INVITES = f"SELECT {_INVITE_COLUMNS} FROM invites ORDER BY created_at DESC, id"
 _REVOKE_INVITE = "UPDATE invites SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
 
-_INSERT_FAILURE = "INSERT INTO failed_attempts (scope, key, at) VALUES (?, ?, ?)"
+_INSERT_FAILURE = "INSERT INTO failed_attempts (scope, key, at) VALUES (?, ?, ?) RETURNING rowid"
 _FAILURES_SINCE = "SELECT at FROM failed_attempts WHERE scope = ? AND key = ? AND at > ?"
 _DELETE_FAILURE = "DELETE FROM failed_attempts WHERE rowid = ?"
 _CLEAR_FAILURES = "DELETE FROM failed_attempts WHERE scope = ? AND key = ?"
@@ -167,11 +170,13 @@ _PRUNE_EVENTS = "DELETE FROM account_events WHERE at <= ?"
 
 
 class AccountsStore:
-    """The SQL of ``accounts.sqlite`` over one :class:`Database` (see the module docstring)."""
+    """The SQL of ``accounts.sqlite`` over one scope (see the module docstring)."""
 
-    def __init__(self, db: Database) -> None:
+    migrations: Sequence[Callable[[Any], None]] = MIGRATIONS
+
+    def __init__(self, db: Scope) -> None:
         self.db = db
-        db.migrate(COMPONENT, MIGRATIONS)
+        db.migrate(COMPONENT, self.migrations)
 
     # ── users ───────────────────────────────────────────────────────
 
@@ -180,16 +185,19 @@ class AccountsStore:
     ) -> User:
         changed_at = now_ms if password_hash is not None else None
         try:
-            self.db.execute(
-                _INSERT_USER, (user_id, username, role, password_hash, now_ms, now_ms, changed_at)
+            self._insert_user_row(
+                (user_id, username, role, password_hash, now_ms, now_ms, changed_at)
             )
-        except sqlite3.IntegrityError as exc:
+        except IntegrityError as exc:
             if self.user_by_username(username) is not None:
                 raise UsernameTakenError(username) from exc
             raise  # an id collision: 30 random bits per slug; the caller mints anew
         user = self.user_by_id(user_id)
         assert user is not None
         return user
+
+    def _insert_user_row(self, values: tuple[Any, ...]) -> None:
+        self.db.execute(_INSERT_USER, values)
 
     def user_by_id(self, user_id: str) -> User | None:
         return _user(self.db.query_one(_USER_BY_ID, (user_id,)))
@@ -294,9 +302,8 @@ class AccountsStore:
 
     def record_failure(self, scope: str, key: str, now_ms: int) -> int:
         """Record one failed (or not yet successful) attempt; return its row id."""
-        rowid = self.db.execute(_INSERT_FAILURE, (scope, key, now_ms)).lastrowid
-        assert rowid is not None
-        return rowid
+        # fetchall: a RETURNING statement left unfinished would keep its transaction open.
+        return int(self.db.execute(_INSERT_FAILURE, (scope, key, now_ms)).fetchall()[0][0])
 
     def delete_failure(self, rowid: int) -> None:
         self.db.write(_DELETE_FAILURE, (rowid,))
@@ -345,7 +352,7 @@ class AccountsStore:
         return self.db.write(_PRUNE_EVENTS, (before_ms,))
 
 
-def _to_user(row: sqlite3.Row) -> User:
+def _to_user(row: Row) -> User:
     return User(
         id=row["id"],
         username=row["username"],
@@ -358,5 +365,5 @@ def _to_user(row: sqlite3.Row) -> User:
     )
 
 
-def _user(row: sqlite3.Row | None) -> User | None:
+def _user(row: Row | None) -> User | None:
     return None if row is None else _to_user(row)

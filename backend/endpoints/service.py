@@ -40,7 +40,8 @@ from backend.endpoints.endpoint import (
     checked_endpoint,
     env_endpoints,
 )
-from backend.endpoints.store import SETTINGS_FILE, EndpointStore
+from backend.endpoints.pg_store import PgEndpointStore
+from backend.endpoints.store import SETTINGS_SCOPE, EndpointStore
 from backend.errors import (
     EndpointNotFoundError,
     InvalidEndpointError,
@@ -55,7 +56,7 @@ from backend.models import (
     provider_for_endpoint,
     provider_from_settings,
 )
-from backend.storage import Database
+from backend.storage.engines import open_store
 
 MAX_CACHED_PROVIDERS = 64
 MAX_PARALLEL_LISTINGS = 8
@@ -101,19 +102,17 @@ class ModelEndpoints:
         self._accounts = accounts
         self._env = env_endpoints(settings)  # a bad CHATS_MODEL_ENDPOINTS fails the start
         self.catalogue = catalogue or ModelCatalogue()
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self._db = Database(settings.data_dir / SETTINGS_FILE)
-        try:
-            self._store = EndpointStore(self._db)
-        except BaseException:
-            self._db.close()
-            raise
+        self._opened = open_store(
+            settings, SETTINGS_SCOPE, {"sqlite": EndpointStore, "postgresql": PgEndpointStore}
+        )
+        self._db = self._opened.scope
+        self._store: EndpointStore = self._opened.store
         self._providers_lock = threading.Lock()
         self._providers: OrderedDict[tuple[str, str, str, str], ModelProvider] = OrderedDict()
         self._offline = provider_from_settings(replace(settings, model_base_url=""))
 
     def close(self) -> None:
-        self._db.close()
+        self._opened.close()
 
     # ── reads ───────────────────────────────────────────────────────
 

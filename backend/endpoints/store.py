@@ -14,22 +14,25 @@ The key is stored as given: the server must send it, so it cannot be hashed. Pro
 folder as you protect the environment that holds ``CHATS_MODEL_API_KEY``. It never leaves the
 server: no value this package hands out carries it.
 
-Callers (:mod:`backend.endpoints.service`) own transactions.
+Callers (:mod:`backend.endpoints.service`) own transactions. The PostgreSQL twin
+(:mod:`backend.endpoints.pg_store`) differs in its schema only.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from backend.endpoints.endpoint import Endpoint
-from backend.storage import Database
+from backend.storage import Row, Scope
 
 COMPONENT = "endpoints"
-SETTINGS_FILE = "settings.sqlite"
+SETTINGS_SCOPE = "settings"
+SETTINGS_FILE = f"{SETTINGS_SCOPE}.sqlite"
 
 
-def _m001_model_endpoints(db: Database) -> None:
+def _m001_model_endpoints(db: Scope) -> None:
     db.execute(
         """
         CREATE TABLE model_endpoints (
@@ -60,9 +63,11 @@ _DELETE = "DELETE FROM model_endpoints WHERE name = ?"
 class EndpointStore:
     """SQL of ``model_endpoints``."""
 
-    def __init__(self, db: Database) -> None:
+    migrations: Sequence[Callable[[Any], None]] = MIGRATIONS
+
+    def __init__(self, db: Scope) -> None:
         self.db = db
-        db.migrate(COMPONENT, MIGRATIONS)
+        db.migrate(COMPONENT, self.migrations)
 
     def list(self) -> list[Endpoint]:
         return [_endpoint(row) for row in self.db.query(_SELECT_ALL)]
@@ -81,7 +86,7 @@ class EndpointStore:
         return self.db.write(_DELETE, (name,)) == 1
 
 
-def _endpoint(row: sqlite3.Row) -> Endpoint:
+def _endpoint(row: Row) -> Endpoint:
     return Endpoint(
         name=row["name"],
         base_url=row["base_url"],

@@ -14,14 +14,17 @@ lives with the package that owns the tables, not here.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Generic, Literal, Protocol, TypeVar
 
 from backend.config import PostgresLocation, Settings
 from backend.storage.database import Database
 from backend.storage.scope import Scope
 
 EngineKind = Literal["sqlite", "postgresql"]
+_S = TypeVar("_S")
 
 
 class Storage(Protocol):
@@ -102,3 +105,34 @@ def open_storage(settings: Settings) -> Storage:
     if isinstance(settings.storage, PostgresLocation):
         return PostgresStorage(settings.storage)
     return SqliteStorage(settings.data_dir)
+
+
+@dataclass(frozen=True)
+class OpenedStore(Generic[_S]):
+    """A store on its scope on its engine; ``close`` closes all three, in that order."""
+
+    storage: Storage
+    scope: Scope
+    store: _S
+
+    def close(self) -> None:
+        self.scope.close()
+        self.storage.close()
+
+
+def open_store(
+    settings: Settings, name: str, stores: Mapping[EngineKind, Callable[[Scope], _S]]
+) -> OpenedStore[_S]:
+    """Open scope ``name`` on the configured engine and the store twin made for that engine
+    (``stores[kind]``); on any failure nothing is left open."""
+    storage = open_storage(settings)
+    try:
+        scope = storage.open_scope(name)
+        try:
+            return OpenedStore(storage, scope, stores[storage.kind](scope))
+        except BaseException:
+            scope.close()
+            raise
+    except BaseException:
+        storage.close()
+        raise

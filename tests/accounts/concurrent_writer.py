@@ -1,13 +1,15 @@
-"""A separate process writing one ``accounts.sqlite``, for the concurrency tests.
+"""A separate process writing one accounts database, for the concurrency tests.
 
 ``python -m tests.accounts.concurrent_writer DATA_DIR users PREFIX COUNT`` creates COUNT users;
 ``... DATA_DIR first-admin USERNAME CODE`` tries to become the first admin and prints
 ``won`` or ``lost``. Both wait for ``DATA_DIR/go`` to exist, so the processes start together.
+The engine is ``CHATS_STORAGE`` of the environment (the test's own).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,7 +23,13 @@ PASSWORD = "correct horse battery staple"
 
 def main(data_dir: Path, action: str, *args: str) -> None:
     settings = dataclasses.replace(
-        Settings.from_env({"CHATS_PASSWORD_HASH_PROFILE": "cheapest"}), data_dir=data_dir
+        Settings.from_env(
+            {
+                "CHATS_PASSWORD_HASH_PROFILE": "cheapest",
+                "CHATS_STORAGE": os.environ.get("CHATS_STORAGE", ""),
+            }
+        ),
+        data_dir=data_dir,
     )
     with Accounts(settings) as accounts:
         print("ready", flush=True)

@@ -1,17 +1,22 @@
 """Fixtures for the accounts tests: cheap argon2 parameters, a controllable clock, a fresh
-``accounts.sqlite`` per test, and an admin to act with."""
+accounts database per test, and an admin to act with.
+
+Every test with a data folder runs on both storage engines (``data_dir`` asks for
+``storage``): ``make_settings`` gives the engine of the test being run, so tests that build
+their own settings follow it too. Pure tests (names, password rules) run once.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from backend.accounts import CONSOLE_ACTOR, Accounts, User
-from backend.config import Settings
+from backend.config import Settings, StorageChoice
+from tests.support import storage_engines
 
 START_MS = 1_800_000_000_000
 PASSWORD = "correct horse battery staple"
@@ -32,8 +37,21 @@ class FakeClock:
         return self.now
 
 
+_engine: list[StorageChoice] = ["sqlite"]  # the engine of the test being run
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, storage: StorageChoice) -> Iterator[Path]:
+    path = tmp_path / "data"
+    path.mkdir()
+    _engine[0] = storage
+    yield path
+    _engine[0] = "sqlite"
+
+
 def make_settings(data_dir: Path, **changes: object) -> Settings:
     base = Settings.from_env({"CHATS_PASSWORD_HASH_PROFILE": "cheapest"})
+    changes.setdefault("storage", _engine[0])
     return dataclasses.replace(base, data_dir=data_dir, **changes)  # type: ignore[arg-type]
 
 
@@ -64,7 +82,6 @@ def alice(accounts: Accounts, admin: User) -> User:
 
 
 def raw_rows(accounts: Accounts, sql: str) -> list[tuple]:
-    """Read ``accounts.sqlite`` through a connection of its own, as an attacker with the
-    file would."""
-    with sqlite3.connect(accounts.path) as conn:
-        return conn.execute(sql).fetchall()
+    """Run ``sql`` on the accounts database through a connection of its own, as an attacker
+    with the file (or the database) would."""
+    return storage_engines.raw_rows(accounts.settings.storage, accounts.path, sql)

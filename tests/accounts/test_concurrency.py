@@ -1,8 +1,9 @@
-"""Several processes on one ``accounts.sqlite`` (each Reflex worker, the CLI) lose nothing
+"""Several processes on one accounts database (each Reflex worker, the CLI) lose nothing
 and cannot both win a race that only one may win."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -14,11 +15,14 @@ USERS_PER_PROCESS = 25
 
 
 def start_writers(data_dir, *argvs: list[str]) -> list[subprocess.Popen]:
-    """Start the writer processes, wait until each has opened the file, then let them go."""
+    """Start the writer processes, wait until each has opened the database, then let them go."""
+    storage = make_settings(data_dir).storage
+    env = {**os.environ, "CHATS_STORAGE": getattr(storage, "url", "sqlite")}
     processes = [
         subprocess.Popen(
             [sys.executable, "-m", "tests.accounts.concurrent_writer", str(data_dir), *argv],
             cwd=ROOT,
+            env=env,
             stdout=subprocess.PIPE,
             text=True,
         )

@@ -4,7 +4,6 @@ exactly the sessions it should."""
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 
 import pytest
 
@@ -26,6 +25,7 @@ class TestTokensAreStoredOnlyAsHashes:
         assert signed_in.token not in repr(rows)
         assert rows[0][0] == hashlib.sha256(signed_in.token.encode()).hexdigest()
 
+    @pytest.mark.sqlite_only
     def test_no_secret_appears_anywhere_in_the_database_file(self, accounts, admin, alice):
         signed_in = accounts.sign_in("alice", PASSWORD, ADDRESS)
         invite = accounts.create_invite(admin.id)
@@ -167,8 +167,7 @@ class TestDisabledUsers:
         # Disabling through the service deletes the sessions; resolve checks the flag too, so a
         # restored backup or a hand edit that only sets disabled_at cannot leave anyone in.
         token = accounts.sign_in("alice", PASSWORD, ADDRESS).token
-        with sqlite3.connect(accounts.path) as conn:
-            conn.execute("UPDATE users SET disabled_at = 1 WHERE username = 'alice'")
+        raw_rows(accounts, "UPDATE users SET disabled_at = 1 WHERE username = 'alice'")
         assert accounts.resolve(token) is None
 
     def test_re_enabling_lets_them_sign_in_again_but_does_not_revive_old_sessions(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from backend.accounts import CONSOLE_ACTOR, Accounts, User
-from backend.config import Settings
+from backend.config import Settings, StorageChoice
 from backend.endpoints import ModelCatalogue, ModelChoice, ModelEndpoints, env_endpoints
 from backend.errors import (
     ConfigurationError,
@@ -50,9 +50,13 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture
-def settings(data_dir: Path, server: FakeOpenAI) -> Settings:
+def settings(data_dir: Path, server: FakeOpenAI, storage: StorageChoice) -> Settings:
+    """On each storage engine in turn (tests/support/storage_engines.py)."""
     return dataclasses.replace(
-        server.settings(data_dir), password_hash_profile="cheapest", model_endpoints=""
+        server.settings(data_dir),
+        password_hash_profile="cheapest",
+        model_endpoints="",
+        storage=storage,
     )
 
 

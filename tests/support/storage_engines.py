@@ -1,0 +1,40 @@
+"""Running a package's suite on both storage engines.
+
+A test that asks for the ``storage`` fixture (directly, or through a package's autouse
+fixture) runs once per engine: ``"sqlite"`` (files under the test's data folder) and a
+PostgreSQL location of its own (an empty namespace on the tests' server). ``--storage=sqlite``
+or ``--storage=postgresql`` (or ``CHATS_TEST_STORAGE``) keeps one; a test about SQLite files
+themselves is marked ``sqlite_only`` and runs on SQLite alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from backend.config import PostgresLocation, StorageChoice
+
+ENGINES = ("sqlite", "postgresql")
+
+
+def selected_engines(option: str, sqlite_only: bool) -> list[str]:
+    """The engines a test runs on: ``option`` is ``both`` or one engine's name."""
+    chosen = list(ENGINES) if option in ("", "both") else [option]
+    unknown = set(chosen) - set(ENGINES)
+    if unknown:
+        raise ValueError(f"--storage must be both, sqlite or postgresql; got {option!r}")
+    return [engine for engine in chosen if engine == "sqlite" or not sqlite_only]
+
+
+def raw_rows(storage: StorageChoice, sqlite_file: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Run ``sql`` beside the application, as someone holding the database would: on its own
+    connection to the SQLite file, or to the PostgreSQL database. Commits."""
+    if isinstance(storage, PostgresLocation):
+        with psycopg.connect(storage.url) as conn:
+            cursor = conn.execute(sql)
+            return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+    with sqlite3.connect(sqlite_file) as conn:
+        return conn.execute(sql).fetchall()
