@@ -2,7 +2,8 @@
 # Sourced by scripts/run and scripts/test. Installs what the project needs into
 # project-local folders, once: a virtualenv (.venv), the JS toolchain Reflex uses
 # (bun and Node 22 from the npm registry, into .tools), and — for browser tests —
-# Debian's Chromium and axe-core (npm registry, into .tools/axe). Every step is skipped when its stamp says it is already done,
+# Debian's Chromium and axe-core (npm registry, into .tools/axe), Debian's Redis and PostgreSQL
+# (their tests start their own servers). Every step is skipped when its stamp says it is already done,
 # so a second run installs nothing. Nothing is downloaded from outside the package
 # registries (Reflex's own bun download is disabled by REFLEX_USE_SYSTEM_BUN).
 set -euo pipefail
@@ -74,6 +75,17 @@ ensure_redis() {
         [[ "$(id -u)" != 0 ]] && sudo="sudo"
         $sudo apt-get update -qq >&2
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >&2
+    fi
+}
+
+ensure_postgres() {
+    # The tests start their own server from these binaries (tests/support/postgres_server.py).
+    if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+        log "installing Debian's postgresql for the PostgreSQL storage tests"
+        local sudo=""
+        [[ "$(id -u)" != 0 ]] && sudo="sudo"
+        $sudo apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >&2
     fi
 }
 

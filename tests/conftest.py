@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
+
+from tests.support.postgres_server import PostgresServer, start_postgres
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,6 +21,24 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
     path.mkdir()
     return path
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One PostgreSQL server per test process, started by the first test that asks for it
+    (tests/support/postgres_server.py) and removed at the end."""
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The URL of a fresh, empty database, dropped after the test."""
+    with postgres_server.fresh_database() as url:
+        yield url
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

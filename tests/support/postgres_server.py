@@ -1,0 +1,203 @@
+"""A throwaway PostgreSQL server for tests, started by the tests themselves.
+
+``initdb`` runs into a fresh folder under the system temporary folder, as an unprivileged user
+(PostgreSQL refuses to run as root, and tests run as root here: ``nobody`` owns the folder
+and the server; as any other user, that user does). The server listens on a free loopback
+port only (no Unix socket outside its folder), with settings fit for tests: no fsync, no
+full-page writes, minimal WAL. Its one role has a random password, so the URLs tests get
+carry a password exactly as a deployment's do (what must never be printed).
+
+One server per test process, started by the first test that asks for it (the session-scoped
+``postgres_server`` fixture in ``tests/conftest.py``) and removed, folder and all, at the end.
+Under pytest-xdist each worker has its own: nothing is shared, nothing can be left to a
+worker that finished first. ``CHATS_TEST_POSTGRES_URL`` (an admin URL of a server someone
+else runs) skips the start: tests then create and drop their databases there.
+
+Each test gets a database of its own (:meth:`PostgresServer.fresh_database`), made from an
+empty template and dropped at the end of the test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+
+UNPRIVILEGED_USER = "nobody"
+ROLE = "chats_test"
+START_TIMEOUT_S = 60
+TEST_SETTINGS = {
+    "listen_addresses": "127.0.0.1",
+    "fsync": "off",
+    "full_page_writes": "off",
+    "synchronous_commit": "off",
+    "wal_level": "minimal",
+    "max_wal_senders": "0",
+    "max_connections": "200",
+    "shared_buffers": "32MB",
+    "log_min_messages": "warning",
+    "logging_collector": "off",
+}
+"""Fast and unsafe on power loss: a test server holds nothing worth keeping."""
+
+_names = itertools.count(1)
+
+
+def postgres_bin_dir() -> Path:
+    """Debian's newest installed PostgreSQL (``/usr/lib/postgresql/<major>/bin``)."""
+    override = os.environ.get("CHATS_PG_BIN")
+    if override:
+        return Path(override)
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        key=lambda path: int(path.parent.parent.name) if path.parent.parent.name.isdigit() else 0,
+    )
+    if not found:
+        raise RuntimeError(
+            "PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): run "
+            "scripts/test once, or `apt-get install postgresql`"
+        )
+    return found[-1].parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class PostgresServer:
+    """A running server (or one given by ``CHATS_TEST_POSTGRES_URL``) and its admin URL."""
+
+    admin_url: str
+    folder: Path | None = None
+    process: subprocess.Popen[bytes] | None = None
+    _made: list[str] = field(default_factory=list)
+
+    def url(self, database: str) -> str:
+        """The admin URL with another database name."""
+        parts = urlsplit(self.admin_url)
+        return urlunsplit(parts._replace(path="/" + quote(database)))
+
+    def create_database(self, name: str | None = None) -> str:
+        """A new, empty database (``UTF8``, collation ``C``); returns its URL."""
+        name = name or f"t_{os.getpid()}_{next(_names)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING UTF8 LOCALE "C"')
+        self._made.append(name)
+        return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        name = urlsplit(url).path.lstrip("/")
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if name in self._made:
+            self._made.remove(name)
+
+    @contextmanager
+    def fresh_database(self) -> Iterator[str]:
+        """A database for one test, dropped (its connections ended) when the test is done."""
+        url = self.create_database()
+        try:
+            yield url
+        finally:
+            self.drop_database(url)
+
+    def stop(self) -> None:
+        """Stop the server this object started and remove its folder (nothing otherwise)."""
+        if self.process is None:
+            for name in list(self._made):
+                self.drop_database(self.url(name))
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)  # "fast" shutdown: ends sessions, no wait
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_postgres(settings: dict[str, str] | None = None) -> PostgresServer:
+    """Run ``initdb`` into a new temporary folder and start a server on a free port.
+
+    ``settings`` replace :data:`TEST_SETTINGS` entries (a benchmark turns fsync back on).
+    Raises with the server's log when it does not come up.
+    """
+    given = os.environ.get("CHATS_TEST_POSTGRES_URL")
+    if given:
+        return PostgresServer(admin_url=given)
+    bin_dir = postgres_bin_dir()
+    folder = Path(tempfile.mkdtemp(prefix="chats-pg-"))
+    as_user = _unprivileged_user()
+    if as_user is not None:
+        os.chown(folder, as_user.pw_uid, as_user.pw_gid)
+    password = secrets.token_urlsafe(16)
+    data = folder / "data"
+    password_file = folder / "password"
+    password_file.write_text(password + "\n")
+    if as_user is not None:
+        os.chown(password_file, as_user.pw_uid, as_user.pw_gid)
+    run_as = {"user": as_user.pw_uid, "group": as_user.pw_gid} if as_user else {}
+    try:
+        subprocess.run(
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", ROLE, "-A", "scram-sha-256",
+             f"--pwfile={password_file}", "-E", "UTF8", "--locale=C", "--no-sync"],
+            check=True, capture_output=True, cwd=folder, **run_as,
+        )  # fmt: skip
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
+    password_file.unlink()
+    port = free_port()
+    options = {**TEST_SETTINGS, **(settings or {})}
+    options.update(port=str(port), unix_socket_directories=str(folder))
+    log_path = folder / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [str(bin_dir / "postgres"), "-D", str(data),
+             *itertools.chain.from_iterable(("-c", f"{k}={v}") for k, v in options.items())],
+            stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True, **run_as,
+        )  # fmt: skip
+    server = PostgresServer(
+        admin_url=f"postgresql://{ROLE}:{quote(password, safe='')}@127.0.0.1:{port}/postgres",
+        folder=folder,
+        process=process,
+    )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            psycopg.connect(server.admin_url, connect_timeout=2).close()
+            return server
+        except psycopg.OperationalError:
+            time.sleep(0.1)
+    log_text = log_path.read_text(errors="replace")[-4000:]
+    server.stop()
+    raise RuntimeError(f"PostgreSQL did not start:\n{log_text}")
+
+
+def _unprivileged_user() -> pwd.struct_passwd | None:
+    """Who runs the server: ``nobody`` when we are root, else the current user (None)."""
+    if os.geteuid() != 0:
+        return None
+    return pwd.getpwnam(UNPRIVILEGED_USER)
