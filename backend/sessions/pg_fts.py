@@ -83,7 +83,11 @@ def _quote(lexeme_text: str) -> str:
 
 def document_parts(text: str, tokenizer: Tokenizer = MESSAGES) -> list[DocumentPart]:
     """The parts that index ``text`` (none for a text without tokens)."""
-    lexemes = [lexeme(token) for token in tokenizer.tokens(text)]
+    lexemes = tokenizer.tokens(text)
+    if any(len(token) > MAX_LEXEME_CHARS for token in lexemes):
+        lexemes = [lexeme(token) for token in lexemes]
+    if len(lexemes) <= MAX_LEXEME_POSITIONS:  # within every limit of a part
+        return [DocumentPart(0, len(lexemes), tsvector_literal(lexemes))] if lexemes else []
     parts: list[DocumentPart] = []
     start = 0
     while start < len(lexemes):
@@ -118,10 +122,24 @@ def _part_end(lexemes: Sequence[str], start: int) -> int:
 
 def tsvector_literal(lexemes: Sequence[str]) -> str:
     """``lexemes`` at positions 1, 2, ... as ``tsvector`` input."""
-    positions: dict[str, list[str]] = {}
+    positions: dict[str, list[int]] = {}
     for position, item in enumerate(lexemes, start=1):
-        positions.setdefault(item, []).append(str(position))
-    return " ".join(f"{_quote(item)}:{','.join(found)}" for item, found in positions.items())
+        found = positions.get(item)
+        if found is None:
+            positions[item] = [position]
+        else:
+            found.append(position)
+    # FTS5 tokens never hold a quote or a backslash (both separators): quote without escaping
+    # unless one does.
+    plain = not any("'" in item or "\\" in item for item in positions)
+    return " ".join(
+        [
+            f"'{item}':{','.join(map(str, found))}"
+            if plain
+            else f"{_quote(item)}:{','.join(map(str, found))}"
+            for item, found in positions.items()
+        ]
+    )
 
 
 # ── queries ─────────────────────────────────────────────────────────

@@ -18,8 +18,6 @@ Pure code: no I/O.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 MIN_BYTES = 3
 MAX_BYTES = 64
 
@@ -189,7 +187,6 @@ def _step5(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=65536)
 def stem(token: str) -> str:
     """``token`` (already folded by ``unicode61``) as FTS5's ``porter`` emits it."""
     raw = token.encode("utf-8")

@@ -24,6 +24,7 @@ from backend.sessions.pg_fts import (
     document_parts,
     phrase_tsquery,
     prefix_tsquery,
+    tsvector_literal,
 )
 from backend.sessions.search import phrase_query
 from backend.storage import Database
@@ -282,3 +283,10 @@ def test_snippets_of_the_texts_postgresql_returns_carry_the_same_markers(message
     from_fts5 = snippets([texts[doc] for doc in messages.fts5_ranked(match)], match)
     assert sorted(from_pg) == sorted(from_fts5)
     assert "say <b>\ue000hello\ue001</b> world" in from_pg
+
+
+def test_a_lexeme_with_a_quote_or_a_backslash_is_quoted_not_parsed(pg):
+    """FTS5 tokens never hold them; the literals stay safe if one ever did."""
+    lexemes = ["it's", "a\\b", "x' | 'y", "'"]
+    row = pg.execute("SELECT tsvector_to_array(%s::tsvector)", (tsvector_literal(lexemes),))
+    assert sorted(row.fetchone()[0]) == sorted(lexemes)
