@@ -1,0 +1,181 @@
+"""PostgreSQL full-text documents and queries that find what FTS5 finds.
+
+PostgreSQL never parses the text: documents and queries are FTS5's own tokens
+(:mod:`backend.sessions.fts_tokens`), handed over as ``tsvector`` / ``tsquery`` literals in
+bound parameters (``%s::tsvector``, ``%s::tsquery``). A literal quotes every lexeme, so no
+token can be read as an operator; the SQL text itself never holds user input.
+
+**Queries** are the FTS5 queries of ``backend.sessions.search`` and ``backend.chats.text``,
+word for word (the same query rule, :func:`~backend.sessions.search.query_words`):
+
+* a phrase (messages): ``'a' <-> 'b'``, the query's tokens at consecutive positions;
+* all words, the last as a prefix (titles): ``'trip' & 'li':*``; a word of several tokens is a
+  phrase (``foo.bar`` → ``'foo' <-> 'bar'``), the prefix on its last token;
+* any word (shared memory): ``'a' | ('foo' <-> 'bar')``.
+
+A word without tokens is left out (FTS5 ignores an empty phrase); no tokens at all is ``None``:
+such a query finds nothing, on both engines.
+
+**Documents** get past the limits of ``tsvector`` that FTS5 does not have:
+
+* positions stop at 16,383 and a lexeme keeps at most 256 of them, so a long text is indexed
+  in **parts** (:func:`document_parts`) of at most :data:`PART_TOKENS` tokens, none holding a
+  lexeme more than 256 times, each starting :data:`OVERLAP_TOKENS` tokens before the previous
+  one ended. The longest phrase a query can ask (:data:`MAX_PHRASE_TOKENS`) is never longer
+  than the overlap + 1, so every occurrence lies whole inside some part: a text matches iff
+  one of its parts does;
+* a lexeme is at most 2,046 bytes and a ``tsvector`` at most 1 MB: a token longer than the
+  longest query word (:data:`MAX_LEXEME_CHARS`, 256 characters) is stored as its first 256
+  characters plus :data:`LONG_TOKEN_MARK`, a separator no query token holds. A query can never
+  ask for such a token whole (FTS5 cannot either), and a prefix query still finds it; a part
+  also ends before its lexemes pass :data:`PART_BYTES`.
+
+Pure code: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
+from backend.sessions.search import MAX_QUERY_CHARS, query_words
+
+MAX_LEXEME_CHARS = MAX_QUERY_CHARS
+LONG_TOKEN_MARK = "\x01"
+MAX_PHRASE_TOKENS = (MAX_QUERY_CHARS + 1) // 2
+"""n tokens take at least 2n - 1 characters (a separator between two)."""
+OVERLAP_TOKENS = MAX_PHRASE_TOKENS
+PART_TOKENS = 8_000
+MAX_LEXEME_POSITIONS = 256
+PART_BYTES = 512 * 1024
+"""Far below the 1 MB of a tsvector: 256 positions of the longest lexemes still fit."""
+_ENTRY_BYTES = 8
+"""Per distinct lexeme in a tsvector, beside its text (entry header and alignment)."""
+_POSITION_BYTES = 2
+
+RANK_EXPRESSION = "ts_rank({document}, {query}, 1)"
+"""Higher is better; it orders the rank fixtures the tests pin as FTS5's bm25 does (bm25 is
+lower-better: a rank column holds ``-ts_rank(...)``). Normalization 1 divides by
+1 + log(document length), as bm25 weighs a hit in a short text above one in a long text."""
+
+
+@dataclass(frozen=True)
+class DocumentPart:
+    """One row of a text's index: tokens ``start:end`` as a ``tsvector`` literal."""
+
+    start: int
+    end: int
+    tsvector: str
+
+
+def lexeme(token: str) -> str:
+    """How ``token`` is stored and asked for (see the module docstring on long tokens)."""
+    if len(token) <= MAX_LEXEME_CHARS:
+        return token
+    return token[:MAX_LEXEME_CHARS] + LONG_TOKEN_MARK
+
+
+def _quote(lexeme_text: str) -> str:
+    """A lexeme as ``tsvector`` / ``tsquery`` input: quoted, quotes and backslashes escaped."""
+    return "'" + lexeme_text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def document_parts(text: str, tokenizer: Tokenizer = MESSAGES) -> list[DocumentPart]:
+    """The parts that index ``text`` (none for a text without tokens)."""
+    lexemes = tokenizer.tokens(text)
+    if any(len(token) > MAX_LEXEME_CHARS for token in lexemes):
+        lexemes = [lexeme(token) for token in lexemes]
+    if len(lexemes) <= MAX_LEXEME_POSITIONS:  # within every limit of a part
+        return [DocumentPart(0, len(lexemes), tsvector_literal(lexemes))] if lexemes else []
+    parts: list[DocumentPart] = []
+    start = 0
+    while start < len(lexemes):
+        end = _part_end(lexemes, start)
+        parts.append(DocumentPart(start, end, tsvector_literal(lexemes[start:end])))
+        if end == len(lexemes):
+            break
+        start = end - OVERLAP_TOKENS
+    return parts
+
+
+def _part_end(lexemes: Sequence[str], start: int) -> int:
+    counts: dict[str, int] = {}
+    size = 0
+    end = start
+    limit = min(len(lexemes), start + PART_TOKENS)
+    while end < limit:
+        item = lexemes[end]
+        seen = counts.get(item, 0)
+        if seen == MAX_LEXEME_POSITIONS:
+            break
+        grows = _POSITION_BYTES if seen else _ENTRY_BYTES + _POSITION_BYTES + len(item) * 4
+        if size + grows > PART_BYTES:
+            break
+        counts[item] = seen + 1
+        size += grows
+        end += 1
+    # Every part but the last holds >= 256 tokens (the lexeme cap is met first), so > overlap.
+    assert end == len(lexemes) or end - start > OVERLAP_TOKENS
+    return end
+
+
+def tsvector_literal(lexemes: Sequence[str]) -> str:
+    """``lexemes`` at positions 1, 2, ... as ``tsvector`` input."""
+    positions: dict[str, list[int]] = {}
+    for position, item in enumerate(lexemes, start=1):
+        found = positions.get(item)
+        if found is None:
+            positions[item] = [position]
+        else:
+            found.append(position)
+    # FTS5 tokens never hold a quote or a backslash (both separators): quote without escaping
+    # unless one does.
+    plain = not any("'" in item or "\\" in item for item in positions)
+    return " ".join(
+        [
+            f"'{item}':{','.join(map(str, found))}"
+            if plain
+            else f"{_quote(item)}:{','.join(map(str, found))}"
+            for item, found in positions.items()
+        ]
+    )
+
+
+# ── queries ─────────────────────────────────────────────────────────
+
+
+def _phrase(tokens: Sequence[str], *, prefix: bool = False) -> str:
+    terms = [_quote(lexeme(token)) for token in tokens]
+    if prefix:
+        terms[-1] += ":*"
+    joined = " <-> ".join(terms)
+    return f"( {joined} )" if len(terms) > 1 else joined
+
+
+def phrase_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None:
+    """``backend.sessions.search.phrase_query`` as a ``tsquery`` literal."""
+    words = query_words(query) if isinstance(query, str) else []
+    tokens = tokenizer.tokens(" ".join(words))
+    return _phrase(tokens) if tokens else None
+
+
+def prefix_tsquery(query: object, tokenizer: Tokenizer = TITLES) -> str | None:
+    """``backend.chats.text.prefix_query`` as a ``tsquery`` literal."""
+    words = query_words(query, distinct=True) if isinstance(query, str) else []
+    phrases = [
+        _phrase(tokens, prefix=last) for last, tokens in _word_tokens(words, tokenizer) if tokens
+    ]
+    return " & ".join(phrases) if phrases else None
+
+
+def any_terms_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None:
+    """``backend.chats.text.any_terms_query`` as a ``tsquery`` literal."""
+    words = query_words(query, distinct=True) if isinstance(query, str) else []
+    phrases = [_phrase(tokens) for _, tokens in _word_tokens(words, tokenizer) if tokens]
+    return " | ".join(phrases) if phrases else None
+
+
+def _word_tokens(words: Sequence[str], tokenizer: Tokenizer) -> list[tuple[bool, list[str]]]:
+    """``(is the last word, its tokens)`` for each word."""
+    return [(index == len(words) - 1, tokenizer.tokens(word)) for index, word in enumerate(words)]

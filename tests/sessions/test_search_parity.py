@@ -1,0 +1,292 @@
+"""Search means the same on PostgreSQL as on SQLite's FTS5 (differential tests, both engines).
+
+The same texts go into an FTS5 table (the project's tokenizers and FTS5 query builders) and a
+PostgreSQL table (``backend.sessions.pg_fts`` documents and queries); the same queries must
+find the same texts: phrases with stemming and folded diacritics (messages), every word with
+the last as a prefix (titles), any word (shared memory). PostgreSQL is the tests' own server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from backend.chats.snippets import snippets
+from backend.chats.text import any_terms_query, prefix_query
+from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
+from backend.sessions.pg_fts import (
+    RANK_EXPRESSION,
+    any_terms_tsquery,
+    document_parts,
+    phrase_tsquery,
+    prefix_tsquery,
+    tsvector_literal,
+)
+from backend.sessions.search import phrase_query
+from backend.storage import Database
+
+_RANK = RANK_EXPRESSION.format(document="tsv", query="%(q)s::tsquery")
+
+
+class Engines:
+    """One FTS5 table and one PostgreSQL table holding the same texts, as numbered documents."""
+
+    def __init__(self, pg: psycopg.Connection, tokenizer: Tokenizer) -> None:
+        self.pg = pg
+        self.tokenizer = tokenizer
+        self.sqlite = Database(":memory:")
+        self.sqlite.execute(
+            f"CREATE VIRTUAL TABLE docs USING fts5(body, tokenize = '{tokenizer.spec}')"
+        )
+        pg.execute("CREATE TEMP TABLE docs (doc int NOT NULL, part int NOT NULL, tsv tsvector)")
+
+    def load(self, texts: Sequence[str]) -> None:
+        self.sqlite.execute("DELETE FROM docs")
+        self.pg.execute("TRUNCATE docs")
+        self.sqlite.executemany(
+            "INSERT INTO docs (rowid, body) VALUES (?, ?)", list(enumerate(texts))
+        )
+        rows = [
+            (doc, number, part.tsvector)
+            for doc, text in enumerate(texts)
+            for number, part in enumerate(document_parts(text, self.tokenizer))
+        ]
+        with self.pg.cursor() as cursor:
+            cursor.executemany("INSERT INTO docs VALUES (%s, %s, %s::tsvector)", rows)
+
+    def fts5_ranked(self, match: str | None) -> list[int]:
+        if match is None:
+            return []
+        return [
+            row[0]
+            for row in self.sqlite.query(
+                "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rank, rowid", (match,)
+            )
+        ]
+
+    def pg_ranked(self, tsquery: str | None) -> list[int]:
+        if tsquery is None:
+            return []
+        rows = self.pg.execute(
+            f"SELECT doc FROM docs WHERE tsv @@ %(q)s::tsquery "
+            f"GROUP BY doc ORDER BY -max({_RANK}), doc",
+            {"q": tsquery},
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def close(self) -> None:
+        self.sqlite.close()
+
+
+@pytest.fixture
+def pg(postgres_url: str) -> Iterator[psycopg.Connection]:
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        yield connection
+
+
+@pytest.fixture
+def messages(pg: psycopg.Connection) -> Iterator[Engines]:
+    engines = Engines(pg, MESSAGES)
+    yield engines
+    engines.close()
+
+
+@pytest.fixture
+def titles(pg: psycopg.Connection) -> Iterator[Engines]:
+    engines = Engines(pg, TITLES)
+    yield engines
+    engines.close()
+
+
+# ── random texts and queries ────────────────────────────────────────
+
+VOCABULARY = [
+    "deploy",
+    "deployments",
+    "deployed",
+    "failing",
+    "fail",
+    "Café",
+    "cafe",
+    "CAFÉ",
+    "cafe\u0301",
+    "naïve",
+    "naive",
+    "foo.bar.com",
+    "bar",
+    "some-words",
+    "some",
+    "words",
+    "ponies",
+    "pony",
+    "relational",
+    "relate",
+    "東京",
+    "タワー",
+    "Straße",
+    "strasse",
+    "42",
+    "x1",
+    "a",
+    "I",
+    "running",
+    "runner",
+]
+SEPARATORS = [" ", " ", " ", ".", "-", ", ", "\n", "'", "_", "/", " — "]
+OPERATORS = ['"', "AND", "OR", "NOT", "NEAR", "*", "(", ")", ":", "^", "+"]
+
+words = st.sampled_from(VOCABULARY)
+texts = st.lists(st.tuples(words, st.sampled_from(SEPARATORS)), min_size=1, max_size=12).map(
+    lambda pairs: "".join(word + separator for word, separator in pairs)
+)
+queries = st.lists(
+    st.one_of(
+        words,
+        words.map(lambda word: word[: max(1, len(word) // 2)]),
+        st.sampled_from(OPERATORS),
+        st.sampled_from(SEPARATORS[3:]).map(lambda separator: f"some{separator}words"),
+    ),
+    min_size=1,
+    max_size=4,
+).map(" ".join)
+
+
+def _check(
+    engines: Engines,
+    corpus: list[str],
+    query: str,
+    fts5_query: Callable[[str], str | None],
+    pg_query: Callable[[str], str | None],
+) -> None:
+    engines.load(corpus)
+    assert sorted(engines.pg_ranked(pg_query(query))) == sorted(
+        engines.fts5_ranked(fts5_query(query))
+    ), (corpus, query)
+
+
+_SETTINGS = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@_SETTINGS
+@given(corpus=st.lists(texts, min_size=1, max_size=8), query=queries)
+def test_a_phrase_finds_the_same_messages_on_both_engines(messages, corpus, query):
+    _check(messages, corpus, query, phrase_query, phrase_tsquery)
+
+
+@_SETTINGS
+@given(corpus=st.lists(texts, min_size=1, max_size=8), query=queries)
+def test_any_word_finds_the_same_memory_entries_on_both_engines(messages, corpus, query):
+    _check(messages, corpus, query, any_terms_query, any_terms_tsquery)
+
+
+@_SETTINGS
+@given(corpus=st.lists(texts, min_size=1, max_size=8), query=queries)
+def test_words_and_a_prefix_find_the_same_titles_on_both_engines(titles, corpus, query):
+    _check(titles, corpus, query, prefix_query, prefix_tsquery)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(corpus=st.lists(st.text(max_size=40), min_size=1, max_size=6), query=st.text(max_size=20))
+def test_any_unicode_text_and_query_find_the_same_messages(messages, corpus, query):
+    well_formed = [text.encode("utf-8", "replace").decode("utf-8") for text in corpus]
+    _check(messages, well_formed, query, phrase_query, phrase_tsquery)
+
+
+# ── where PostgreSQL's own parser would read differently ────────────
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        ("some.words", "some words"),
+        ("some-words", "some words"),
+        ("foo.bar.com", "bar"),
+        ("Café plans", "cafe"),
+        ("the deployment failed", "deployments fail"),
+    ],
+)
+def test_texts_postgresql_s_parser_splits_otherwise_are_found_as_fts5_finds_them(
+    messages, text, query
+):
+    messages.load([text, "unrelated"])
+    assert messages.pg_ranked(phrase_tsquery(query)) == messages.fts5_ranked(phrase_query(query))
+    assert messages.pg_ranked(phrase_tsquery(query)) == [0]
+
+
+def test_a_phrase_after_20_000_words_is_found(messages):
+    text = "filler " * 20_000 + "needle in the haystack"
+    messages.load([text])
+    assert len(document_parts(text)) > 2
+    assert messages.pg_ranked(phrase_tsquery("needle in the haystack")) == [0]
+    assert messages.fts5_ranked(phrase_query("needle in the haystack")) == [0]
+
+
+def test_a_phrase_at_a_word_s_300th_occurrence_is_found(messages):
+    """A lexeme keeps 256 positions in a tsvector: parts never hold it more often."""
+    text = "the end " * 299 + "the needle"
+    messages.load([text])
+    assert messages.pg_ranked(phrase_tsquery("the needle")) == [0]
+
+
+def test_a_phrase_across_the_end_of_a_part_is_found(messages):
+    words = [f"w{index}" for index in range(9_000)]
+    messages.load([" ".join(words)])
+    for at in (7_870, 7_990, 7_999, 8_000):
+        assert messages.pg_ranked(phrase_tsquery(" ".join(words[at : at + 16]))) == [0]
+
+
+def test_a_token_longer_than_a_lexeme_may_be_is_found_by_prefix_only_as_in_fts5(titles):
+    long_token = "é" * 3_000
+    titles.load([f"{long_token} tail", "other"])
+    for query in ("e" * 200, "e" * 256, "e" * 255 + " tail", long_token):
+        assert titles.pg_ranked(prefix_tsquery(query)) == titles.fts5_ranked(prefix_query(query))
+    assert titles.pg_ranked(prefix_tsquery("e" * 256)) == [0]
+
+
+def test_a_query_without_tokens_finds_nothing_on_both_engines(messages):
+    messages.load(["some words"])
+    for query in ("", "   ", '"', "*", "—", "\u0301"):
+        assert phrase_tsquery(query) is None or messages.pg_ranked(phrase_tsquery(query)) == []
+        assert messages.fts5_ranked(phrase_query(query)) == []
+
+
+# ── ranking and snippets ────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("texts", "query"),
+    [
+        (["apple " + "filler " * 50, "apple apple apple"], "apple"),
+        (["tea and a very long text " * 20, "tea " * 5], "tea"),
+    ],
+    ids=["tests/sessions/test_search.py", "tests/chats/test_message_search.py"],
+)
+def test_the_rank_fixtures_the_tests_pin_order_as_bm25_orders_them(messages, texts, query):
+    messages.load(texts)
+    assert messages.pg_ranked(phrase_tsquery(query)) == messages.fts5_ranked(phrase_query(query))
+    assert messages.pg_ranked(phrase_tsquery(query)) == [1, 0]
+
+
+def test_snippets_of_the_texts_postgresql_returns_carry_the_same_markers(messages):
+    texts = ["say <b>hello</b> world", "nothing", "hello " + "long text " * 1_000]
+    messages.load(texts)
+    found = messages.pg_ranked(phrase_tsquery("hello"))
+    match = phrase_query("hello")
+    assert match is not None
+    from_pg = snippets([texts[doc] for doc in found], match)
+    from_fts5 = snippets([texts[doc] for doc in messages.fts5_ranked(match)], match)
+    assert sorted(from_pg) == sorted(from_fts5)
+    assert "say <b>\ue000hello\ue001</b> world" in from_pg
+
+
+def test_a_lexeme_with_a_quote_or_a_backslash_is_quoted_not_parsed(pg):
+    """FTS5 tokens never hold them; the literals stay safe if one ever did."""
+    lexemes = ["it's", "a\\b", "x' | 'y", "'"]
+    row = pg.execute("SELECT tsvector_to_array(%s::tsvector)", (tsvector_literal(lexemes),))
+    assert sorted(row.fetchone()[0]) == sorted(lexemes)
