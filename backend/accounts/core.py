@@ -15,7 +15,7 @@ from pathlib import Path
 from backend.accounts import throttle
 from backend.accounts.adoption import former_local_directory
 from backend.accounts.names import mint_user_id
-from backend.accounts.passwords import Passwords, check_password_policy
+from backend.accounts.passwords import Passwords, PasswordWork, check_password_policy
 from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
 from backend.accounts.values import AccountChangeKind, Role, User
@@ -37,6 +37,7 @@ class AccountsCore(Closing):
         self.settings = settings
         self._clock = clock or now_ms
         self._passwords = Passwords(settings.password_hash_profile)
+        self.password_work = PasswordWork()  # async callers run hashing calls here
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.path: Path = settings.data_dir / ACCOUNTS_FILE
         self._setup_code_path = settings.data_dir / SETUP_CODE_FILE
@@ -48,6 +49,7 @@ class AccountsCore(Closing):
             raise
 
     def close(self) -> None:
+        self.password_work.close()
         self._db.close()
 
     def _now_ms(self) -> int:

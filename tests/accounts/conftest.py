@@ -68,3 +68,18 @@ def raw_rows(accounts: Accounts, sql: str) -> list[tuple]:
     file would."""
     with sqlite3.connect(accounts.path) as conn:
         return conn.execute(sql).fetchall()
+
+
+@pytest.fixture
+def hashes(accounts: Accounts, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every password ``accounts`` hashes from now on (argon2 is the cost a post can force)."""
+    made: list[str] = []
+    passwords = accounts._passwords
+    real_hash = passwords.hash
+
+    def counting_hash(password: str) -> str:
+        made.append(password)
+        return real_hash(password)
+
+    monkeypatch.setattr(passwords, "hash", counting_hash)
+    return made
