@@ -14,7 +14,7 @@ from pathlib import Path
 from backend.accounts import throttle
 from backend.accounts.adoption import former_local_directory
 from backend.accounts.names import mint_user_id
-from backend.accounts.passwords import Passwords, check_password_policy
+from backend.accounts.passwords import Passwords, PasswordWork, check_password_policy
 from backend.accounts.pg_store import PgAccountsStore
 from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
@@ -48,8 +48,10 @@ class AccountsCore(Closing):
         )
         self._db = self._opened.scope
         self._store: AccountsStore = self._opened.store
+        self.password_work = PasswordWork()  # async callers run hashing calls here
 
     def close(self) -> None:
+        self.password_work.close()
         self._opened.close()
 
     def _now_ms(self) -> int:

@@ -66,7 +66,9 @@ class Accounts(AdminOperations):
     """Accounts, sign-ins, sign-up and setup over one ``accounts.sqlite``.
 
     Safe to share between threads, and between processes on one data folder (each opens its
-    own ``Accounts``). Every method is synchronous: async callers offload it.
+    own ``Accounts``). Every method is synchronous: async callers offload it, and run the ones
+    that hash or verify a password (sign-in, sign-up, setup, password change) through
+    ``password_work``, never the default thread pool.
     """
 
     # ── first start ─────────────────────────────────────────────────
@@ -103,17 +105,22 @@ class Accounts(AdminOperations):
         (one text). Guesses are throttled per address like sign-in attempts.
         """
         name = normalize_username(username)
-        password_hash = self._hash_new_password(password)
+        check_password_policy(password)
         attempt = self._begin_attempt(None, address)
+        self._check_setup_code(setup_code)  # before argon2: a refused post costs no hash
+        password_hash = self._passwords.hash(password)
         with self._db.transaction():
-            stored = self._store.setting(SETUP_CODE_KEY)
-            # Compared even when nothing is stored, so both refusals take the same time.
-            matches = setup_code_matches(str(setup_code), stored or hash_setup_code(""))
-            if stored is None or not matches or self._store.count_active_admins():
-                raise InvalidSetupCodeError()
+            self._check_setup_code(setup_code)  # again, under the write lock
             user = self._insert_user(name, "admin", password_hash)
             self._attempt_succeeded(attempt, None)
             return self._new_sign_in(user, address)
+
+    def _check_setup_code(self, setup_code: str) -> None:
+        stored = self._store.setting(SETUP_CODE_KEY)
+        # Compared even when nothing is stored, so both refusals take the same time.
+        matches = setup_code_matches(str(setup_code), stored or hash_setup_code(""))
+        if stored is None or not matches or self._store.count_active_admins():
+            raise InvalidSetupCodeError()
 
     # ── signing in ────────────────────────────────────────────────────
 
@@ -206,6 +213,8 @@ class Accounts(AdminOperations):
             raise SignupRefusedError("closed")
         if self.signup_policy() == "invite" and not invite:
             raise SignupRefusedError("invite")
+        if self.signup_policy() == "invite" and not self._invite_is_live(invite or ""):
+            raise InvalidInviteError()  # before argon2: a made-up invite costs no hash
         name = normalize_username(username)
         password_hash = self._hash_new_password(password)
         with self._db.transaction():
@@ -220,6 +229,11 @@ class Accounts(AdminOperations):
                 if not claimed:
                     raise InvalidInviteError()  # rolls the new account back
             return self._new_sign_in(user, address)
+
+    def _invite_is_live(self, invite: str) -> bool:
+        return len(invite) <= MAX_TOKEN_CHARS and self._store.invite_is_live(
+            hash_secret(invite), self._now_ms()
+        )
 
     # ── header mode ─────────────────────────────────────────────────
 

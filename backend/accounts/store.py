@@ -146,6 +146,10 @@ _CLAIM_INVITE = (
     "UPDATE invites SET used_at = ?, used_by = ? WHERE token_hash = ? AND used_at IS NULL "
     "AND revoked_at IS NULL AND expires_at > ? RETURNING id"
 )
+_LIVE_INVITE = (
+    "SELECT 1 FROM invites WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL "
+    "AND expires_at > ?"
+)
 _LIST_INVITES = f"SELECT {_INVITE_COLUMNS} FROM invites ORDER BY created_at DESC, id"
 _REVOKE_INVITE = "UPDATE invites SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"
 
@@ -280,6 +284,11 @@ class AccountsStore:
         """Mark a live invite used by ``user_id``; False if it is not live (one statement)."""
         rows = self.db.execute(_CLAIM_INVITE, (now_ms, user_id, token_hash, now_ms)).fetchall()
         return bool(rows)
+
+    def invite_is_live(self, token_hash: str, now_ms: int) -> bool:
+        """Whether ``claim_invite`` would succeed now (a check before costly work; the claim
+        itself stays the one that counts)."""
+        return bool(self.db.query(_LIVE_INVITE, (token_hash, now_ms)))
 
     def list_invites(self) -> list[Invite]:
         return [

@@ -6,6 +6,7 @@ Modules, one concern each:
 * ``export_json``      lossless JSON: one chat document, or a ``.zip`` of many
 * ``export_markdown``  the visible branch of a chat as Markdown (images beside it)
 * ``import_source``    an import source on disk (JSON file or ``.zip``), read as streams
+* ``limits``           what one import may cost (nesting, unpacked bytes), checked as read
 * ``detect``           which format a file holds, from its content
 * ``formats/``         one module per import format (native, chatgpt, claude, openwebui)
 * ``importer``         writing conversations into a directory: atomic, de-duplicated

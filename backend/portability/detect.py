@@ -4,12 +4,12 @@ A ``.zip`` (by its magic bytes): a ``manifest.json`` of this project's archive; 
 first record of its ``conversations*.json`` (a ChatGPT ``mapping``, a Claude
 ``chat_messages``). A JSON file: the first record (the first element of a top-level array, or
 the top-level object): ``format: chats.chat``, ``mapping``, ``chat_messages``, or an Open
-WebUI ``chat.history``. Only the first record is parsed, so detecting a 500 MB file is cheap.
+WebUI ``chat.history``. Only the first record is parsed, so detecting a 500 MB file is cheap;
+a file past the import limits (:mod:`backend.portability.limits`) is refused here already.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any, Protocol
@@ -33,13 +33,10 @@ _BY_RECORD: tuple[ModuleType, ...] = (native, chatgpt, claude, openwebui)
 def detect(source: ImportSource) -> ImportFormat:
     """The format of ``source``; ``InvalidInputError`` naming what was found otherwise."""
     if source.zip is not None:
-        manifest = source.read_member(MANIFEST_NAME)
-        if manifest is not None:
-            try:
-                if native.looks_like(json.loads(manifest)):
+        if source.has(MANIFEST_NAME):
+            with source.open(MANIFEST_NAME) as stream:
+                if native.looks_like(peek(stream)):
                     return native
-            except ValueError:
-                pass
         for module in (chatgpt, claude):
             for member in module.member_names(source):
                 with source.open(member) as stream:

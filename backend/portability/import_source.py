@@ -1,9 +1,12 @@
 """An import source on disk: a plain JSON file or a ``.zip``, read as streams.
 
-Nothing is extracted to disk and nothing is read whole: members are opened as decompressing
-streams, and :meth:`ImportSource.position` (bytes of the file consumed so far) drives
-progress. Files beside the conversations (a ChatGPT export's images) are looked up by name
-prefix and read only when a message points at them.
+Nothing is extracted to disk: JSON is read as (decompressing) streams, and
+:meth:`ImportSource.position` (bytes of the file consumed so far) drives progress. Files beside
+the conversations (a ChatGPT export's images, an archive's attachments) are looked up by name
+and read whole only when a message points at them. Every byte is read through
+:mod:`backend.portability.limits`: counted against per-member and whole-file caps and the
+member's compressed size, and JSON checked for nesting, so a zip bomb or a deeply nested file
+is refused (:class:`~backend.portability.limits.ImportLimitError`) before it costs memory.
 """
 
 from __future__ import annotations
@@ -12,17 +15,19 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from backend.errors import InvalidInputError
+from backend.portability.limits import Budget, ImportLimits, LimitedStream
 from backend.storage.closing import Closing
 
 
 class ImportSource(Closing):
     """A file to import from; use as a context manager."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, limits: ImportLimits | None = None) -> None:
         self.path = Path(path)
+        self.limits = limits or ImportLimits()
         if not self.path.is_file():
             raise InvalidInputError(f"{self.path}: no such file")
         self.size = self.path.stat().st_size
@@ -37,6 +42,9 @@ class ImportSource(Closing):
                 raise InvalidInputError(f"{self.path}: not a readable zip ({exc})") from exc
         self._raw.seek(0)
         self._prefix_index: dict[str, str] | None = None
+        self._names: list[str] | None = None
+        self._name_set: set[str] | None = None
+        self._budget = Budget(self.limits, str(self.path))
 
     def position(self) -> int:
         """Bytes of the file read so far (for a progress bar)."""
@@ -47,31 +55,60 @@ class ImportSource(Closing):
 
     def names(self) -> list[str]:
         """Member names of a zip (``[]`` for a plain file)."""
-        return (
-            [] if self.zip is None else [i.filename for i in self.zip.infolist() if not i.is_dir()]
-        )
+        if self._names is None:
+            self._names = (
+                []
+                if self.zip is None
+                else [i.filename for i in self.zip.infolist() if not i.is_dir()]
+            )
+        return self._names
+
+    def has(self, member: str) -> bool:
+        if self._name_set is None:
+            self._name_set = set(self.names())
+        return member in self._name_set
 
     @contextmanager
     def open(self, member: str | None = None) -> Iterator[IO[bytes]]:
-        """A binary stream of ``member`` (of the plain file itself when ``None``)."""
+        """A binary stream of JSON ``member`` (of the plain file itself when ``None``), read
+        through the limits (nesting, unpacked size)."""
         if member is None:
             if self.zip is not None:
                 raise InvalidInputError(f"{self.path}: a zip, name a member")
             self._raw.seek(0)
-            yield self._raw
+            yield self._limited(self._raw, str(self.path), None, json=True)
             return
         if self.zip is None:
             raise InvalidInputError(f"{self.path}: not a zip")
-        with self.zip.open(member) as stream:
-            yield stream
+        info = self.zip.getinfo(member)
+        with self.zip.open(info) as stream:
+            yield self._limited(stream, member, info.compress_size, json=True)
 
     def read_member(self, member: str) -> bytes | None:
+        """The bytes of ``member`` (an image, an attachment), None when the zip has no such
+        member; :class:`~backend.portability.limits.ImportLimitError` past the limits."""
         if self.zip is None:
             return None
         try:
-            return self.zip.read(member)
+            info = self.zip.getinfo(member)
         except KeyError:
             return None
+        with self.zip.open(info) as stream:
+            return self._limited(stream, member, info.compress_size, json=False).read()
+
+    def _limited(
+        self, stream: IO[bytes], name: str, compressed_size: int | None, *, json: bool
+    ) -> IO[bytes]:
+        limits = self.limits
+        limited = LimitedStream(
+            stream,
+            name,
+            self._budget,
+            max_bytes=limits.max_member_bytes if json else limits.max_whole_bytes,
+            compressed_size=compressed_size,
+            json=json,
+        )
+        return cast(IO[bytes], limited)  # read / seek / close: all a reader here calls
 
     def find_by_prefix(self, file_id: str) -> str | None:
         """The member whose base name starts with ``file_id`` (a ChatGPT ``file-...`` id)."""

@@ -29,6 +29,7 @@ from backend.chats import Chats
 from backend.portability.detect import ImportFormat, detect
 from backend.portability.document import ImportedConversation, Refused
 from backend.portability.import_source import ImportSource
+from backend.portability.limits import ImportLimits
 from backend.portability.report import Failure, ImportReport
 from backend.runtime.state_schema import check_state
 from backend.runtime.store import RuntimeStore
@@ -38,9 +39,13 @@ ProgressCallback = Callable[[int, int], None]
 
 
 def import_file(
-    chats: Chats, path: str | Path, *, progress: ProgressCallback | None = None
+    chats: Chats,
+    path: str | Path,
+    *,
+    progress: ProgressCallback | None = None,
+    limits: ImportLimits | None = None,
 ) -> ImportReport:
-    with ImportSource(path) as source:
+    with ImportSource(path, limits) as source:
         found = detect(source)
         return import_from(chats, source, found, progress=progress)
 

@@ -107,9 +107,10 @@ def _same_site(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
 @_same_site
 async def sign_in(request: Request, origin: str) -> Response:
     form = await _fields(request, "username", "password", "next")
+    accounts = services().accounts()
     try:
-        signed = await offload(
-            services().accounts().sign_in, form["username"], form["password"], _address(request)
+        signed = await accounts.password_work.run(
+            accounts.sign_in, form["username"], form["password"], _address(request)
         )
     except ChatsError as exc:
         return _go(origin, "/sign-in", error=str(exc), next=safe_next(form["next"]))
@@ -119,9 +120,10 @@ async def sign_in(request: Request, origin: str) -> Response:
 @_same_site
 async def sign_up(request: Request, origin: str) -> Response:
     form = await _fields(request, "username", "password", "invite")
+    accounts = services().accounts()
     try:
-        signed = await offload(
-            services().accounts().sign_up,
+        signed = await accounts.password_work.run(
+            accounts.sign_up,
             form["username"],
             form["password"],
             form["invite"] or None,
@@ -135,9 +137,10 @@ async def sign_up(request: Request, origin: str) -> Response:
 @_same_site
 async def first_admin(request: Request, origin: str) -> Response:
     form = await _fields(request, "setup_code", "username", "password")
+    accounts = services().accounts()
     try:
-        signed = await offload(
-            services().accounts().create_first_admin,
+        signed = await accounts.password_work.run(
+            accounts.create_first_admin,
             form["setup_code"],
             form["username"],
             form["password"],
@@ -181,7 +184,7 @@ async def change_password(request: Request, origin: str) -> Response:
         return _go(origin, "/sign-in")
     form = await _fields(request, "current", "new")
     try:
-        await offload(
+        await accounts.password_work.run(
             accounts.change_password,
             user.id,
             form["current"],

@@ -85,3 +85,18 @@ def raw_rows(accounts: Accounts, sql: str) -> list[tuple]:
     """Run ``sql`` on the accounts database through a connection of its own, as an attacker
     with the file (or the database) would."""
     return storage_engines.raw_rows(accounts.settings.storage, accounts.path, sql)
+
+
+@pytest.fixture
+def hashes(accounts: Accounts, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every password ``accounts`` hashes from now on (argon2 is the cost a post can force)."""
+    made: list[str] = []
+    passwords = accounts._passwords
+    real_hash = passwords.hash
+
+    def counting_hash(password: str) -> str:
+        made.append(password)
+        return real_hash(password)
+
+    monkeypatch.setattr(passwords, "hash", counting_hash)
+    return made

@@ -3,12 +3,15 @@ what a password may be."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import argon2
 import pytest
 
 from backend.accounts import MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS, Accounts
-from backend.accounts.passwords import Passwords, check_password_policy
-from backend.errors import InvalidPasswordError
+from backend.accounts.passwords import Passwords, PasswordWork, check_password_policy
+from backend.errors import InvalidPasswordError, ThrottledError
 from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
 
 
@@ -67,3 +70,24 @@ class TestPolicy:
         with pytest.raises(InvalidPasswordError):
             accounts.create_user(admin.id, "bob", "short")
         assert accounts.user_by_username("bob") is None
+
+
+class TestPasswordWork:
+    def test_calls_past_the_workers_and_the_queue_are_refused_at_once_then_served_again(self):
+        work = PasswordWork(workers=1, queue=1)
+        release = threading.Event()
+
+        async def scenario() -> list[str]:
+            running = asyncio.ensure_future(work.run(lambda: release.wait(10) and "first"))
+            waiting = asyncio.ensure_future(work.run(lambda: "second"))
+            await asyncio.sleep(0)
+            with pytest.raises(ThrottledError):
+                await work.run(lambda: "third")  # never runs: nothing piles up
+            release.set()
+            served = [await running, await waiting]
+            return [*served, await work.run(lambda: "after")]
+
+        try:
+            assert asyncio.run(scenario()) == ["first", "second", "after"]
+        finally:
+            work.close()

@@ -100,7 +100,8 @@ class TestSetupCode:
         with pytest.raises(InvalidSetupCodeError):
             accounts.create_first_admin("wrong-code-here", "owner", PASSWORD)
         accounts.create_first_admin(code, "owner", PASSWORD)
-        assert len(compared) == 2
+        # The wrong code once; the right one before hashing and again under the write lock.
+        assert len(compared) == 3
 
     def test_setup_code_guesses_are_throttled_per_address(self, accounts):
         from backend.accounts import MAX_FAILURES_PER_ADDRESS
@@ -169,3 +170,33 @@ class TestAdoptionOfTheFormerLocalUser:
             admin = accounts.create_user(CONSOLE_ACTOR, "owner", PASSWORD, role="admin")
         assert admin.id != "Old_User"
         assert (data_dir / "Old_User" / "directory.sqlite").exists()
+
+
+class TestSetupHashesOnlyForTheRightCode:
+    """Issue 27, hole 4: argon2 ran before the throttle, the code and the state were checked."""
+
+    def test_a_wrong_code_hashes_nothing(self, accounts, hashes):
+        accounts.setup_code_for_console()
+        with pytest.raises(InvalidSetupCodeError):
+            accounts.create_first_admin("0000-0000-0000", "racer", PASSWORD, ADDRESS)
+        assert hashes == []
+
+    def test_a_post_after_setup_is_done_hashes_nothing(self, accounts, hashes):
+        code = accounts.setup_code_for_console()
+        accounts.create_first_admin(code, "owner", PASSWORD, ADDRESS)
+        assert len(hashes) == 1
+        with pytest.raises(InvalidSetupCodeError):
+            accounts.create_first_admin(code, "racer", PASSWORD, ADDRESS)
+        assert len(hashes) == 1
+
+    def test_a_throttled_address_hashes_nothing(self, accounts, hashes):
+        from backend.accounts import MAX_FAILURES_PER_ADDRESS
+        from backend.errors import ThrottledError
+
+        code = accounts.setup_code_for_console()
+        for _ in range(MAX_FAILURES_PER_ADDRESS):
+            with pytest.raises(InvalidSetupCodeError):
+                accounts.create_first_admin("0000-0000-0000", "racer", PASSWORD, ADDRESS)
+        with pytest.raises(ThrottledError):
+            accounts.create_first_admin(code, "owner", PASSWORD, ADDRESS)
+        assert hashes == []

@@ -73,6 +73,16 @@ class TestInvites:
         with pytest.raises(InvalidInviteError):
             accounts.sign_up("newcomer", PASSWORD, invite=invite.token)
 
+    def test_a_made_up_used_or_missing_invite_hashes_nothing(self, accounts, admin, hashes):
+        # Issue 27, hole 4: the password was hashed before the invite was looked at.
+        invite = accounts.create_invite(admin.id)
+        accounts.sign_up("first", PASSWORD, invite=invite.token)
+        assert len(hashes) == 1
+        for token in ("made-up", invite.token, None):
+            with pytest.raises((InvalidInviteError, SignupRefusedError)):
+                accounts.sign_up("second", PASSWORD, invite=token)
+        assert len(hashes) == 1
+
     def test_a_made_up_invite_is_refused_and_leaves_no_account(self, accounts):
         with pytest.raises(InvalidInviteError):
             accounts.sign_up("newcomer", PASSWORD, invite="made-up")

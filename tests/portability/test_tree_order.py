@@ -30,3 +30,38 @@ class TestImportOrder:
     def test_without_a_leaf_the_last_node_in_order_stays_last(self):
         order, leaf = import_order(PARENTS, CHILDREN, {"a", "b", "c"}, None)
         assert leaf == order[-1][0] == "c"
+
+
+class _CountingParents(dict[str, str | None]):
+    """A parent map that counts lookups: the work ``import_order`` does walking ancestors."""
+
+    lookups = 0
+
+    def get(self, key, default=None):
+        self.lookups += 1
+        return super().get(key, default)
+
+
+def _messages_under_a_chain_of_empty_nodes(messages: int, empty: int) -> _CountingParents:
+    """``empty`` skipped nodes in a chain, then ``messages`` kept siblings under its end."""
+    parents = _CountingParents({"e0": None})
+    for index in range(1, empty):
+        parents[f"e{index}"] = f"e{index - 1}"
+    for index in range(messages):
+        parents[f"m{index}"] = f"e{empty - 1}"
+    return parents
+
+
+class TestImportOrderCost:
+    def test_work_grows_linearly_with_messages_under_a_chain_of_skipped_nodes(self):
+        # Issue 27, hole 7: every kept sibling walked the whole skipped chain again, so
+        # 3,000 messages under 12,000 empty nodes took 18 s (1.1 s as one thread).
+        def lookups(messages: int, empty: int) -> int:
+            parents = _messages_under_a_chain_of_empty_nodes(messages, empty)
+            kept = {node for node in parents if node.startswith("m")}
+            order, _ = import_order(parents, {}, kept, None)
+            assert sorted(order) == sorted((node, None) for node in kept)
+            return parents.lookups
+
+        small, large = lookups(300, 1_200), lookups(1_200, 4_800)
+        assert large / small < 6, f"{small} -> {large} lookups for 4x the nodes"

@@ -28,6 +28,7 @@ from backend.portability.document import (
     StateDocument,
     fit_title,
 )
+from backend.portability.formats.reading import records
 from backend.portability.import_source import ImportSource
 from backend.runtime import Conversation
 from backend.sessions import StoredCompaction, find_pointers, resolve_attachments
@@ -42,15 +43,18 @@ def looks_like(record: dict[str, Any] | None) -> bool:
 
 
 def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:
+    """Each chat of the file, read as a stream (one chat document in memory at a time)."""
     if source.zip is None:
-        with source.open(None) as stream:
-            document = _load(stream.read(), source.path.name)
+        document = _load(source, None, source.path.name)
         if isinstance(document, Refused):
             yield document
             return
         yield _convert_or_refuse(document, source.path.name, None)
         return
-    manifest = _load(source.read_member(MANIFEST_NAME) or b"", MANIFEST_NAME)
+    if not source.has(MANIFEST_NAME):
+        yield Refused(MANIFEST_NAME, "missing from the archive")
+        return
+    manifest = _load(source, MANIFEST_NAME, MANIFEST_NAME)
     if isinstance(manifest, Refused):
         yield manifest
         return
@@ -60,25 +64,24 @@ def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refus
         if not isinstance(member, str):
             yield Refused(f"{MANIFEST_NAME} entry {entry!r}", "names no chat file")
             continue
-        data = source.read_member(member)
-        if data is None:
+        if not source.has(member):
             yield Refused(member, "listed in the manifest but missing from the archive")
             continue
-        document = _load(data, member)
+        document = _load(source, member, member)
         if isinstance(document, Refused):
             yield document
             continue
         yield _convert_or_refuse(document, member, source)
 
 
-def _load(data: bytes, name: str) -> dict[str, Any] | Refused:
-    try:
-        document = json.loads(data)
-    except ValueError as exc:
-        return Refused(name, f"not valid JSON: {exc}")
-    if not isinstance(document, dict):
-        return Refused(name, "not a JSON object")
-    return document
+def _load(source: ImportSource, member: str | None, name: str) -> dict[str, Any] | Refused:
+    """The one JSON object ``member`` holds, streamed through the import limits."""
+    with source.open(member) as stream:
+        for document in records(stream, name):
+            if isinstance(document, (Refused, dict)):
+                return document
+            return Refused(name, "not a JSON object")
+    return Refused(name, "empty")
 
 
 def _check_version(document: dict[str, Any]) -> None:

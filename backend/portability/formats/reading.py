@@ -14,6 +14,7 @@ import ijson
 
 from backend.portability.document import ImportedConversation, Refused
 from backend.portability.import_source import ImportSource
+from backend.portability.limits import ImportLimitError
 
 _WHITESPACE = b" \t\r\n\xef\xbb\xbf"  # and a UTF-8 byte order mark
 
@@ -31,23 +32,34 @@ def first_byte(stream: IO[bytes]) -> bytes:
 def records(stream: IO[bytes], name: str) -> Iterator[Any | Refused]:
     """Each element of a top-level array (or the single top-level object) of ``stream``.
 
-    A syntax error ends the stream: the rest of the file is reported as one ``Refused``
-    (what was read before it stays imported).
+    A syntax error, or a part past the import limits, ends the stream: the rest of the file
+    is reported as one ``Refused`` (what was read before it stays imported).
     """
     try:
-        if first_byte(stream) == b"{":
-            yield from ijson.items(stream, "", use_float=True)
-        else:
-            yield from ijson.items(stream, "item", use_float=True)
+        yield from _parsed(stream)
     except ijson.JSONError as exc:
         yield Refused(f"{name} (from the broken part on)", f"not valid JSON: {exc}")
+    except ImportLimitError as exc:
+        yield Refused(f"{name} (from the refused part on)", str(exc))
+
+
+def _parsed(stream: IO[bytes]) -> Iterator[Any]:
+    if first_byte(stream) == b"{":
+        yield from ijson.items(stream, "", use_float=True)
+    else:
+        yield from ijson.items(stream, "item", use_float=True)
 
 
 def peek(stream: IO[bytes]) -> dict[str, Any] | None:
-    """The first record of ``stream`` (see :func:`records`), or None if there is none."""
+    """The first record of ``stream`` (see :func:`records`), or None if there is none.
+
+    A file past the import limits raises ImportLimitError, so the person learns why.
+    """
     try:
-        for record in records(stream, ""):
+        for record in _parsed(stream):
             return record if isinstance(record, dict) else None
+    except ImportLimitError:
+        raise
     except Exception:  # a detector peeks; it never fails on what it cannot read
         return None
     return None

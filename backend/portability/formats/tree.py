@@ -24,16 +24,7 @@ def import_order(
     source order; ``leaf`` is the source's visible node, moved to its nearest kept ancestor.
     """
     kept_parent: dict[str, str | None] = {}
-
-    def nearest_kept(node: str | None) -> str | None:
-        seen: set[str] = set()
-        while node is not None and node not in kept:
-            if node in seen or node not in parents:
-                return None
-            seen.add(node)
-            node = parents.get(node)
-        return node
-
+    nearest_kept = _NearestKept(parents, kept)
     for node in kept:
         parent = nearest_kept(parents.get(node))
         kept_parent[node] = parent if parent != node else None
@@ -77,3 +68,36 @@ def import_order(
         index = next(i for i, (n, _) in enumerate(order) if n == visible)
         order.append(order.pop(index))
     return order, visible
+
+
+class _NearestKept:
+    """The nearest kept ancestor-or-self of a node, each skipped node walked once overall.
+
+    Every skipped node on a walk is remembered with the answer, so siblings under one long
+    chain of skipped nodes (a ChatGPT export's empty placeholders) cost one walk, not one
+    each: linear in the tree, where walking again per node was quadratic.
+    """
+
+    def __init__(self, parents: Mapping[str, str | None], kept: set[str]) -> None:
+        self._parents = parents
+        self._kept = kept
+        self._known: dict[str, str | None] = {}
+
+    def __call__(self, node: str | None) -> str | None:
+        path: list[str] = []
+        on_path: set[str] = set()
+        found: str | None = None
+        while node is not None and node not in self._kept:
+            if node in self._known:
+                found = self._known[node]
+                break
+            if node in on_path or node not in self._parents:
+                break  # a cycle, or a dangling parent: no kept ancestor (found stays None)
+            path.append(node)
+            on_path.add(node)
+            node = self._parents.get(node)
+        else:
+            found = node
+        for skipped in path:
+            self._known[skipped] = found
+        return found
