@@ -14,6 +14,9 @@ total limit spans the whole reply; both must interrupt a read that is waiting. I
   read: a read costs a flag and a clock reading (a fresh ``asyncio.timeout`` per read was
   most of the client's per-chunk cost).
 * A cancellation that is not ours (the run was stopped) passes through untouched.
+
+``clock`` (seconds, monotonic) is the event loop's unless given: tests pass one that can
+jump ahead, so "time spent between reads" needs no real waiting.
 """
 
 from __future__ import annotations
@@ -36,9 +39,11 @@ class ReplyDeadlines:
         idle_s: float,
         total_s: float,
         error: Callable[[Limit], ModelTimeoutError],
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._loop = asyncio.get_running_loop()
-        now = self._loop.time()
+        self._clock = clock or self._loop.time
+        now = self._clock()
         self._idle_s = idle_s
         self._total_at = now + total_s
         self._last_data = now
@@ -49,17 +54,17 @@ class ReplyDeadlines:
 
     def data_arrived(self) -> None:
         """A data event arrived and the caller has taken it: the idle limit starts again."""
-        self._last_data = self._loop.time()
+        self._last_data = self._clock()
 
     async def read(self, awaitable: Awaitable[_T]) -> _T:
         """Await ``awaitable`` (one read); past a limit, raise ``ModelTimeoutError`` instead."""
         limit, deadline = self._nearest()
-        if deadline <= self._loop.time():  # also catches a read that would not have waited
+        if deadline <= self._clock():  # also catches a read that would not have waited
             if asyncio.iscoroutine(awaitable):
                 awaitable.close()  # never started: close it, or Python warns it was not awaited
             raise self._error(limit)
         if self._timer is None:
-            self._timer = self._loop.call_at(deadline, self._on_timer)
+            self._arm(deadline)
         task = asyncio.current_task()
         self._reader = task
         try:
@@ -82,13 +87,16 @@ class ReplyDeadlines:
         idle_at = self._last_data + self._idle_s
         return ("idle", idle_at) if idle_at < self._total_at else ("total", self._total_at)
 
+    def _arm(self, deadline: float) -> None:
+        self._timer = self._loop.call_later(deadline - self._clock(), self._on_timer)
+
     def _on_timer(self) -> None:
         self._timer = None
         if self._reader is None:
             return  # between reads: the next read checks the limits and re-arms
         limit, deadline = self._nearest()
-        if deadline > self._loop.time():  # data arrived since the timer was set
-            self._timer = self._loop.call_at(deadline, self._on_timer)
+        if deadline > self._clock():  # data arrived since the timer was set
+            self._arm(deadline)
             return
         self._expired = limit
         self._reader.cancel()

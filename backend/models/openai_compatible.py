@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +74,9 @@ class OpenAICompatibleProvider:
     max_line_bytes: int = DEFAULT_MODEL_MAX_LINE_BYTES
     max_reply_bytes: int = DEFAULT_MODEL_MAX_REPLY_BYTES
     offline: bool = False
+    # The idle and total limits' clock (monotonic seconds): the event loop's unless a test
+    # gives one that can jump ahead (backend.models.deadlines).
+    clock: Callable[[], float] | None = field(default=None, repr=False, compare=False)
     # Learned from the server: it refuses the usage request (see ``_open``). Shared by copies.
     _refusals: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = field(
@@ -157,7 +160,9 @@ class OpenAICompatibleProvider:
         url = f"{self.base_url}/chat/completions"
         decoder = StreamDecoder(provider=self.model, max_reply_bytes=self.max_reply_bytes)
         parser = SSEParser(max_line_bytes=self.max_line_bytes, provider=self.model)
-        deadlines = ReplyDeadlines(self.idle_timeout_s, self.total_timeout_s, self._timeout_error)
+        deadlines = ReplyDeadlines(
+            self.idle_timeout_s, self.total_timeout_s, self._timeout_error, self.clock
+        )
         client = self._client()
         try:
             response = await self._open(client, url, body, headers, deadlines)

@@ -17,6 +17,7 @@ from pathlib import Path
 from backend.accounts import CONSOLE_ACTOR, Accounts
 from backend.config import Settings
 from backend.errors import InvalidSetupCodeError
+from tests.support.deadlines import CHILD_START_S
 
 PASSWORD = "correct horse battery staple"
 
@@ -33,7 +34,7 @@ def main(data_dir: Path, action: str, *args: str) -> None:
     )
     with Accounts(settings) as accounts:
         print("ready", flush=True)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + CHILD_START_S  # the other writers' start
         while not (data_dir / "go").exists() and time.monotonic() < deadline:
             time.sleep(0.005)
         if action == "users":

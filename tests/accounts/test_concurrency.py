@@ -10,6 +10,7 @@ import sys
 from backend.accounts import CONSOLE_ACTOR, Accounts
 from tests.accounts.conftest import make_settings
 from tests.conftest import ROOT
+from tests.support.deadlines import CHILD_START_S
 
 USERS_PER_PROCESS = 25
 
@@ -35,7 +36,7 @@ def start_writers(data_dir, *argvs: list[str]) -> list[subprocess.Popen]:
 
 
 def finish(processes: list[subprocess.Popen]) -> list[str]:
-    outputs = [process.communicate(timeout=120)[0] for process in processes]
+    outputs = [process.communicate(timeout=2 * CHILD_START_S)[0] for process in processes]
     assert [process.returncode for process in processes] == [0] * len(processes)
     return outputs
 

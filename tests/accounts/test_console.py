@@ -9,6 +9,7 @@ import sys
 from backend.accounts import Accounts
 from backend.config import Settings
 from tests.conftest import ROOT
+from tests.support.deadlines import CHILD_START_S
 
 
 def run_console(tmp_path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -18,7 +19,7 @@ def run_console(tmp_path, **env: str) -> subprocess.CompletedProcess[str]:
     )
     return subprocess.run(
         [sys.executable, "-m", "backend.accounts.console"],
-        cwd=ROOT, env=child_env, capture_output=True, text=True, timeout=60, check=False,
+        cwd=ROOT, env=child_env, capture_output=True, text=True, timeout=CHILD_START_S, check=False,
     )  # fmt: skip
 
 

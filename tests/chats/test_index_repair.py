@@ -20,6 +20,7 @@ from backend.sessions import Sessions
 from tests.chats.conftest import text_message
 from tests.chats.crash_writer import VOCABULARY, random_writes
 from tests.conftest import ROOT
+from tests.support.deadlines import WAIT_S
 
 
 def hit_keys(hits):
@@ -285,7 +286,7 @@ class TestNoDeadlock:
         with chats.database.transaction():  # what a flush holds while it checks the chat
             thread = threading.Thread(target=writer)
             thread.start()
-            assert writer_inside.wait(5)
+            assert writer_inside.wait(WAIT_S)
             chats.flush_index()
         thread.join(10)
         assert done.is_set()

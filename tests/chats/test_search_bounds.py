@@ -23,6 +23,7 @@ from backend.sessions.search import (
 )
 from backend.storage import Database
 from tests.chats.conftest import text_message
+from tests.support.deadlines import WAIT_S
 
 VOCABULARY = ["alpha", "beta", "gamma", "delta"]
 QUOTED_TERM = re.compile(r'"(?:[^"]|"")*"')
@@ -199,9 +200,9 @@ class TestSearchesNeverHoldTheWritePath:
         created = threading.Event()
         creator = threading.Thread(target=lambda: (chats.create_chat("new"), created.set()))
         try:
-            assert searcher_started.wait(30)
+            assert searcher_started.wait(WAIT_S)
             creator.start()
-            created.wait(30)  # a guard against a hang, not a timing assertion
+            created.wait(WAIT_S)  # a guard against a hang, not a timing assertion
             assert created.is_set(), "create_chat waited for a search"
         finally:
             release.set()

@@ -12,6 +12,7 @@ from backend.chats import Chats as Directory
 from backend.cli import cli
 from tests.cli.conftest import PASSWORD
 from tests.conftest import ROOT
+from tests.support.deadlines import CHILD_START_S
 
 NEW_PASSWORD = "a brand new passphrase"
 
@@ -188,7 +189,7 @@ class TestConsoleScript:
             text=True,
             cwd=ROOT,
             env=env,
-            timeout=60,
+            timeout=CHILD_START_S,
         )
         assert added.returncode == 0, added.stderr
         listed = subprocess.run(
@@ -197,7 +198,7 @@ class TestConsoleScript:
             text=True,
             cwd=ROOT,
             env=env,
-            timeout=60,
+            timeout=CHILD_START_S,
         )
         assert [user["username"] for user in json.loads(listed.stdout)] == ["alice"]
         bad = subprocess.run(
@@ -206,7 +207,7 @@ class TestConsoleScript:
             text=True,
             cwd=ROOT,
             env=env,
-            timeout=60,
+            timeout=CHILD_START_S,
         )
         assert bad.returncode == 2
 

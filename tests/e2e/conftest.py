@@ -6,9 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.e2e.app_server import AppServer, dump_threads, model_env, start_app
+from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 
 CHROMIUM = "/usr/bin/chromium"
@@ -21,6 +22,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+# Every ``expect`` waits for its condition up to the suite's hang guard, not Playwright's 5 s:
+# a live update can take seconds to reach a tab on 2 busy cores, and a passing check returns
+# as soon as its condition holds.
+expect.set_options(timeout=WAIT_MS)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

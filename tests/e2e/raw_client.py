@@ -19,12 +19,12 @@ import socketio
 
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.auth.token_binding import NEW_TOKEN, TOKEN_REFUSED
+from tests.support.deadlines import WAIT_S
 
 HYDRATE = "reflex___state____state.hydrate"
 NAMESPACE = (
     "/_event"  # socket.io-client takes the URL's path as the namespace, and Reflex serves it
 )
-REPLY_TIMEOUT_S = 30.0
 
 
 def _is_full_state(update: dict[str, Any]) -> bool:
@@ -67,7 +67,7 @@ class RawTab:
         self._sio.on("ping", self._pongs.put, namespace=NAMESPACE)  # Reflex answers "ping"
 
     def _run(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(REPLY_TIMEOUT_S + 5)
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(WAIT_S + 5)
 
     async def _on_disconnect(self, *_reason: Any) -> None:
         self.disconnected.set()
@@ -99,7 +99,7 @@ class RawTab:
                 namespaces=[NAMESPACE],
                 transports=["websocket"],
                 headers=headers,
-                wait_timeout=REPLY_TIMEOUT_S,
+                wait_timeout=WAIT_S,
             )
         )
         return self
@@ -131,7 +131,7 @@ class RawTab:
         return self.received[start:]
 
     async def _wait_caught_up(self) -> None:
-        async with asyncio.timeout(REPLY_TIMEOUT_S):
+        async with asyncio.timeout(WAIT_S):
             while self._full_states < self._hydrates_sent:
                 self._caught_up.clear()
                 if self._full_states < self._hydrates_sent:
@@ -146,12 +146,12 @@ class RawTab:
         self._run(self._ping())
 
     async def _ping(self) -> None:
-        async with asyncio.timeout(REPLY_TIMEOUT_S):
+        async with asyncio.timeout(WAIT_S):
             await self._sio.emit("ping", namespace=NAMESPACE)
             await self._pongs.get()
 
     async def _wait_for(self, matches: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-        async with asyncio.timeout(REPLY_TIMEOUT_S):
+        async with asyncio.timeout(WAIT_S):
             while True:
                 update = await self._updates.get()
                 if matches(update):

@@ -19,8 +19,8 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.app_server import ROOT, AppServer
 from tests.e2e.test_live_sidebar import chat_item
 from tests.e2e.test_portability_ui import chat_id_titled, import_chatgpt
+from tests.support.deadlines import WAIT_MS
 
-TIMEOUT_MS = 30_000
 USER = "ada"
 AXE = ROOT / ".tools/axe/node_modules/axe-core/axe.min.js"
 WCAG_TAGS = ["wcag2a", "wcag2aa"]
@@ -120,9 +120,9 @@ def open_as(browser: Browser, server: AppServer, path: str, theme: str = "light"
     )
     page = context.new_page()
     page.goto(server.url + path)
-    expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
-    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
-    expect(page.locator("html")).to_have_class(re.compile(rf"\b{theme}\b"), timeout=TIMEOUT_MS)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
+    expect(page.locator("html")).to_have_class(re.compile(rf"\b{theme}\b"), timeout=WAIT_MS)
     return page
 
 
@@ -155,8 +155,8 @@ def plot_chat_id(app_server: AppServer, browser: Browser) -> Iterator[str]:
 
 def open_chat(page: Page, server: AppServer, chat_id: str) -> None:
     page.goto(f"{server.url}/chat/{chat_id}")
-    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=60_000)
-    expect(page.locator(".message-assistant").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
+    expect(page.locator(".message-assistant").first).to_be_visible(timeout=WAIT_MS)
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -175,10 +175,10 @@ class TestAxeAudit:
     ):
         page = open_as(browser, app_server, f"/chat/{plot_chat_id}", theme)
         page.locator("#title-search").fill("sine")
-        expect(page.locator(".chat-item")).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(page.locator(".chat-item")).to_have_count(1, timeout=WAIT_MS)
         page.locator("#toggle-message-search").click()
         page.locator("#message-search").fill("matplotlib")
-        expect(page.locator(".message-hit").first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator(".message-hit").first).to_be_visible(timeout=WAIT_MS)
         assert_no_serious_violations(page, f"sidebar with search ({theme})")
 
     def test_the_settings_page_after_an_import_has_no_serious_violations(
@@ -195,9 +195,7 @@ class TestAxeAudit:
         open_chat(page, app_server, plot_chat_id)
         page.locator("#toggle-memory").click()
         expect(page.locator("#memory-panel")).to_be_visible()
-        expect(page.locator("#memory-panel .memory-content").first).to_be_visible(
-            timeout=TIMEOUT_MS
-        )
+        expect(page.locator("#memory-panel .memory-content").first).to_be_visible(timeout=WAIT_MS)
         assert_no_serious_violations(page, f"memory panel ({theme})")
 
 
@@ -242,7 +240,7 @@ class TestKeyboard:
         other = chat_id_titled(page, "Short chat")
         tab_until(page, lambda focused: focused["chatRow"] == other)
         page.keyboard.press("Enter")
-        expect(page.locator("#open-chat-id")).to_have_text(other, timeout=TIMEOUT_MS)
+        expect(page.locator("#open-chat-id")).to_have_text(other, timeout=WAIT_MS)
         expect(chat_item(page, other)).to_be_visible()
 
     def test_enter_on_the_attach_button_opens_the_file_picker(
@@ -256,7 +254,7 @@ class TestKeyboard:
         attach = page.get_by_role("button", name="Attach files")
         attach.focus()
         expect(attach).to_be_focused()
-        with page.expect_file_chooser(timeout=TIMEOUT_MS) as chooser:
+        with page.expect_file_chooser(timeout=WAIT_MS) as chooser:
             page.keyboard.press("Enter")
         assert chooser.value.is_multiple()
 
@@ -271,7 +269,7 @@ class TestKeyboard:
         # The drop zone's own file input is hidden: the button is the one "Attach files".
         expect(page.get_by_role("button", name="Attach files")).to_have_count(1)
         page.locator("#state-toggle").click()
-        expect(page.locator("#state-panel")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#state-panel")).to_be_visible(timeout=WAIT_MS)
         assert page.evaluate(_UNNAMED_BUTTONS) == []
 
 
@@ -301,12 +299,12 @@ class TestScreenReaderAnnouncements:
         page.locator("#composer").fill("Hello there")
         page.locator("#send").click()
         # Read in one go, in the page: the reply may finish soon after its first tokens show.
-        seen = page.wait_for_function(_LIVE_REGIONS_OF_THE_REPLY, timeout=TIMEOUT_MS).json_value()
+        seen = page.wait_for_function(_LIVE_REGIONS_OF_THE_REPLY, timeout=WAIT_MS).json_value()
         # One region holds the reply (no live region nested per bubble or per token), and it
         # is busy while tokens arrive, so a screen reader reads the reply once it is complete.
         assert seen["regions"] == [{"live": "polite", "busy": "true"}], seen
         assert seen["nested"] == 0, seen
-        expect(page.locator("#streaming-reply")).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(page.locator("#streaming-reply")).to_have_count(0, timeout=WAIT_MS)
         page.wait_for_function(
             "() => document.contains(window.__replyRegion)"
             " && window.__replyRegion.getAttribute('aria-busy') === 'false'"

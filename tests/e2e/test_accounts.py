@@ -15,9 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 from backend.accounts import CONSOLE_ACTOR, MAX_FAILURES_PER_ACCOUNT
 from tests.e2e.app_server import TEST_PASSWORD, AppServer, start_app
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
-
-LIVE_SIGN_OUT_MS = 15_000  # the watcher polls the account feed every second
+from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +59,11 @@ class TestFirstRun:
     ):
         page = browser.new_context().new_page()
         page.goto(fresh_app.url)
-        expect(page).to_have_url(re.compile(r"/setup"), timeout=60_000)
+        expect(page).to_have_url(re.compile(r"/setup"), timeout=WAIT_MS)
         fill_and_submit(
             page, "setup-form", setup_code="WRONG-CODE", username="owner", password=TEST_PASSWORD
         )
-        expect(page.locator("#auth-error")).to_contain_text("setup code", timeout=TIMEOUT_MS)
+        expect(page.locator("#auth-error")).to_contain_text("setup code", timeout=WAIT_MS)
         accounts = fresh_app.accounts()
         try:
             code = accounts.setup_code_for_console()
@@ -74,10 +73,10 @@ class TestFirstRun:
         fill_and_submit(
             page, "setup-form", setup_code=code, username="owner", password=TEST_PASSWORD
         )
-        expect(page.locator("#account-name")).to_have_text("owner", timeout=60_000)
+        expect(page.locator("#account-name")).to_have_text("owner", timeout=WAIT_MS)
         expect(page.locator("#to-admin")).to_be_visible()
         page.goto(fresh_app.url + "/setup")  # once set up, the form is gone for everyone
-        expect(page).to_have_url(re.compile(r"/(sign-in|chat/|$)"), timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(r"/(sign-in|chat/|$)"), timeout=WAIT_MS)
 
 
 class TestSignUpAndBack:
@@ -89,18 +88,18 @@ class TestSignUpAndBack:
         page = browser.new_context().new_page()
         page.goto(fresh_app.url + "/sign-up")
         fill_and_submit(page, "sign-up-form", username="carol", password=TEST_PASSWORD)
-        expect(page.locator("#account-name")).to_have_text("carol", timeout=60_000)
+        expect(page.locator("#account-name")).to_have_text("carol", timeout=WAIT_MS)
         chat_id = create_chat(page)
         send(page, "Carol's note about the lighthouse")
         wait_for_reply_end(page)
         page.locator("#sign-out").click()
-        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=WAIT_MS)
         expect(page.locator("#auth-notice")).to_contain_text("signed out")
         page.goto(fresh_app.url + f"/chat/{chat_id}")  # signed out: the chat is not shown
-        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=WAIT_MS)
         sign_in(page, "carol")
-        expect(page).to_have_url(re.compile(rf"/chat/{chat_id}"), timeout=60_000)
-        expect(chat_item(page, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(rf"/chat/{chat_id}"), timeout=WAIT_MS)
+        expect(chat_item(page, chat_id)).to_be_visible(timeout=WAIT_MS)
         expect(page.locator("#transcript")).to_contain_text("lighthouse")
 
     def test_every_form_posts_to_the_address_the_page_was_reached_at(
@@ -115,7 +114,7 @@ class TestSignUpAndBack:
         ]
         for page, path in pages:
             page.goto(fresh_app.url + path)
-            expect(page.locator("form").first).to_be_attached(timeout=60_000)
+            expect(page.locator("form").first).to_be_attached(timeout=WAIT_MS)
             origins = page.evaluate("() => [...document.forms].map(f => new URL(f.action).origin)")
             assert origins and set(origins) == {fresh_app.url}, (path, origins)
 
@@ -124,7 +123,7 @@ class TestSignUpAndBack:
         set_policy(fresh_app, "closed")
         page = browser.new_context().new_page()
         page.goto(fresh_app.url + "/sign-up")
-        expect(page.locator("#sign-up-closed")).to_contain_text("closed", timeout=60_000)
+        expect(page.locator("#sign-up-closed")).to_contain_text("closed", timeout=WAIT_MS)
         expect(page.locator("#sign-up-form")).to_have_count(0)
 
 
@@ -154,7 +153,7 @@ class TestPeopleSideBySide:
         send(dave, "Dave's secret recipe uses cardamom")
         wait_for_reply_end(dave)
         erin = open_tab(browser, fresh_app, f"/chat/{chat_id}", user="erin")
-        expect(erin.locator("#missing-chat")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(erin.locator("#missing-chat")).to_be_visible(timeout=WAIT_MS)
         assert "cardamom" not in erin.content()
 
 
@@ -166,9 +165,9 @@ class TestSessionsEnd:
         first, second = context.new_page(), context.new_page()
         for tab in (first, second):
             tab.goto(fresh_app.url)
-            expect(tab.locator("#account-name")).to_have_text("frank", timeout=60_000)
+            expect(tab.locator("#account-name")).to_have_text("frank", timeout=WAIT_MS)
         first.locator("#sign-out").click()
-        expect(second.locator("#signed-out-notice")).to_be_visible(timeout=LIVE_SIGN_OUT_MS)
+        expect(second.locator("#signed-out-notice")).to_be_visible(timeout=WAIT_MS)
         expect(second.locator("#sidebar")).to_have_count(0)
 
     def test_an_account_disabled_by_an_admin_is_signed_out_live(
@@ -182,7 +181,7 @@ class TestSessionsEnd:
             accounts.disable_user(CONSOLE_ACTOR, user.id)
         finally:
             accounts.close()
-        expect(tab.locator("#signed-out-notice")).to_be_visible(timeout=LIVE_SIGN_OUT_MS)
+        expect(tab.locator("#signed-out-notice")).to_be_visible(timeout=WAIT_MS)
 
     def test_repeated_wrong_passwords_are_throttled_with_a_try_again_time(
         self, fresh_app: AppServer, browser: Browser
@@ -192,9 +191,9 @@ class TestSessionsEnd:
         page.goto(fresh_app.url + "/sign-in")
         for _ in range(MAX_FAILURES_PER_ACCOUNT):
             sign_in(page, "hank", "not the password")
-            expect(page.locator("#auth-error")).to_be_visible(timeout=TIMEOUT_MS)
+            expect(page.locator("#auth-error")).to_be_visible(timeout=WAIT_MS)
         sign_in(page, "hank")  # even the right password waits now
-        expect(page.locator("#auth-error")).to_contain_text("Try again in", timeout=TIMEOUT_MS)
+        expect(page.locator("#auth-error")).to_contain_text("Try again in", timeout=WAIT_MS)
 
     def test_unknown_user_and_wrong_password_read_the_same(
         self, fresh_app: AppServer, browser: Browser
@@ -203,9 +202,9 @@ class TestSessionsEnd:
         page = browser.new_context().new_page()
         page.goto(fresh_app.url + "/sign-in")
         sign_in(page, "nobody-by-this-name", "whatever password")
-        unknown = page.locator("#auth-error").inner_text(timeout=TIMEOUT_MS)
+        unknown = page.locator("#auth-error").inner_text(timeout=WAIT_MS)
         sign_in(page, "ivan", "wrong password here")
-        expect(page.locator("#auth-error")).to_have_text(unknown, timeout=TIMEOUT_MS)
+        expect(page.locator("#auth-error")).to_have_text(unknown, timeout=WAIT_MS)
 
 
 class TestAdminPage:
@@ -216,15 +215,15 @@ class TestAdminPage:
         fresh_app.session_token("owner", admin=True)
         admin = open_signed_in(browser, fresh_app, "/admin", "owner")
         admin.locator("#new-invite").click()
-        link = admin.locator("#invite-link").inner_text(timeout=TIMEOUT_MS)
+        link = admin.locator("#invite-link").inner_text(timeout=WAIT_MS)
         assert "/sign-up?invite=" in link
         guest = browser.new_context().new_page()
         guest.goto(fresh_app.url + "/sign-up?" + link.split("?", 1)[1])
         fill_and_submit(guest, "sign-up-form", username="judy", password=TEST_PASSWORD)
-        expect(guest.locator("#account-name")).to_have_text("judy", timeout=60_000)
+        expect(guest.locator("#account-name")).to_have_text("judy", timeout=WAIT_MS)
 
     def test_a_person_who_is_not_an_admin_is_refused_the_admin_page(
         self, fresh_app: AppServer, browser: Browser
     ):
         tab = open_signed_in(browser, fresh_app, "/admin", "kate")
-        expect(tab.locator("#admin-refused")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#admin-refused")).to_be_visible(timeout=WAIT_MS)

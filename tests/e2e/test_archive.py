@@ -7,7 +7,8 @@ from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 
 USER = "archie"  # a person of their own: other stories' chats stay out of these lists
 
@@ -25,7 +26,7 @@ def rename(page: Page, chat_id: str, title: str) -> None:
     page.locator(".rename-chat").click()
     page.locator(".rename-input input").fill(title)
     page.locator(".rename-input input").press("Enter")
-    expect(main_list_item(page, chat_id)).to_contain_text(title, timeout=TIMEOUT_MS)
+    expect(main_list_item(page, chat_id)).to_contain_text(title, timeout=WAIT_MS)
 
 
 def archive(page: Page, chat_id: str) -> None:
@@ -33,8 +34,8 @@ def archive(page: Page, chat_id: str) -> None:
     page.locator(".archive-chat").click()
     # The row leaves the list and its menu closes (a menu still closing would be a second
     # "Archive" item for the next call to find).
-    expect(main_list_item(page, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
-    expect(page.locator(".archive-chat")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(main_list_item(page, chat_id)).to_have_count(0, timeout=WAIT_MS)
+    expect(page.locator(".archive-chat")).to_have_count(0, timeout=WAIT_MS)
 
 
 def pick_agent(page: Page, name: str) -> None:
@@ -54,7 +55,7 @@ def pick_agent(page: Page, name: str) -> None:
 
 def open_archived(page: Page) -> None:
     page.locator("#toggle-archived").click()
-    expect(page.locator("#archived-filter")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("#archived-filter")).to_be_visible(timeout=WAIT_MS)
 
 
 class TestArchive:
@@ -65,13 +66,13 @@ class TestArchive:
         tab_b = open_tab(browser, app_server, user=USER)
         open_archived(tab_b)
         chat_id = create_chat(tab_a)
-        expect(main_list_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(main_list_item(tab_b, chat_id)).to_be_visible(timeout=WAIT_MS)
 
         archive(tab_a, chat_id)
-        expect(main_list_item(tab_b, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
-        expect(archived_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
-        expect(main_list_item(tab_a, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
-        expect(tab_a.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)  # header
+        expect(main_list_item(tab_b, chat_id)).to_have_count(0, timeout=WAIT_MS)
+        expect(archived_item(tab_b, chat_id)).to_be_visible(timeout=WAIT_MS)
+        expect(main_list_item(tab_a, chat_id)).to_have_count(0, timeout=WAIT_MS)
+        expect(tab_a.locator("#archived-label")).to_be_visible(timeout=WAIT_MS)  # header
 
     def test_the_archived_filter_finds_by_title_and_unarchive_brings_a_chat_back(
         self, app_server: AppServer, browser: Browser
@@ -85,22 +86,22 @@ class TestArchive:
         archive(tab_a, lisbon)
         archive(tab_a, budget)
         open_archived(tab_a)
-        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
-        expect(archived_item(tab_a, budget)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=WAIT_MS)
+        expect(archived_item(tab_a, budget)).to_be_visible(timeout=WAIT_MS)
 
         tab_a.locator("#archived-filter").fill("lisb")
-        expect(archived_item(tab_a, budget)).to_have_count(0, timeout=TIMEOUT_MS)
-        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(archived_item(tab_a, budget)).to_have_count(0, timeout=WAIT_MS)
+        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=WAIT_MS)
         tab_a.locator("#archived-filter").fill("nothing like it")
-        expect(tab_a.locator("#archived-empty")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#archived-empty")).to_be_visible(timeout=WAIT_MS)
         tab_a.locator("#archived-filter").fill("lisb")
-        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(archived_item(tab_a, lisbon)).to_be_visible(timeout=WAIT_MS)
 
         archived_item(tab_a, lisbon).locator(".chat-menu").click()
         tab_a.locator(".unarchive-chat").click()
-        expect(archived_item(tab_a, lisbon)).to_have_count(0, timeout=TIMEOUT_MS)
-        expect(main_list_item(tab_a, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
-        expect(main_list_item(tab_b, lisbon)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(archived_item(tab_a, lisbon)).to_have_count(0, timeout=WAIT_MS)
+        expect(main_list_item(tab_a, lisbon)).to_be_visible(timeout=WAIT_MS)
+        expect(main_list_item(tab_b, lisbon)).to_be_visible(timeout=WAIT_MS)
         expect(main_list_item(tab_b, budget)).to_have_count(0)
 
     def test_message_search_still_finds_an_archived_chat_and_labels_it(
@@ -110,14 +111,14 @@ class TestArchive:
         chat_id = create_chat(tab)
         tab.locator("#composer").fill("Notes on the quokka census")
         tab.locator("#composer").press("Enter")
-        expect(tab.locator(".message-user").last).to_contain_text("quokka", timeout=TIMEOUT_MS)
+        expect(tab.locator(".message-user").last).to_contain_text("quokka", timeout=WAIT_MS)
         archive(tab, chat_id)
-        expect(main_list_item(tab, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(main_list_item(tab, chat_id)).to_have_count(0, timeout=WAIT_MS)
 
         tab.locator("#toggle-message-search").click()
         tab.locator("#message-search").fill("quokka census")
         hit = tab.locator(f'.message-hit[href^="/chat/{chat_id}"]')
-        expect(hit).to_be_visible(timeout=TIMEOUT_MS)
+        expect(hit).to_be_visible(timeout=WAIT_MS)
         expect(hit.locator(".hit-archived")).to_have_text("archived")
 
 
@@ -134,16 +135,16 @@ class TestNewChatWithAnAgent:
         library.locator("#agent-instructions").fill("Plan trips.")
         library.locator("#agent-save").click()
         expect(library.locator(".agent-name", has_text="Travel planner")).to_be_visible(
-            timeout=TIMEOUT_MS
+            timeout=WAIT_MS
         )
 
         tab = open_tab(browser, app_server, user=USER)
         pick_agent(tab, "Travel planner")
-        tab.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
-        expect(tab.locator("#agent-label")).to_contain_text("Travel planner", timeout=TIMEOUT_MS)
+        tab.wait_for_url("**/chat/*", timeout=WAIT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("Travel planner", timeout=WAIT_MS)
         chat_id = tab.url.rsplit("/", 1)[-1]
-        expect(main_list_item(tab, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(main_list_item(tab, chat_id)).to_be_visible(timeout=WAIT_MS)
 
         pick_agent(tab, "Default assistant")
-        tab.wait_for_url(lambda url: chat_id not in url and "/chat/" in url, timeout=TIMEOUT_MS)
-        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)
+        tab.wait_for_url(lambda url: chat_id not in url and "/chat/" in url, timeout=WAIT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=WAIT_MS)

@@ -9,8 +9,9 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
 from tests.e2e.test_search_as_you_type import rename
+from tests.support.deadlines import WAIT_MS
 
 
 def reply(page: Page):
@@ -32,7 +33,7 @@ def chat_with_one_reply(browser: Browser, server: AppServer, question: str) -> t
 
 def open_chat_tab(browser: Browser, server: AppServer, chat_id: str, user: str = "alice") -> Page:
     tab = open_tab(browser, server, f"/chat/{chat_id}", user)
-    expect(tab.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+    expect(tab.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
     return tab
 
 
@@ -48,11 +49,11 @@ class TestEachTabOnItsOwnBranch:
         reply(tab_b).locator(".regenerate").click()  # a reply streams on branch 2
 
         # B follows the new reply as it streams...
-        expect(tab_b.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
         expect(reply(tab_b).locator(".branch-position")).to_have_text("2/2")
         # ...while A keeps branch 1 and is told about the reply instead of moved to it.
-        expect(tab_a.locator("#other-branch-hint")).to_be_visible(timeout=TIMEOUT_MS)
-        expect(reply(tab_a).locator(".branch-position")).to_have_text("1/2", timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#other-branch-hint")).to_be_visible(timeout=WAIT_MS)
+        expect(reply(tab_a).locator(".branch-position")).to_have_text("1/2", timeout=WAIT_MS)
         expect(tab_a.locator("#streaming-reply")).to_have_count(0)
         assert reply_text(tab_a) == first_reply
 
@@ -63,7 +64,7 @@ class TestEachTabOnItsOwnBranch:
         expect(tab_b.locator("#other-branch-hint")).to_have_count(0)
 
         tab_a.locator("#other-branch-hint").click()
-        expect(reply(tab_a).locator(".branch-position")).to_have_text("2/2", timeout=TIMEOUT_MS)
+        expect(reply(tab_a).locator(".branch-position")).to_have_text("2/2", timeout=WAIT_MS)
         expect(reply(tab_a).locator(".message-text")).to_have_text(second_reply)
         expect(tab_a.locator("#other-branch-hint")).to_have_count(0)
 
@@ -72,29 +73,29 @@ class TestEachTabOnItsOwnBranch:
     ):
         tab_a, chat_id = chat_with_one_reply(browser, app_server, "Name a river")
         reply(tab_a).locator(".regenerate").click()
-        expect(reply(tab_a).locator(".branch-position")).to_have_text("2/2", timeout=TIMEOUT_MS)
+        expect(reply(tab_a).locator(".branch-position")).to_have_text("2/2", timeout=WAIT_MS)
         wait_for_reply_end(tab_a)
         tab_b = open_chat_tab(browser, app_server, chat_id)
         expect(reply(tab_b).locator(".branch-position")).to_have_text("2/2")
 
         reply(tab_a).locator(".branch-prev").click()
-        expect(reply(tab_a).locator(".branch-position")).to_have_text("1/2", timeout=TIMEOUT_MS)
+        expect(reply(tab_a).locator(".branch-position")).to_have_text("1/2", timeout=WAIT_MS)
         send(tab_a, "And another river on this branch")  # continues the branch A shows
 
         # A follows the reply in its own branch...
-        expect(tab_a.locator(".message-user")).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(tab_a.locator(".message-user")).to_have_count(2, timeout=WAIT_MS)
         expect(tab_a.locator(".message-assistant").first.locator(".branch-position")).to_have_text(
             "1/2"
         )
         wait_for_reply_end(tab_a)
         expect(tab_a.locator(".message-assistant")).to_have_count(2)
         # ...and B, which never left branch 2, stays there with the hint.
-        expect(tab_b.locator("#other-branch-hint")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#other-branch-hint")).to_be_visible(timeout=WAIT_MS)
         expect(tab_b.locator(".message-user")).to_have_count(1)
         expect(reply(tab_b).locator(".branch-position")).to_have_text("2/2")
 
         tab_b.locator("#other-branch-hint").click()
-        expect(tab_b.locator(".message-user")).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(tab_b.locator(".message-user")).to_have_count(2, timeout=WAIT_MS)
         expect(tab_b.locator(".message-user .message-text").last).to_have_text(
             "And another river on this branch"
         )
@@ -105,13 +106,13 @@ class TestEachTabOnItsOwnBranch:
         tab, _chat_id = chat_with_one_reply(browser, app_server, "Pick a colour")
         first_id = reply(tab).get_attribute("data-message-id")
         reply(tab).locator(".regenerate").click()
-        expect(reply(tab).locator(".branch-position")).to_have_text("2/2", timeout=TIMEOUT_MS)
+        expect(reply(tab).locator(".branch-position")).to_have_text("2/2", timeout=WAIT_MS)
         wait_for_reply_end(tab)
         reply(tab).locator(".branch-prev").click()
-        expect(reply(tab).locator(".branch-position")).to_have_text("1/2", timeout=TIMEOUT_MS)
+        expect(reply(tab).locator(".branch-position")).to_have_text("1/2", timeout=WAIT_MS)
 
         tab.locator("#chat-header-menu").click()
-        with tab.expect_download(timeout=TIMEOUT_MS) as download:
+        with tab.expect_download(timeout=WAIT_MS) as download:
             tab.locator("#export-chat-markdown").click()
         assert download.value.url.endswith(f".md?leaf={first_id}")
 
@@ -128,11 +129,11 @@ class TestTitleSearch:
 
         tab.locator("#title-search").fill("quince")
         results = tab.locator("#chat-list .chat-item")
-        expect(results).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(results).to_have_count(1, timeout=WAIT_MS)
         expect(results).to_have_attribute("data-chat-id", wanted)
 
         tab.locator("#title-search").fill("")
-        expect(chat_item(tab, wanted)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(chat_item(tab, wanted)).to_be_visible(timeout=WAIT_MS)
         expect(chat_item(tab, other)).to_be_visible()
 
 
@@ -149,14 +150,14 @@ class TestMemoryPanel:
 
         tab_a.locator("#memory-append").fill("Drinks oolong tea")
         tab_a.locator("#memory-append").press("Enter")
-        expect(memory_in_b).to_contain_text("Drinks oolong tea", timeout=TIMEOUT_MS)
+        expect(memory_in_b).to_contain_text("Drinks oolong tea", timeout=WAIT_MS)
 
         edit(tab_a, "- Drinks jasmine tea\n")
-        expect(memory_in_b).to_contain_text("Drinks jasmine tea", timeout=TIMEOUT_MS)
+        expect(memory_in_b).to_contain_text("Drinks jasmine tea", timeout=WAIT_MS)
         expect(memory_in_b).not_to_contain_text("oolong")
 
         edit(tab_a, "")  # the panel deletes a memory by editing it away
-        expect(memory_in_b).to_contain_text("Nothing remembered yet.", timeout=TIMEOUT_MS)
+        expect(memory_in_b).to_contain_text("Nothing remembered yet.", timeout=WAIT_MS)
         expect(memory_in_b).not_to_contain_text("jasmine")
 
 
@@ -165,7 +166,7 @@ def edit(tab: Page, content: str) -> None:
     draft = tab.locator("#memory-panel textarea")
     draft.fill(content)
     tab.locator("#memory-panel .memory-save").click()
-    expect(draft).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(draft).to_have_count(0, timeout=WAIT_MS)
 
 
 class TestChatFiles:
@@ -176,7 +177,7 @@ class TestChatFiles:
         chat_id = create_chat(tab)
         # Everything the page reads on opening has arrived: the header's agent is shown.
         expect(tab.locator("#agent-label")).to_contain_text(
-            re.compile(r"\S v[1-9]"), timeout=TIMEOUT_MS
+            re.compile(r"\S v[1-9]"), timeout=WAIT_MS
         )
         assert files_of(app_server.data_dir, chat_id) == []
 

@@ -8,7 +8,8 @@ import re
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 
 
 def send(page: Page, text: str) -> None:
@@ -32,7 +33,7 @@ def wait_for_streamed_chars(page: Page, count: int) -> None:
     page.wait_for_function(
         "n => (document.getElementById('streaming-reply')?.innerText ?? '').length >= n",
         arg=count,
-        timeout=TIMEOUT_MS,
+        timeout=WAIT_MS,
     )
 
 
@@ -43,14 +44,14 @@ class TestStreaming:
         tab_a = open_tab(browser, app_server)
         chat_id = create_chat(tab_a)
         tab_b = open_tab(browser, app_server, f"/chat/{chat_id}")
-        expect(tab_b.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
 
         tab_b.evaluate(WATCH_LONGEST_STREAMED)
         send(tab_a, "Tell me about the offline assistant")
-        expect(tab_a.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
-        expect(tab_b.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
+        expect(tab_b.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
         for tab in (tab_a, tab_b):
-            expect(tab.locator("#streaming-reply")).to_have_count(0, timeout=TIMEOUT_MS)
+            expect(tab.locator("#streaming-reply")).to_have_count(0, timeout=WAIT_MS)
             expect(tab.locator(".message-assistant .message-text")).to_have_count(1)
         reply_a = tab_a.locator(".message-assistant .message-text").inner_text()
         reply_b = tab_b.locator(".message-assistant .message-text").inner_text()
@@ -73,11 +74,11 @@ class TestQueueing:
         tab = open_tab(browser, app_server)
         create_chat(tab)
         send(tab, "Tell me about the first thing")
-        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
         send(tab, "And then the second thing")
-        expect(tab.locator("#queued-indicator")).to_be_visible(timeout=TIMEOUT_MS)
-        expect(tab.locator(".message-user")).to_have_count(2, timeout=TIMEOUT_MS)
-        expect(tab.locator(".message-assistant .message-text")).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(tab.locator("#queued-indicator")).to_be_visible(timeout=WAIT_MS)
+        expect(tab.locator(".message-user")).to_have_count(2, timeout=WAIT_MS)
+        expect(tab.locator(".message-assistant .message-text")).to_have_count(2, timeout=WAIT_MS)
         users = tab.locator(".message-user .message-text").all_inner_texts()
         assert users == ["Tell me about the first thing", "And then the second thing"]
 
@@ -93,14 +94,14 @@ class TestSafety:
         hostile = "<img src=x onerror=alert(1)> and <script>alert(2)</script>"
         send(tab, hostile)
         user_message = tab.locator(".message-user .message-text")
-        expect(user_message).to_contain_text("onerror=alert(1)", timeout=TIMEOUT_MS)
+        expect(user_message).to_contain_text("onerror=alert(1)", timeout=WAIT_MS)
         expect(user_message).to_contain_text("<script>alert(2)</script>")
         wait_for_reply_end(tab)  # the whole transcript has been rendered, reply included
         # No <img> in the transcript means no onerror can fire later; React never runs a
         # <script> it renders. A canary alert raised now proves dialogs are being caught: any
         # dialog the message had opened would have been reported before it.
         assert tab.locator("#transcript img").count() == 0
-        with tab.expect_event("dialog", timeout=TIMEOUT_MS):
+        with tab.expect_event("dialog", timeout=WAIT_MS):
             tab.evaluate("() => { setTimeout(() => alert('canary'), 0); }")
         assert dialogs == ["canary"]
 
@@ -111,7 +112,7 @@ class TestSafety:
         create_chat(tab)
         tab.locator("#composer").fill("x" * (256 * 1024 + 1))
         tab.locator("#send").click()
-        expect(tab.locator("#input-error")).to_contain_text("limit", timeout=TIMEOUT_MS)
+        expect(tab.locator("#input-error")).to_contain_text("limit", timeout=WAIT_MS)
         assert tab.locator(".message-user").count() == 0
 
 
@@ -121,9 +122,9 @@ def wait_for_reply_end(page: Page) -> None:
     First a reply is seen (the one streaming, or the one stored): right after a send nothing
     streams *yet*, and "nothing streaming" alone would pass before the reply began.
     """
-    expect(page.locator(".message-assistant").first).to_be_visible(timeout=TIMEOUT_MS)
-    expect(page.locator("#streaming-reply")).to_have_count(0, timeout=TIMEOUT_MS)
-    expect(page.locator(".pending-reply")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator(".message-assistant").first).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#streaming-reply")).to_have_count(0, timeout=WAIT_MS)
+    expect(page.locator(".pending-reply")).to_have_count(0, timeout=WAIT_MS)
 
 
 class TestInterruptions:
@@ -134,11 +135,11 @@ class TestInterruptions:
         create_chat(tab)
         send(tab, "Tell me what you can do for me today")
         streaming = tab.locator("#streaming-reply")
-        expect(streaming).to_be_visible(timeout=TIMEOUT_MS)
+        expect(streaming).to_be_visible(timeout=WAIT_MS)
         wait_for_streamed_chars(tab, 20)
         before_reload = streaming.inner_text()
         tab.reload()
-        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
         resumed = tab.locator("#streaming-reply").inner_text()
         assert resumed.startswith(before_reload[:20])
         wait_for_reply_end(tab)
@@ -153,7 +154,7 @@ class TestInterruptions:
         send(tab, "Tell me everything you know about offline assistants")
         wait_for_streamed_chars(tab, 20)
         tab.locator("#stop").click()
-        expect(tab.locator(".status-cancelled")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator(".status-cancelled")).to_be_visible(timeout=WAIT_MS)
         partial = tab.locator(".message-assistant .message-text").inner_text()
         assert partial.strip()
         expect(tab.locator("#stop")).to_have_count(0)
@@ -169,16 +170,16 @@ class TestBranches:
         wait_for_reply_end(tab)
         tab.locator(".message-assistant .regenerate").click()
         expect(tab.locator(".message-assistant .branch-position")).to_have_text(
-            "2/2", timeout=TIMEOUT_MS
+            "2/2", timeout=WAIT_MS
         )
         wait_for_reply_end(tab)
         tab.locator(".message-assistant .branch-prev").click()
         expect(tab.locator(".message-assistant .branch-position")).to_have_text(
-            "1/2", timeout=TIMEOUT_MS
+            "1/2", timeout=WAIT_MS
         )
         tab.locator(".message-assistant .branch-next").click()
         expect(tab.locator(".message-assistant .branch-position")).to_have_text(
-            "2/2", timeout=TIMEOUT_MS
+            "2/2", timeout=WAIT_MS
         )
 
     def test_editing_a_message_starts_a_new_branch_beside_the_original(
@@ -192,13 +193,13 @@ class TestBranches:
         tab.locator(".edit-box textarea").fill("what did I say about plants?")
         tab.locator(".edit-submit").click()
         expect(tab.locator(".message-user .message-text")).to_have_text(
-            "what did I say about plants?", timeout=TIMEOUT_MS
+            "what did I say about plants?", timeout=WAIT_MS
         )
         expect(tab.locator(".message-user .branch-position")).to_have_text("2/2")
         wait_for_reply_end(tab)
         tab.locator(".message-user .branch-prev").click()
         expect(tab.locator(".message-user .message-text")).to_have_text(
-            "what do you know about me?", timeout=TIMEOUT_MS
+            "what do you know about me?", timeout=WAIT_MS
         )
 
 
@@ -215,12 +216,12 @@ class TestSearchEverything:
         tab.locator("#message-search").fill("quokka named Pebble")
         tab.locator("#message-search").press("Enter")
         hit = tab.locator(".message-hit").first
-        expect(hit).to_be_visible(timeout=TIMEOUT_MS)
+        expect(hit).to_be_visible(timeout=WAIT_MS)
         expect(hit.locator("mark").first).to_be_visible()
         hit.click()
-        expect(tab).to_have_url(re.compile(rf"/chat/{target}\?m="), timeout=TIMEOUT_MS)
+        expect(tab).to_have_url(re.compile(rf"/chat/{target}\?m="), timeout=WAIT_MS)
         highlighted = tab.locator(".message-user").filter(has_text="quokka named Pebble")
-        expect(highlighted).to_be_visible(timeout=TIMEOUT_MS)
+        expect(highlighted).to_be_visible(timeout=WAIT_MS)
 
 
 # A 1x1 transparent PNG.
@@ -238,13 +239,13 @@ class TestAttachments:
         tab.locator("#image-upload input[type=file]").set_input_files(
             files=[{"name": "dot.png", "mimeType": "image/png", "buffer": TINY_PNG}]
         )
-        expect(tab.locator("#pending-images img")).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(tab.locator("#pending-images img")).to_have_count(1, timeout=WAIT_MS)
         send(tab, "What is in this picture?")
         image = tab.locator(".message-user img")
-        expect(image).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(image).to_have_count(1, timeout=WAIT_MS)
         assert (image.get_attribute("src") or "").startswith("data:image/png;base64,")
         tab.reload()
-        expect(tab.locator(".message-user img")).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(tab.locator(".message-user img")).to_have_count(1, timeout=WAIT_MS)
 
     def test_an_image_over_the_size_limit_is_refused_before_sending(
         self, app_server: AppServer, browser: Browser
@@ -255,5 +256,5 @@ class TestAttachments:
         tab.locator("#image-upload input[type=file]").set_input_files(
             files=[{"name": "big.png", "mimeType": "image/png", "buffer": big}]
         )
-        expect(tab.get_by_text("the limit is")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.get_by_text("the limit is")).to_be_visible(timeout=WAIT_MS)
         expect(tab.locator("#pending-images img")).to_have_count(0)

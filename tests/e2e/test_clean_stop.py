@@ -19,8 +19,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
 from tests.e2e.app_server import AppServer, restart_app, start_app
+from tests.support.deadlines import WAIT_MS, WAIT_S
 
-TIMEOUT_MS = 60_000
 SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a stop lands mid-stream
 FAST_CHUNK_S = "0.02"  # the last restart: nothing is stopped there
 PROMPT = "Tell me about it"  # stopwords only: the offline assistant's fixed reply
@@ -53,7 +53,7 @@ def user_id_of(server: AppServer, username: str) -> str:
 def open_chat(browser: Browser, server: AppServer, chat_id: str) -> Page:
     page = server.signed_in_context(browser, "erin").new_page()
     page.goto(f"{server.url}/chat/{chat_id}")
-    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
     return page
 
 
@@ -68,15 +68,13 @@ def text_of(message: dict) -> str:
 
 def kill(server: AppServer, signum: int) -> None:
     os.killpg(server.process.pid, signum)
-    server.process.wait(timeout=30)
+    server.process.wait(timeout=WAIT_S)
 
 
 def send_and_stop_mid_reply(page: Page, server: AppServer, signum: int, send) -> None:
     """Start a reply (``send`` clicks what starts it) and stop the server while it streams."""
     send()
-    expect(page.locator("#streaming-reply")).to_contain_text(
-        "offline assistant", timeout=TIMEOUT_MS
-    )
+    expect(page.locator("#streaming-reply")).to_contain_text("offline assistant", timeout=WAIT_MS)
     kill(server, signum)
 
 
@@ -106,7 +104,7 @@ def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retri
     servers.append(second)
     page = open_chat(browser, second, chat_id)
     interrupted = page.locator(".message-assistant").last
-    expect(interrupted.locator(".retry")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(interrupted.locator(".retry")).to_be_visible(timeout=WAIT_MS)
     expect(interrupted.locator(".message-text")).to_contain_text(FULL_REPLY_START)
     send_and_stop_mid_reply(page, second, signal.SIGKILL, interrupted.locator(".retry").click)
     assert last_reply(second, user_id, chat_id)["role"] == "assistant"
@@ -115,10 +113,10 @@ def test_a_reply_streaming_when_the_server_stops_is_kept_marked_and_can_be_retri
     servers.append(third)
     page = open_chat(browser, third, chat_id)
     interrupted = page.locator(".message-assistant").last
-    expect(interrupted.locator(".retry")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(interrupted.locator(".retry")).to_be_visible(timeout=WAIT_MS)
     interrupted.locator(".retry").click()
     answered = page.locator(".message-assistant").last
     expect(answered.locator(".message-text")).to_contain_text(
-        "CHATS_MODEL", timeout=TIMEOUT_MS
+        "CHATS_MODEL", timeout=WAIT_MS
     )  # the last sentence of the offline reply: it ran to the end
     expect(answered.locator(".retry")).to_have_count(0)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from playwright.sync_api import Browser, expect
 
 from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 
 # Records, from the first script the page runs, whether "Start a conversation" was ever shown.
 WATCH_EMPTY_STATE = """
@@ -29,8 +30,8 @@ class TestHomePage:
         context.add_init_script(WATCH_EMPTY_STATE)
         page = context.new_page()
         page.goto(app_server.url + "/")
-        page.wait_for_url(f"**/chat/{latest}", timeout=TIMEOUT_MS)
-        expect(page.locator("#composer")).to_be_visible(timeout=TIMEOUT_MS)
+        page.wait_for_url(f"**/chat/{latest}", timeout=WAIT_MS)
+        expect(page.locator("#composer")).to_be_visible(timeout=WAIT_MS)
         assert page.evaluate("window.__emptyStateSeen") is False
 
     def test_someone_without_chats_is_offered_to_start_one(
@@ -39,4 +40,4 @@ class TestHomePage:
         page = open_tab(browser, app_server, user="newcomer")
         expect(page.locator("#empty-state")).to_contain_text("Start a conversation")
         page.locator("#empty-new-chat").click()
-        page.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
+        page.wait_for_url("**/chat/*", timeout=WAIT_MS)

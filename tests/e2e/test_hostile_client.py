@@ -19,6 +19,7 @@ from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.deadlines import WAIT_S
 
 SECRET_TITLE = "Zanzibar expansion plan"
 SECRET_TEXT = "the vault code is 7391-quokka"
@@ -127,7 +128,7 @@ class TestAHostileClientLearnsNothing:
         ).connect()
         try:
             # Refused at connect (chatsapp.auth.token_binding): its events run on a fresh tab.
-            assert thief.refused.wait(30)
+            assert thief.refused.wait(WAIT_S)
             thief.send(HYDRATE)
             thief.send(event(ChatTabState, "open_chat"), path=f"/chat/{alice.chat_id}")
             assert any(_has(u, "missing", True) for u in thief.settle())
@@ -139,8 +140,8 @@ class TestAHostileClientLearnsNothing:
         self, app_server: AppServer, alice: Alice, bob: RawTab
     ):
         bob.send(event(ChatTabState, "send"), {"text": "x" * 3_000_000})
-        assert bob.disconnected.wait(30), "the server dropped the oversized frame's connection"
-        assert httpx.get(f"{app_server.backend_url}/ping", timeout=10).status_code == 200
+        assert bob.disconnected.wait(WAIT_S), "the server dropped the oversized frame's connection"
+        assert httpx.get(f"{app_server.backend_url}/ping", timeout=WAIT_S).status_code == 200
         assert [m["id"] for m in history_of(app_server, alice)] == ["m1"]
         assert not any(secret in bob.text() for secret in SECRETS)
 

@@ -33,6 +33,7 @@ from chatsapp.states.models import ChatSettingsTabState, SharedChatSettingsState
 from chatsapp.states.search import SearchTabState
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.deadlines import WAIT_S
 
 # alice's part, under a name no other story uses: what is planted here (an agent, memory, an
 # archived chat) must not change the stories of the shared "alice".
@@ -430,7 +431,7 @@ class TestTheBranchExportServesOnlyBobsOwnBranches:
         response = httpx.get(
             f"{app_server.backend_url}/export/chat/{chat_id}.md?leaf={leaf}",
             cookies={SESSION_COOKIE: bob_account.session_token},
-            timeout=30,
+            timeout=WAIT_S,
         )
         assert response.status_code == status, response.text
         assert not any(name in response.text for name in alice.names())
@@ -439,7 +440,7 @@ class TestTheBranchExportServesOnlyBobsOwnBranches:
         response = httpx.get(
             f"{app_server.backend_url}/export/chat/{bob_account.chat_id}.md?leaf=b1",
             cookies={SESSION_COOKIE: bob_account.session_token},
-            timeout=30,
+            timeout=WAIT_S,
         )
         assert response.status_code == 200
         assert "hi" in response.text and "hello" not in response.text

@@ -23,8 +23,8 @@ from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.deadlines import WAIT_MS, WAIT_S
 
-TIMEOUT_MS = 30_000
 VICTIM = "alicia"  # alice's part, under a name no other browser test uses
 SECRET_TITLE = "Okavango heron survey"
 SECRET_TEXT = "the heron count is 4412-okapi"
@@ -93,7 +93,7 @@ def connect_with(server: AppServer, client_token: str, session_token: str = "") 
 
 
 def assert_refused(thief: RawTab, stolen: str) -> None:
-    assert thief.refused.wait(30), "the socket was not told its token was refused"
+    assert thief.refused.wait(WAIT_S), "the socket was not told its token was refused"
     assert thief.refusals == [REFUSAL]
     assert thief.new_tokens and stolen not in thief.new_tokens
 
@@ -202,10 +202,10 @@ class TestARealTabWhoseTokenIsRefused:
         context = app_server.signed_in_context(browser, VICTIM)
         page = context.new_page()
         page.goto(app_server.url + alice.path)
-        expect(page.get_by_text("Okavango").first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.get_by_text("Okavango").first).to_be_visible(timeout=WAIT_MS)
         bound = page.evaluate("window.sessionStorage.getItem('token')")
         context.clear_cookies()  # signed out: the reload's socket names nobody
         page.reload()
-        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(r"/sign-in"), timeout=WAIT_MS)
         assert page.evaluate("window.sessionStorage.getItem('token')") not in (bound, None)
         expect(page.get_by_text("Okavango")).to_have_count(0)

@@ -13,7 +13,8 @@ from playwright.sync_api import Browser, expect
 
 from tests.e2e.app_server import AppServer, start_app
 from tests.e2e.test_live_sidebar import open_tab
-from tests.e2e.test_portability_ui import CHATGPT, TIMEOUT_MS
+from tests.e2e.test_portability_ui import CHATGPT
+from tests.support.deadlines import WAIT_MS
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ class TestImportLimit:
         expect(tab.locator("#import-section")).to_contain_text("Largest file: 1.0 kB")
         tab.locator("#import-upload input[type=file]").set_input_files(str(CHATGPT))
         expect(tab.locator("#import-error")).to_contain_text(
-            "This file is over the import limit", timeout=TIMEOUT_MS
+            "This file is over the import limit", timeout=WAIT_MS
         )
         expect(tab.locator("#import-error")).to_contain_text("Nothing was imported")
         expect(tab.locator(".chat-item")).to_have_count(0)

@@ -7,8 +7,7 @@ import re
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
-
-TIMEOUT_MS = 30_000
+from tests.support.deadlines import WAIT_MS
 
 
 def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "alice") -> Page:
@@ -17,15 +16,15 @@ def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "
         browser, user, viewport={"width": 1280, "height": 800}
     ).new_page()
     page.goto(server.url + path)
-    expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
-    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
     if path == "/":
         # ``/`` goes on to the latest chat, or shows "Start a conversation": wait for either,
         # so a click does not land on a page that is about to be replaced.
         page.wait_for_function(
             """() => location.pathname.startsWith('/chat/')
                 || document.getElementById('empty-state')""",
-            timeout=TIMEOUT_MS,
+            timeout=WAIT_MS,
         )
     return page
 
@@ -49,10 +48,10 @@ def create_chat(page: Page) -> str:
             return match && !known.includes(match[1]) ? match[1] : null;
         }""",
         arg=known,
-        timeout=TIMEOUT_MS,
+        timeout=WAIT_MS,
     ).json_value()
     # Wait until the tab is linked to the new chat, so typing is not lost to a re-render.
-    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
     return chat_id
 
 
@@ -67,17 +66,17 @@ class TestSidebarSync:
         tab_a = open_tab(browser, app_server)
         tab_b = open_tab(browser, app_server)
         chat_id = create_chat(tab_a)
-        expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=WAIT_MS)
 
         chat_item(tab_a, chat_id).locator(".chat-menu").click()
         tab_a.locator(".rename-chat").click()
         tab_a.locator(".rename-input input").fill("Trip to Lisbon")
         tab_a.locator(".rename-input input").press("Enter")
-        expect(chat_item(tab_b, chat_id)).to_contain_text("Trip to Lisbon", timeout=TIMEOUT_MS)
+        expect(chat_item(tab_b, chat_id)).to_contain_text("Trip to Lisbon", timeout=WAIT_MS)
 
         chat_item(tab_a, chat_id).locator(".chat-menu").click()
         tab_a.locator(".delete-chat").click()
-        expect(chat_item(tab_b, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(chat_item(tab_b, chat_id)).to_have_count(0, timeout=WAIT_MS)
         expect(tab_a.locator("#undo-bar")).to_be_visible()
 
     def test_a_chat_deleted_in_one_tab_leaves_the_other_tab_with_a_notice(
@@ -87,17 +86,15 @@ class TestSidebarSync:
         keep = create_chat(tab_a)
         doomed = create_chat(tab_a)
         tab_b = open_tab(browser, app_server, f"/chat/{doomed}")
-        expect(tab_b.locator("#open-chat-id")).to_have_text(doomed, timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#open-chat-id")).to_have_text(doomed, timeout=WAIT_MS)
 
         chat_item(tab_a, doomed).locator(".chat-menu").click()
         tab_a.locator(".delete-chat").click()
 
         expect(tab_b.get_by_text("This chat was deleted in another tab.")).to_be_visible(
-            timeout=TIMEOUT_MS
+            timeout=WAIT_MS
         )
-        tab_b.wait_for_url(
-            re.compile(rf"/chat/{keep}$|/$"), timeout=TIMEOUT_MS, wait_until="commit"
-        )
+        tab_b.wait_for_url(re.compile(rf"/chat/{keep}$|/$"), timeout=WAIT_MS, wait_until="commit")
 
     def test_undo_restores_a_deleted_chat_everywhere(self, app_server: AppServer, browser: Browser):
         tab_a = open_tab(browser, app_server)
@@ -105,9 +102,9 @@ class TestSidebarSync:
         chat_id = create_chat(tab_a)
         chat_item(tab_a, chat_id).locator(".chat-menu").click()
         tab_a.locator(".delete-chat").click()
-        expect(chat_item(tab_b, chat_id)).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(chat_item(tab_b, chat_id)).to_have_count(0, timeout=WAIT_MS)
         tab_a.locator("#undo-delete").click()
-        expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(chat_item(tab_b, chat_id)).to_be_visible(timeout=WAIT_MS)
 
 
 class TestMemorySync:
@@ -121,9 +118,7 @@ class TestMemorySync:
             expect(tab.locator("#memory-panel")).to_be_visible()
         tab_a.locator("#memory-append").fill("Prefers green tea")
         tab_a.locator("#memory-append").press("Enter")
-        expect(tab_b.locator("#memory-panel")).to_contain_text(
-            "Prefers green tea", timeout=TIMEOUT_MS
-        )
+        expect(tab_b.locator("#memory-panel")).to_contain_text("Prefers green tea", timeout=WAIT_MS)
 
 
 class TestKeyboardAndPaging:
@@ -131,8 +126,8 @@ class TestKeyboardAndPaging:
         tab = open_tab(browser, app_server)
         before = tab.url
         tab.keyboard.press("Control+Shift+O")
-        expect(tab).not_to_have_url(before, timeout=TIMEOUT_MS)
-        expect(tab).to_have_url(re.compile(r"/chat/[^/?]+$"), timeout=TIMEOUT_MS)
+        expect(tab).not_to_have_url(before, timeout=WAIT_MS)
+        expect(tab).to_have_url(re.compile(r"/chat/[^/?]+$"), timeout=WAIT_MS)
 
     def test_typing_a_title_sends_nothing_and_escape_keeps_the_old_one(
         self, app_server: AppServer, browser: Browser
@@ -140,7 +135,7 @@ class TestKeyboardAndPaging:
         tab = open_tab(browser, app_server)
         chat_id = create_chat(tab)
         row = chat_item(tab, chat_id)
-        expect(row).to_be_visible(timeout=TIMEOUT_MS)
+        expect(row).to_be_visible(timeout=WAIT_MS)
         before = row.locator(".chat-title").inner_text()
         events: list[str] = []  # socket.io events this tab sends ("42..." frames)
         tab.on(
@@ -151,16 +146,16 @@ class TestKeyboardAndPaging:
             ),
         )
         tab.reload()  # the listener sees the page's next socket
-        expect(row).to_be_visible(timeout=60_000)
+        expect(row).to_be_visible(timeout=WAIT_MS)
         row.locator(".chat-menu").click()
         tab.locator(".rename-chat").click()
         field = tab.locator(".rename-input input")
-        expect(field).to_be_focused(timeout=TIMEOUT_MS)
+        expect(field).to_be_focused(timeout=WAIT_MS)
         sent_before_typing = len(events)
         field.press_sequentially("Not this title", delay=20)
         assert len(events) == sent_before_typing, events[sent_before_typing:]
         field.press("Escape")
-        expect(tab.locator(".rename-input")).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(tab.locator(".rename-input")).to_have_count(0, timeout=WAIT_MS)
         # A commit would have been handled before the cancel that removed the field.
         expect(row.locator(".chat-title")).to_have_text(before)
 
@@ -172,7 +167,7 @@ class TestKeyboardAndPaging:
             create_chat(tab)
         reader = open_tab(browser, app_server)
         items = reader.locator("#chat-list .chat-item")
-        expect(items.first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(items.first).to_be_visible(timeout=WAIT_MS)
         # Scroll to the end on every poll until a further page has arrived.
         reader.wait_for_function(
             """() => {
@@ -181,7 +176,7 @@ class TestKeyboardAndPaging:
                 return list.querySelectorAll('.chat-item').length > 40;
             }""",
             polling=400,
-            timeout=TIMEOUT_MS,
+            timeout=WAIT_MS,
         )
         ids = items.evaluate_all("els => els.map(e => e.dataset.chatId)")
         assert len(ids) == len(set(ids))

@@ -11,7 +11,8 @@ from playwright.sync_api import Browser, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import http_error, text
 
@@ -29,17 +30,17 @@ def test_a_failed_reply_shows_the_error_keeps_the_message_and_retry_answers_it(
     create_chat(tab)
     # The picker is the one place that says which model answers (no second header badge).
     expect(tab.locator("#model-picker")).to_have_attribute(
-        "data-next-model", "fake-model · default", timeout=TIMEOUT_MS
+        "data-next-model", "fake-model · default", timeout=WAIT_MS
     )
     expect(tab.locator("#model-label")).to_have_count(0)
     failing_model.script(http_error(500, "the model exploded"))
 
     send(tab, "Summarise my week, please")
 
-    expect(tab.locator("#run-error")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(tab.locator("#run-error")).to_be_visible(timeout=WAIT_MS)
     expect(tab.locator(".message-user .message-text")).to_have_text("Summarise my week, please")
     tab.locator(".retry").click()
     expect(tab.locator(".message-assistant .message-text").last).to_have_text(
-        "Recovered on retry.", timeout=TIMEOUT_MS
+        "Recovered on retry.", timeout=WAIT_MS
     )
     expect(tab.locator("#run-error")).to_have_count(0)

@@ -17,7 +17,8 @@ from backend.runtime import DEFAULT_MAX_STATE_BYTES
 from chatsapp.states.agents import HISTORY_PAGE
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import text
 
@@ -65,8 +66,8 @@ def send_and_wait_for_reply(tab: Page, words: str) -> None:
     replies = tab.locator(".message-assistant .message-text")
     before = replies.count()
     send(tab, words)
-    expect(replies).to_have_count(before + 1, timeout=TIMEOUT_MS)
-    expect(replies.last).to_have_text(REPLY, timeout=TIMEOUT_MS)
+    expect(replies).to_have_count(before + 1, timeout=WAIT_MS)
+    expect(replies.last).to_have_text(REPLY, timeout=WAIT_MS)
 
 
 def open_agents_page(browser: Browser, server: AppServer, user: str) -> Page:
@@ -74,7 +75,7 @@ def open_agents_page(browser: Browser, server: AppServer, user: str) -> Page:
         browser, user, viewport={"width": 1280, "height": 900}
     ).new_page()
     tab.goto(server.url + "/agents")
-    expect(tab.locator("#agent-new")).to_be_visible(timeout=60_000)
+    expect(tab.locator("#agent-new")).to_be_visible(timeout=WAIT_MS)
     return tab
 
 
@@ -92,13 +93,13 @@ def create_agent(tab: Page, name: str, instructions: str) -> None:
     tab.locator("#agent-new").click()
     fill_agent_form(tab, name=name, instructions=instructions)
     tab.locator("#agent-save").click()
-    expect(agent_row(tab, name)).to_be_visible(timeout=TIMEOUT_MS)
+    expect(agent_row(tab, name)).to_be_visible(timeout=WAIT_MS)
 
 
 def start_chat_with(tab: Page, name: str) -> str:
     agent_row(tab, name).locator(".agent-new-chat").click()
-    tab.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
-    expect(tab.locator("#agent-label")).to_contain_text(name, timeout=TIMEOUT_MS)
+    tab.wait_for_url("**/chat/*", timeout=WAIT_MS)
+    expect(tab.locator("#agent-label")).to_contain_text(name, timeout=WAIT_MS)
     return tab.url.rsplit("/", 1)[-1]
 
 
@@ -110,7 +111,7 @@ class TestModelPicker:
         create_chat(tab)
         picker = tab.locator("#model-picker")
         expect(picker.locator("option[value='default:other-model']")).to_have_count(
-            1, timeout=TIMEOUT_MS
+            1, timeout=WAIT_MS
         )
         expect(picker.locator("option", has_text="Offline assistant")).to_have_count(1)
         send_and_wait_for_reply(tab, "first, with the default model")
@@ -118,7 +119,7 @@ class TestModelPicker:
 
         picker.select_option("default:other-model")
         expect(picker).to_have_attribute(
-            "data-next-model", "other-model · default", timeout=TIMEOUT_MS
+            "data-next-model", "other-model · default", timeout=WAIT_MS
         )
         send_and_wait_for_reply(tab, "second, with the picked model")
 
@@ -130,13 +131,11 @@ class TestModelPicker:
         tab_a = open_tab(browser, models_app, user=person)
         chat_id = create_chat(tab_a)
         tab_b = open_tab(browser, models_app, f"/chat/{chat_id}", user=person)
-        expect(tab_b.locator("#model-picker")).to_have_value("auto", timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#model-picker")).to_have_value("auto", timeout=WAIT_MS)
 
         tab_a.locator("#model-picker").select_option("default:other-model")
 
-        expect(tab_b.locator("#model-picker")).to_have_value(
-            "default:other-model", timeout=TIMEOUT_MS
-        )
+        expect(tab_b.locator("#model-picker")).to_have_value("default:other-model", timeout=WAIT_MS)
 
 
 class TestAgentLibrary:
@@ -161,9 +160,9 @@ class TestAgentLibrary:
         fill_agent_form(tab, name="Too hot", instructions="hi", temperature="7")
         tab.locator("#agent-save").click()
 
-        expect(tab.locator("#agent-form-error")).to_contain_text("temperature", timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-form-error")).to_contain_text("temperature", timeout=WAIT_MS)
         tab.reload()
-        expect(tab.locator("#agent-new")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-new")).to_be_visible(timeout=WAIT_MS)
         expect(agent_row(tab, "Too hot")).to_have_count(0)
 
     def test_instructions_over_the_limit_are_refused_on_the_form(
@@ -174,7 +173,7 @@ class TestAgentLibrary:
         fill_agent_form(tab, name="Verbose", instructions="x" * (MAX_INSTRUCTIONS_CHARS + 1))
         tab.locator("#agent-save").click()
 
-        expect(tab.locator("#agent-form-error")).to_contain_text("instructions", timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-form-error")).to_contain_text("instructions", timeout=WAIT_MS)
         expect(agent_row(tab, "Verbose")).to_have_count(0)
 
     def test_each_save_is_a_version_and_the_history_pages_back_to_the_first(
@@ -187,11 +186,11 @@ class TestAgentLibrary:
         for n in range(2, HISTORY_PAGE + 3):
             tab.locator("#agent-instructions").fill(f"draft {n}")
             tab.locator("#agent-save").click()
-            expect(versions.first).to_contain_text(f"v{n} ", timeout=TIMEOUT_MS)
+            expect(versions.first).to_contain_text(f"v{n} ", timeout=WAIT_MS)
 
         expect(versions).to_have_count(HISTORY_PAGE)
         tab.locator("#agent-more-versions").click()
-        expect(versions).to_have_count(HISTORY_PAGE + 2, timeout=TIMEOUT_MS)
+        expect(versions).to_have_count(HISTORY_PAGE + 2, timeout=WAIT_MS)
         expect(versions.last).to_contain_text("v1 ")
         expect(tab.locator("#agent-more-versions")).to_have_count(0)
 
@@ -207,13 +206,13 @@ class TestAgentLibrary:
         agent_row(editor, "Critic").locator(".agent-edit").click()
         editor.locator("#agent-instructions").fill("Version two: be blunt.")
         editor.locator("#agent-save").click()
-        expect(editor.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(editor.locator(".agent-version")).to_have_count(2, timeout=WAIT_MS)
 
         tab.goto(models_app.url + f"/chat/{chat_id}")
         banner = tab.locator("#agent-update")
-        expect(banner).to_contain_text("Agent updated to v2", timeout=TIMEOUT_MS)
+        expect(banner).to_contain_text("Agent updated to v2", timeout=WAIT_MS)
         banner.click()
-        expect(banner).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(banner).to_have_count(0, timeout=WAIT_MS)
         expect(tab.locator("#agent-label")).to_contain_text("v2")
         send_and_wait_for_reply(tab, "Review my essay")
         first = turn_request(fake_model, "Review my essay")["messages"][0]
@@ -229,21 +228,21 @@ class TestSessionStatePanel:
         tab_b = open_tab(browser, models_app, f"/chat/{chat_id}", user=person)
         for tab in (tab_a, tab_b):
             tab.locator("#state-toggle").click()
-            expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
+            expect(tab.locator("#state-version")).to_have_text("0", timeout=WAIT_MS)
 
         tab_b.locator("#state-draft").fill('{"step": "from tab b"}')
         tab_b.locator("#state-save").click()
-        expect(tab_b.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#state-version")).to_have_text("1", timeout=WAIT_MS)
 
         tab_a.locator("#state-draft").fill('{"step": "from tab a"}')
         tab_a.locator("#state-save").click()
 
         expect(tab_a.locator("#state-error")).to_contain_text(
-            "changed since you opened it", timeout=TIMEOUT_MS
+            "changed since you opened it", timeout=WAIT_MS
         )
         expect(tab_a.locator("#state-current-value")).to_contain_text("from tab b")
         tab_a.locator("#state-reload").click()
-        expect(tab_a.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#state-version")).to_have_text("1", timeout=WAIT_MS)
 
     def test_a_state_over_the_ceiling_is_refused_and_the_saved_one_stays(
         self, person: str, models_app: AppServer, browser: Browser
@@ -252,15 +251,15 @@ class TestSessionStatePanel:
         create_chat(tab)
         tab.locator("#state-toggle").click()
         expect(tab.locator("#state-panel")).to_contain_text(
-            f"of {DEFAULT_MAX_STATE_BYTES} bytes", timeout=TIMEOUT_MS
+            f"of {DEFAULT_MAX_STATE_BYTES} bytes", timeout=WAIT_MS
         )
         too_big = json.dumps({"notes": "x" * DEFAULT_MAX_STATE_BYTES})
         tab.locator("#state-draft").fill(too_big)
         tab.locator("#state-save").click()
 
-        expect(tab.locator("#state-error")).to_contain_text("Too large", timeout=TIMEOUT_MS)
+        expect(tab.locator("#state-error")).to_contain_text("Too large", timeout=WAIT_MS)
         tab.locator("#state-reload").click()
-        expect(tab.locator("#state-version")).to_have_text("0", timeout=TIMEOUT_MS)
+        expect(tab.locator("#state-version")).to_have_text("0", timeout=WAIT_MS)
         expect(tab.locator("#state-draft")).to_have_value("{}")
 
 
@@ -271,15 +270,15 @@ class TestArchive:
         tab_a = open_tab(browser, models_app, user=person)
         chat_id = create_chat(tab_a)
         tab_b = open_tab(browser, models_app, f"/chat/{chat_id}", user=person)
-        expect(tab_b.locator("#archive-toggle")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#archive-toggle")).to_be_visible(timeout=WAIT_MS)
 
         tab_a.locator("#archive-toggle").click()
-        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=WAIT_MS)
         tab_b.reload()
-        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab_b.locator("#archived-label")).to_be_visible(timeout=WAIT_MS)
 
         tab_b.locator("#archive-toggle").click()
-        expect(tab_a.locator("#archived-label")).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(tab_a.locator("#archived-label")).to_have_count(0, timeout=WAIT_MS)
 
 
 class TestAdminEndpoints:
@@ -295,14 +294,14 @@ class TestAdminEndpoints:
             admin.locator("#ep-key").fill("lab-key")
             admin.locator("#ep-save").click()
             row = admin.locator('.endpoint-row[data-endpoint="lab"]')
-            expect(row).to_contain_text("answers", timeout=TIMEOUT_MS)
+            expect(row).to_contain_text("answers", timeout=WAIT_MS)
             expect(row).not_to_contain_text("lab-key")
 
             tab = open_tab(browser, models_app, user=person)
             create_chat(tab)
             tab.locator("#model-picker").select_option("lab:lab-model")
             expect(tab.locator("#model-picker")).to_have_attribute(
-                "data-next-model", "lab-model · lab", timeout=TIMEOUT_MS
+                "data-next-model", "lab-model · lab", timeout=WAIT_MS
             )
             send_and_wait_for_reply(tab, "Hello, lab")
 
@@ -314,7 +313,7 @@ class TestAdminEndpoints:
     ):
         tab = open_agents_page(browser, models_app, "bob")
         tab.goto(models_app.url + "/admin/models")
-        expect(tab.locator("#ep-not-allowed")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#ep-not-allowed")).to_be_visible(timeout=WAIT_MS)
         expect(tab.locator("#ep-save")).to_have_count(0)
 
 
@@ -326,19 +325,19 @@ class TestDefaultAgent:
         create_agent(library, "Concierge", "Greet warmly.")
         agent_row(library, "Concierge").locator(".agent-set-default").click()
         expect(agent_row(library, "Concierge")).to_contain_text(
-            "default for new chats", timeout=TIMEOUT_MS
+            "default for new chats", timeout=WAIT_MS
         )
 
         tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
-        expect(tab.locator("#agent-label")).to_contain_text("Concierge", timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("Concierge", timeout=WAIT_MS)
 
         agent_row(library, "Concierge").locator(".agent-unset-default").click()
         expect(agent_row(library, "Concierge").locator(".agent-set-default")).to_be_visible(
-            timeout=TIMEOUT_MS
+            timeout=WAIT_MS
         )
         create_chat(tab)
-        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=TIMEOUT_MS)
+        expect(tab.locator("#agent-label")).to_contain_text("Default assistant", timeout=WAIT_MS)
 
 
 def last_reply_usage(tab: Page):
@@ -361,7 +360,7 @@ class TestReplyUsage:
             tab = open_tab(browser, models_app, user=person)
             create_chat(tab)
             send_and_wait_for_reply(tab, words)
-            expect(last_reply_usage(tab)).to_have_text("412 tokens in · 96 out", timeout=TIMEOUT_MS)
+            expect(last_reply_usage(tab)).to_have_text("412 tokens in · 96 out", timeout=WAIT_MS)
         finally:
             fake_model.responder = None
 
@@ -371,7 +370,7 @@ class TestReplyUsage:
         tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         send_and_wait_for_reply(tab, "No usage from the server this time")
-        expect(last_reply_usage(tab)).to_contain_text("(estimate)", timeout=TIMEOUT_MS)
+        expect(last_reply_usage(tab)).to_contain_text("(estimate)", timeout=WAIT_MS)
         expect(last_reply_usage(tab)).to_contain_text("~")
 
 
@@ -382,25 +381,25 @@ class TestContextMeter:
         tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         label = tab.locator("#context-meter-label")
-        expect(label).to_contain_text("/ 8,000 tokens", timeout=TIMEOUT_MS)
+        expect(label).to_contain_text("/ 8,000 tokens", timeout=WAIT_MS)
         expect(tab.locator("#compaction-threshold")).to_have_count(1)  # the default agent's
         expect(tab.locator("#compaction-due")).to_have_count(0)
         before = label.inner_text()
 
         send_and_wait_for_reply(tab, "A first question for the meter")
 
-        expect(label).not_to_have_text(before, timeout=TIMEOUT_MS)
+        expect(label).not_to_have_text(before, timeout=WAIT_MS)
 
     def test_a_thread_past_the_threshold_shows_that_the_next_reply_compacts(
         self, person: str, models_app: AppServer, browser: Browser
     ):
         tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
-        expect(tab.locator("#context-meter")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#context-meter")).to_be_visible(timeout=WAIT_MS)
         # ~7,800 estimated tokens: past the default agent's 6,000-token compaction point.
         send_and_wait_for_reply(tab, "notes " * 6_000)
 
-        expect(tab.locator("#compaction-due")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.locator("#compaction-due")).to_be_visible(timeout=WAIT_MS)
 
 
 class TestHeader:
@@ -410,11 +409,11 @@ class TestHeader:
         tab = open_tab(browser, models_app, user=person)
         create_chat(tab)
         count = tab.locator("#message-count")
-        expect(count).to_have_text("0 messages", timeout=TIMEOUT_MS)
+        expect(count).to_have_text("0 messages", timeout=WAIT_MS)
         send_and_wait_for_reply(tab, "one")
-        expect(count).to_have_text("2 messages", timeout=TIMEOUT_MS)
+        expect(count).to_have_text("2 messages", timeout=WAIT_MS)
         send_and_wait_for_reply(tab, "two")
-        expect(count).to_have_text("4 messages", timeout=TIMEOUT_MS)
+        expect(count).to_have_text("4 messages", timeout=WAIT_MS)
 
     def test_an_agent_saved_in_another_tab_updates_the_header_without_a_reload(
         self, person: str, models_app: AppServer, browser: Browser
@@ -429,6 +428,4 @@ class TestHeader:
         editor.locator("#agent-instructions").fill("Version two: rewrite freely.")
         editor.locator("#agent-save").click()
 
-        expect(tab.locator("#agent-update")).to_contain_text(
-            "Agent updated to v2", timeout=TIMEOUT_MS
-        )
+        expect(tab.locator("#agent-update")).to_contain_text("Agent updated to v2", timeout=WAIT_MS)

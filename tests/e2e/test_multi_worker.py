@@ -28,7 +28,8 @@ from tests.e2e.test_hostile_tokens import (
     event,
     stream_and_rename,
 )
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 from tests.support.streamed_text import StreamedText
 
 MAX_TABS = 12  # tabs (or sockets) tried until one lands on the other worker
@@ -56,7 +57,7 @@ def prod_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]
 
 def worker_of(page: Page) -> str:
     locator = page.locator("#worker-id")
-    expect(locator).not_to_have_text("", timeout=TIMEOUT_MS)
+    expect(locator).not_to_have_text("", timeout=WAIT_MS)
     return locator.inner_text()
 
 
@@ -74,7 +75,7 @@ def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(
     assert other is not None, f"all {len(tabs)} tabs landed on worker {first_worker}"
 
     chat_id = create_chat(tabs[0])
-    expect(chat_item(other, chat_id)).to_be_visible(timeout=TIMEOUT_MS)
+    expect(chat_item(other, chat_id)).to_be_visible(timeout=WAIT_MS)
 
 
 # ── two tabs on two workers sending into one chat at once ───────────

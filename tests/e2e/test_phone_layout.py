@@ -15,7 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat
+from tests.e2e.test_live_sidebar import chat_item, create_chat
+from tests.support.deadlines import WAIT_MS
 
 PHONE_WIDTH, PHONE_HEIGHT = 390, 844
 PHONE: dict[str, Any] = {
@@ -39,7 +40,7 @@ WIDE_MESSAGE = "```python\nwidth = '" + "w" * 240 + "'\n```\n\n$$\n\\sum_{k=1}^{
 def open_as(browser: Browser, server: AppServer, user: str, device: dict[str, Any]) -> Page:
     page = server.signed_in_context(browser, user, **device).new_page()
     page.goto(server.url)
-    expect(page.locator("#main-pane")).to_be_visible(timeout=60_000)
+    expect(page.locator("#main-pane")).to_be_visible(timeout=WAIT_MS)
     return page
 
 
@@ -66,7 +67,7 @@ def open_drawer(page: Page) -> None:
 
 
 def expect_drawer_closed(page: Page) -> None:
-    expect(page.locator("#sidebar")).to_be_hidden(timeout=TIMEOUT_MS)
+    expect(page.locator("#sidebar")).to_be_hidden(timeout=WAIT_MS)
     expect(drawer_button(page)).to_have_attribute("aria-expanded", "false")
     expect(page.locator("#main-pane")).not_to_have_attribute("inert", "")
 
@@ -99,7 +100,7 @@ def expect_bottom_sheet(page: Page, selector: str) -> None:
     page.wait_for_function(
         "selector => document.querySelector(selector).getAnimations().length === 0",
         arg=selector,
-        timeout=TIMEOUT_MS,
+        timeout=WAIT_MS,
     )
     box = page.locator(selector).bounding_box()
     assert box is not None
@@ -114,7 +115,7 @@ class TestPhoneDrawer:
         self, app_server: AppServer, browser: Browser
     ):
         page = open_as(browser, app_server, "phoebe", PHONE)
-        expect(page.locator("#empty-state")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#empty-state")).to_be_visible(timeout=WAIT_MS)
         expect(page.locator("#sidebar")).to_be_hidden()
 
         open_drawer(page)  # the empty state's own menu button
@@ -123,9 +124,9 @@ class TestPhoneDrawer:
         send(page, "hello from my phone")
         wait_for_reply_end(page)
         expect(page.locator(".message-assistant").first).to_contain_text(
-            "offline assistant", timeout=TIMEOUT_MS
+            "offline assistant", timeout=WAIT_MS
         )
-        expect(page.locator("#stop")).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(page.locator("#stop")).to_have_count(0, timeout=WAIT_MS)
         assert width_of(page, "#transcript") >= 0.9 * PHONE_WIDTH
         assert width_of(page, ".composer") >= 0.9 * PHONE_WIDTH
         assert width_of(page, "#composer") >= 0.5 * PHONE_WIDTH
@@ -143,7 +144,7 @@ class TestPhoneDrawer:
 
         open_drawer(page)
         chat_item(page, first).locator("a").click()
-        expect(page.locator("#open-chat-id")).to_have_text(first, timeout=TIMEOUT_MS)
+        expect(page.locator("#open-chat-id")).to_have_text(first, timeout=WAIT_MS)
         expect_drawer_closed(page)
         expect(page.locator(".message-user")).to_contain_text("hello from my phone")
 
@@ -185,7 +186,7 @@ class TestPhoneDrawer:
                 const box = document.getElementById('composer').getBoundingClientRect();
                 return box.top >= 0 && box.bottom <= innerHeight;
             }""",
-            timeout=TIMEOUT_MS,
+            timeout=WAIT_MS,
         )
         expect(page.locator("#send")).to_be_in_viewport()
 
@@ -198,14 +199,14 @@ class TestPhoneDrawer:
         send(page, WIDE_MESSAGE)
         wait_for_reply_end(page)
         code = page.locator(".message-user pre").first
-        expect(code).to_contain_text("wwww", timeout=TIMEOUT_MS)
+        expect(code).to_contain_text("wwww", timeout=WAIT_MS)
         # Found afresh on each poll: the highlighter re-renders the block once its language loads.
         page.wait_for_function(
             """() => {
                 const pre = document.querySelector('.message-user pre');
                 return pre && pre.scrollWidth > pre.clientWidth;
             }""",
-            timeout=TIMEOUT_MS,
+            timeout=WAIT_MS,
         )
         assert page_scroll_width(page) <= page.evaluate("innerWidth") <= PHONE_WIDTH
 
@@ -217,13 +218,13 @@ class TestPhoneDrawer:
         create_chat(page)
         page.locator("#toggle-memory").click()
         sheet = page.locator("#memory-panel")
-        expect(sheet).to_be_visible(timeout=TIMEOUT_MS)
+        expect(sheet).to_be_visible(timeout=WAIT_MS)
         expect_bottom_sheet(page, "#memory-panel")
         page.locator("#close-memory").click()
-        expect(sheet).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(sheet).to_have_count(0, timeout=WAIT_MS)
 
         page.locator("#state-toggle").click()  # in the header's sideways-scrolling row
-        expect(page.locator("#state-panel")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#state-panel")).to_be_visible(timeout=WAIT_MS)
         expect_bottom_sheet(page, "#state-panel")
 
 
@@ -253,10 +254,10 @@ class TestWiderScreens:
 
         # The memory panel lies over the conversation instead of squeezing it, and closes.
         page.locator("#toggle-memory").click()
-        expect(page.locator("#memory-panel")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#memory-panel")).to_be_visible(timeout=WAIT_MS)
         assert width_of(page, "#transcript") >= 820 - sidebar - 1
         page.locator("#close-memory").click()
-        expect(page.locator("#memory-panel")).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(page.locator("#memory-panel")).to_have_count(0, timeout=WAIT_MS)
 
     def test_a_desktop_keeps_its_sidebar_and_can_still_collapse_it(
         self, app_server: AppServer, browser: Browser
@@ -266,7 +267,7 @@ class TestWiderScreens:
         assert width_of(page, "#transcript") >= 1280 - 288 - 1
 
         page.locator("#toggle-sidebar").click()
-        expect(page.locator("#sidebar")).to_be_hidden(timeout=TIMEOUT_MS)
+        expect(page.locator("#sidebar")).to_be_hidden(timeout=WAIT_MS)
         assert width_of(page, "#transcript") >= 1279
         page.locator("#toggle-sidebar").click()
-        expect(page.locator("#sidebar")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)

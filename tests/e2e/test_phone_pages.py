@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from backend.accounts import CONSOLE_ACTOR
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_archive import archive, archived_item, open_archived
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat
+from tests.e2e.test_live_sidebar import create_chat
 from tests.e2e.test_models_and_agents_ui import agent_row, create_agent
 from tests.e2e.test_phone_layout import (
     PHONE,
@@ -30,6 +30,7 @@ from tests.e2e.test_phone_layout import (
     open_as,
     open_drawer,
 )
+from tests.support.deadlines import WAIT_MS
 
 TABLET_WIDTH = TABLET["viewport"]["width"]
 # "As wide as the screen": the page's side padding is all that is left.
@@ -67,7 +68,7 @@ def expect_no_sideways_scroll(page: Page, width: int = PHONE_WIDTH) -> None:
 def expect_on_screen(*controls: Locator, width: int = PHONE_WIDTH) -> None:
     """Visible, whole, and inside the screen's width without scrolling sideways."""
     for control in controls:
-        expect(control).to_be_visible(timeout=TIMEOUT_MS)
+        expect(control).to_be_visible(timeout=WAIT_MS)
         box = control.bounding_box()
         assert box is not None
         assert box["x"] >= 0 and box["x"] + box["width"] <= width, (str(control), box)
@@ -105,7 +106,7 @@ def expect_full_width(*fields: Locator) -> None:
 class TestOtherPagesOnAPhone:
     def test_the_account_page_fits_a_phone(self, app_server: AppServer, browser: Browser):
         page = open_page(browser, app_server, "amelie", "/account", PHONE)
-        expect(page.locator("#account-username")).to_contain_text("amelie", timeout=60_000)
+        expect(page.locator("#account-username")).to_contain_text("amelie", timeout=WAIT_MS)
         expect_on_screen(
             page.locator("#field-current"),
             page.locator("#field-new"),
@@ -127,7 +128,7 @@ class TestOtherPagesOnAPhone:
             page = browser.new_context(**PHONE).new_page()  # nobody signed in
             for path, form in (("/sign-in", "sign-in"), (f"/sign-up?invite={invite}", "sign-up")):
                 page.goto(app_server.url + path)
-                expect(page.locator(f"#{form}-form")).to_be_visible(timeout=60_000)
+                expect(page.locator(f"#{form}-form")).to_be_visible(timeout=WAIT_MS)
                 fields = page.locator("#field-username"), page.locator("#field-password")
                 expect_on_screen(*fields, page.locator(f"#{form}-submit"))
                 expect_full_width(*fields)
@@ -143,9 +144,9 @@ class TestOtherPagesOnAPhone:
             if accounts.user_by_username(LONG_USERNAME) is None:
                 accounts.create_user(CONSOLE_ACTOR, LONG_USERNAME, "a long enough password")
         page = open_page(browser, app_server, "adelaide", "/admin", PHONE, admin=True)
-        expect(page.locator(f"#user-{LONG_USERNAME}")).to_be_visible(timeout=60_000)
+        expect(page.locator(f"#user-{LONG_USERNAME}")).to_be_visible(timeout=WAIT_MS)
         page.locator("#new-invite").click()
-        expect(page.locator("#invite-link")).to_contain_text("invite=", timeout=TIMEOUT_MS)
+        expect(page.locator("#invite-link")).to_contain_text("invite=", timeout=WAIT_MS)
 
         expect_no_sideways_scroll(page)
         expect_on_screen(
@@ -163,14 +164,14 @@ class TestOtherPagesOnAPhone:
         self, app_server: AppServer, browser: Browser
     ):
         page = open_page(browser, app_server, "adelaide", "/admin/models", PHONE, admin=True)
-        expect(page.locator("#ep-save")).to_be_visible(timeout=60_000)
+        expect(page.locator("#ep-save")).to_be_visible(timeout=WAIT_MS)
         expect_full_width(*(page.locator(f"#ep-{f}") for f in ("name", "url", "key", "models")))
         page.locator("#ep-name").fill("phone-lab")
         page.locator("#ep-url").fill(LONG_URL)
         page.locator("#ep-models").fill("a-model-with-a-long-name, another-model-with-a-long-name")
         page.locator("#ep-save").click()
         row = page.locator('.endpoint-row[data-endpoint="phone-lab"]')
-        expect(row).to_be_visible(timeout=TIMEOUT_MS)
+        expect(row).to_be_visible(timeout=WAIT_MS)
         try:
             expect_no_sideways_scroll(page)
             # Stacked: the row is a card as wide as the table, its remove button on screen.
@@ -178,18 +179,18 @@ class TestOtherPagesOnAPhone:
         finally:
             # Endpoints are the whole server's: take this one away again (from the phone).
             row.locator(".endpoint-delete").click()
-            expect(row).to_have_count(0, timeout=TIMEOUT_MS)
+            expect(row).to_have_count(0, timeout=WAIT_MS)
 
     def test_the_agent_library_and_editor_fit_a_phone(
         self, app_server: AppServer, browser: Browser
     ):
         # Someone new on each try: a rerun must not find the first try's agent.
         page = open_page(browser, app_server, f"agatha-{uuid.uuid4().hex[:6]}", "/agents", PHONE)
-        expect(page.locator("#agent-new")).to_be_visible(timeout=60_000)
+        expect(page.locator("#agent-new")).to_be_visible(timeout=WAIT_MS)
         create_agent(page, LONG_AGENT, "Plan walks and wine tastings.")
         row = agent_row(page, LONG_AGENT)
         row.locator(".agent-edit").click()
-        expect(page.locator("#agent-history .agent-version")).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(page.locator("#agent-history .agent-version")).to_have_count(1, timeout=WAIT_MS)
 
         expect_no_sideways_scroll(page)
         expect_full_width(
@@ -212,7 +213,7 @@ class TestOtherPagesOnAPhone:
         self, app_server: AppServer, browser: Browser
     ):
         page = open_page(browser, app_server, "sefa", "/settings", PHONE)
-        expect(page.locator("#settings-page")).to_be_visible(timeout=60_000)
+        expect(page.locator("#settings-page")).to_be_visible(timeout=WAIT_MS)
         expect_no_sideways_scroll(page)
         expect_on_screen(
             page.locator("button.drawer-button:visible"),
@@ -241,7 +242,7 @@ class TestOtherPagesOnATablet:
         }
         for path, controls in pages.items():
             page.goto(app_server.url + path)
-            expect(page.locator(controls[0])).to_be_visible(timeout=60_000)
+            expect(page.locator(controls[0])).to_be_visible(timeout=WAIT_MS)
             expect_no_sideways_scroll(page, TABLET_WIDTH)
             expect_on_screen(*(page.locator(c) for c in controls), width=TABLET_WIDTH)
         # The tablet's narrower sidebar keeps each button's label on one line, a name whole.
@@ -268,16 +269,16 @@ class TestDrawerPicksOnAPhone:
         item = archived_item(page, archived)
         expect_on_screen(item.locator("a"), item.locator(".chat-menu"))
         item.locator("a").tap()
-        expect(page).to_have_url(re.compile(f"/chat/{archived}$"), timeout=TIMEOUT_MS)
-        expect(page.locator("#open-chat-id")).to_have_text(archived, timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(f"/chat/{archived}$"), timeout=WAIT_MS)
+        expect(page.locator("#open-chat-id")).to_have_text(archived, timeout=WAIT_MS)
         expect_drawer_closed(page)
-        expect(page.locator("#archived-label")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#archived-label")).to_be_visible(timeout=WAIT_MS)
 
     def test_a_new_chat_with_an_agent_from_the_drawer_menu_closes_the_drawer(
         self, app_server: AppServer, browser: Browser
     ):
         library = open_page(browser, app_server, "nadia", "/agents", PHONE)
-        expect(library.locator("#agent-new")).to_be_visible(timeout=60_000)
+        expect(library.locator("#agent-new")).to_be_visible(timeout=WAIT_MS)
         create_agent(library, LONG_AGENT, "Plan walks.")
         library.context.close()
 
@@ -288,7 +289,7 @@ class TestDrawerPicksOnAPhone:
         choice = page.locator(".new-chat-agent", has_text=LONG_AGENT).first
         expect_on_screen(page.locator("#new-chat-agents"), choice)
         choice.tap()
-        expect(page).to_have_url(re.compile(r"/chat/[^/]+$"), timeout=TIMEOUT_MS)
-        expect(page.locator("#agent-label")).to_contain_text(LONG_AGENT, timeout=TIMEOUT_MS)
+        expect(page).to_have_url(re.compile(r"/chat/[^/]+$"), timeout=WAIT_MS)
+        expect(page.locator("#agent-label")).to_contain_text(LONG_AGENT, timeout=WAIT_MS)
         expect_drawer_closed(page)
         expect(page.locator("#composer")).to_be_visible()

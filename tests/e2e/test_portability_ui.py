@@ -16,30 +16,28 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_live_sidebar import chat_item, open_tab
 from tests.portability.conftest import FIXTURES
+from tests.support.deadlines import WAIT_MS
 
-TIMEOUT_MS = 30_000
 CHATGPT = FIXTURES / "chatgpt_conversations.json"
 
 
 def import_chatgpt(page: Page, server: AppServer) -> None:
     """Import the ChatGPT fixture through Settings; wait for its summary."""
     page.goto(server.url + "/settings")
-    expect(page.locator("#import-section")).to_be_visible(timeout=60_000)
+    expect(page.locator("#import-section")).to_be_visible(timeout=WAIT_MS)
     page.locator("#import-upload input[type=file]").set_input_files(str(CHATGPT))
-    expect(page.locator("#import-summary")).to_contain_text(
-        "chatgpt: 2 imported", timeout=TIMEOUT_MS
-    )
+    expect(page.locator("#import-summary")).to_contain_text("chatgpt: 2 imported", timeout=WAIT_MS)
 
 
 def chat_id_titled(page: Page, title: str) -> str:
     item = page.locator(".chat-item", has_text=title)
-    expect(item).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(item).to_have_count(1, timeout=WAIT_MS)
     return str(item.get_attribute("data-chat-id"))
 
 
 def open_chat(page: Page, server: AppServer, chat_id: str) -> None:
     page.goto(f"{server.url}/chat/{chat_id}")
-    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=60_000)
+    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
 
 
 class TestImport:
@@ -54,7 +52,7 @@ class TestImport:
         # The sidebar of the Settings page itself shows the new chats, live.
         chat_id = chat_id_titled(tab, "Short chat")
         chat_item(tab, chat_id).click()
-        expect(tab.locator("#open-chat-id")).to_have_text(chat_id, timeout=TIMEOUT_MS)
+        expect(tab.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
         expect(tab.locator(".message-user")).to_contain_text("Hello there")
         expect(tab.locator(".message-assistant")).to_contain_text("Hi! How can I help?")
 
@@ -75,7 +73,7 @@ class TestExport:
     ):
         tab = open_tab(browser, app_server, "/settings", user="ezra")
         import_chatgpt(tab, app_server)
-        with tab.expect_download(timeout=TIMEOUT_MS) as started:
+        with tab.expect_download(timeout=WAIT_MS) as started:
             tab.locator("#export-all").click()
         saved = tmp_path / "everything.zip"
         started.value.save_as(saved)
@@ -94,7 +92,7 @@ class TestExport:
         chat_id = chat_id_titled(tab, "Plotting sine waves")
         open_chat(tab, app_server, chat_id)
         tab.locator("#chat-header-menu").click()
-        with tab.expect_download(timeout=TIMEOUT_MS) as started:
+        with tab.expect_download(timeout=WAIT_MS) as started:
             tab.locator("#export-chat-markdown").click()
         saved = tmp_path / "chat.md"
         started.value.save_as(saved)
@@ -129,17 +127,17 @@ class TestFork:
         watcher = open_tab(browser, app_server, "/", user="finn")
         open_chat(tab, app_server, source_id)
         messages = tab.locator(".message")
-        expect(messages.nth(2)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(messages.nth(2)).to_be_visible(timeout=WAIT_MS)
         first_two = [messages.nth(i).locator(".message-text").inner_text() for i in (0, 1)]
 
         messages.nth(1).locator(".fork-message").click()
 
-        tab.wait_for_url(lambda url: "/chat/" in url and source_id not in url, timeout=TIMEOUT_MS)
+        tab.wait_for_url(lambda url: "/chat/" in url and source_id not in url, timeout=WAIT_MS)
         fork_id = tab.url.rstrip("/").rsplit("/", 1)[-1]
-        expect(tab.locator("#open-chat-id")).to_have_text(fork_id, timeout=TIMEOUT_MS)
-        expect(tab.locator(".message")).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(tab.locator("#open-chat-id")).to_have_text(fork_id, timeout=WAIT_MS)
+        expect(tab.locator(".message")).to_have_count(2, timeout=WAIT_MS)
         shown = [
             tab.locator(".message").nth(i).locator(".message-text").inner_text() for i in (0, 1)
         ]
         assert shown == first_two
-        expect(chat_item(watcher, fork_id)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(chat_item(watcher, fork_id)).to_be_visible(timeout=WAIT_MS)

@@ -20,7 +20,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import TINY_PNG, send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat, open_tab
+from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.support.deadlines import WAIT_MS, WAIT_S
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import text
 
@@ -67,7 +68,7 @@ class ProbeServer:
         self._thread.start()
         self.origin = f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def wait_for_request(self, path: str, timeout_s: float = TIMEOUT_MS / 1000) -> None:
+    def wait_for_request(self, path: str, timeout_s: float = WAIT_S) -> None:
         deadline = time.monotonic() + timeout_s
         while path not in self.requests:
             if time.monotonic() > deadline:
@@ -104,8 +105,8 @@ def open_recording_tab(browser: Browser, server: AppServer) -> Page:
     ).new_page()
     page.add_init_script(RECORD_VIOLATIONS)
     page.goto(server.url)
-    expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
-    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
     return page
 
 
@@ -118,7 +119,7 @@ class TestRemoteImagesInReplies:
         send(tab, "Show me the chart")
         wait_for_reply_end(tab)
         reply = tab.locator(".message-assistant .message-text")
-        expect(reply).to_contain_text("and that is all.", timeout=TIMEOUT_MS)
+        expect(reply).to_contain_text("and that is all.", timeout=WAIT_MS)
 
         # The reply is on screen, image position included: nothing in the page points an <img>
         # at the probe, so no request can be on its way.
@@ -127,7 +128,7 @@ class TestRemoteImagesInReplies:
         assert tab.locator("img[src*='probe.png']").count() == 0
         assert probe.requests == []
 
-        with tab.context.expect_page(timeout=TIMEOUT_MS):
+        with tab.context.expect_page(timeout=WAIT_MS):
             link.click()
         probe.wait_for_request("/probe.png")
 
@@ -136,7 +137,7 @@ class TestContentSecurityPolicy:
     def test_the_page_response_carries_a_policy_that_forbids_remote_images(
         self, prod_app: AppServer
     ):
-        response = httpx.get(prod_app.url, timeout=30)
+        response = httpx.get(prod_app.url, timeout=WAIT_S)
         policy = response.headers.get("content-security-policy", "")
         assert "img-src 'self' data: blob:" in policy
         assert "connect-src 'self'" in policy
@@ -149,11 +150,11 @@ class TestContentSecurityPolicy:
         tab.locator("#image-upload input[type=file]").set_input_files(
             files=[{"name": "dot.png", "mimeType": "image/png", "buffer": TINY_PNG}]
         )
-        expect(tab.locator("#pending-images img")).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(tab.locator("#pending-images img")).to_have_count(1, timeout=WAIT_MS)
         send(tab, "What is in this picture?")
         wait_for_reply_end(tab)
         attachment = tab.locator(".message-user img")
-        expect(attachment).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(attachment).to_have_count(1, timeout=WAIT_MS)
         tab.wait_for_function(
             "img => img.complete && img.naturalWidth > 0", arg=attachment.element_handle()
         )  # a data: image loads under the policy

@@ -15,7 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat
+from tests.e2e.test_live_sidebar import create_chat
+from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import text
 from tests.support.tiny_pdf import pdf_with_text
@@ -50,7 +51,7 @@ def open_chat(browser: Browser, app: AppServer) -> Page:
     )
     tab = context.new_page()
     tab.goto(app.url)
-    expect(tab.locator("#sidebar")).to_be_visible(timeout=60_000)
+    expect(tab.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
     create_chat(tab)
     return tab
 
@@ -63,7 +64,7 @@ class TestMathAndCode:
         send(tab, "Show me math <script>window.__ran = true</script>")
         wait_for_reply_end(tab)
         reply = tab.locator(".message-assistant .message-text")
-        expect(reply).to_contain_text("That is all.", timeout=TIMEOUT_MS)
+        expect(reply).to_contain_text("That is all.", timeout=WAIT_MS)
 
         expect(reply.locator(".katex")).to_have_count(2)  # one inline, one display
         expect(reply.locator(".katex-display")).to_have_count(1)
@@ -78,7 +79,7 @@ class TestMathAndCode:
         # Prism splits the block into coloured tokens: the keyword is not in the text colour.
         code = reply.locator(".code-block pre")
         keyword = code.locator("span.token", has_text="def").first
-        expect(keyword).to_have_text("def", timeout=TIMEOUT_MS)
+        expect(keyword).to_have_text("def", timeout=WAIT_MS)
         colour = "el => getComputedStyle(el).color"
         assert tab.evaluate(colour, keyword.element_handle()) != tab.evaluate(
             colour, code.element_handle()
@@ -105,18 +106,18 @@ class TestCopyAndSendTimes:
 
         copy_user = tab.locator(".message-user .copy-message")
         copy_user.click()
-        expect(copy_user).to_have_text("Copied", timeout=TIMEOUT_MS)
+        expect(copy_user).to_have_text("Copied", timeout=WAIT_MS)
         assert clipboard(tab) == "Copy **me** please"  # the markdown as written
-        expect(copy_user).to_have_text("Copy", timeout=TIMEOUT_MS)  # the confirmation passes
+        expect(copy_user).to_have_text("Copy", timeout=WAIT_MS)  # the confirmation passes
 
         copy_reply = tab.locator(".message-assistant .copy-message")
         copy_reply.click()
-        expect(copy_reply).to_have_text("Copied", timeout=TIMEOUT_MS)
+        expect(copy_reply).to_have_text("Copied", timeout=WAIT_MS)
         assert clipboard(tab) == REPLY
 
         copy_code = tab.locator(".message-assistant .copy-code")
         copy_code.click()
-        expect(copy_code).to_have_text("Copied", timeout=TIMEOUT_MS)
+        expect(copy_code).to_have_text("Copied", timeout=WAIT_MS)
         assert clipboard(tab) == CODE
 
     def test_hovering_a_message_time_shows_the_exact_time_it_was_sent(
@@ -129,7 +130,7 @@ class TestCopyAndSendTimes:
         after_ms = tab.evaluate("Date.now()")
         for role in ("user", "assistant"):
             sent = tab.locator(f".message-{role} time.sent-time")
-            expect(sent).to_have_count(1, timeout=TIMEOUT_MS)
+            expect(sent).to_have_count(1, timeout=WAIT_MS)
             at_ms = tab.evaluate("el => Date.parse(el.dateTime)", sent.element_handle())
             assert before_ms - 1000 <= at_ms <= after_ms + 1000
             # The tooltip is the full date and time to the second, in the reader's locale.
@@ -158,7 +159,7 @@ class TestAttachingDocuments:
             ]
         )
         pending = tab.locator("#pending-files .file-chip")
-        expect(pending).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(pending).to_have_count(2, timeout=WAIT_MS)
         expect(pending.nth(0)).to_contain_text("sales.csv")
         expect(pending.nth(0)).to_contain_text(f"{len(CSV)} B")
         expect(pending.nth(1)).to_contain_text("q3.pdf")
@@ -167,10 +168,10 @@ class TestAttachingDocuments:
         send(tab, "Summarise these")
         wait_for_reply_end(tab)
         chips = tab.locator(".message-user .file-chip")
-        expect(chips).to_have_count(2, timeout=TIMEOUT_MS)
+        expect(chips).to_have_count(2, timeout=WAIT_MS)
         expect(tab.locator("#pending-files .file-chip")).to_have_count(0)
 
-        with tab.expect_download(timeout=TIMEOUT_MS) as download:
+        with tab.expect_download(timeout=WAIT_MS) as download:
             chips.nth(0).locator("a.file-download").click()
         assert download.value.suggested_filename == "sales.csv"
         assert Path(download.value.path()).read_bytes() == CSV
@@ -202,6 +203,6 @@ class TestAttachingDocuments:
                 }
             ]
         )
-        expect(tab.get_by_text("setup.exe cannot be attached")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(tab.get_by_text("setup.exe cannot be attached")).to_be_visible(timeout=WAIT_MS)
         expect(tab.locator("#pending-files .file-chip")).to_have_count(0)
         assert not any(b"setup.exe" in body or b"MZ" in body for body in uploaded)

@@ -6,7 +6,8 @@ from playwright.sync_api import Browser, Page, WebSocket, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.support.deadlines import WAIT_MS
 
 # About five keys a second: an ordinary typist, each key inside the 250 ms debounce.
 KEY_DELAY_MS = 180
@@ -19,7 +20,7 @@ def rename(page: Page, chat_id: str, title: str) -> None:
     page.locator(".rename-chat").click()
     page.locator(".rename-input input").fill(title)
     page.locator(".rename-input input").press("Enter")
-    expect(chat_item(page, chat_id)).to_contain_text(title, timeout=TIMEOUT_MS)
+    expect(chat_item(page, chat_id)).to_contain_text(title, timeout=WAIT_MS)
 
 
 def open_counting_tab(browser: Browser, server: AppServer, handler: str) -> tuple[Page, list[int]]:
@@ -36,7 +37,7 @@ def open_counting_tab(browser: Browser, server: AppServer, handler: str) -> tupl
 
     page.on("websocket", on_socket)  # before the page opens its socket
     page.goto(server.url)
-    expect(page.locator("#sidebar")).to_be_visible(timeout=60_000)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
     return page, sent
 
 
@@ -51,12 +52,12 @@ class TestTitleSearchAsYouType:
         rename(setup, decoy, "Okapi notes")
 
         page, sent = open_counting_tab(browser, app_server, "set_title_query")
-        expect(chat_item(page, wanted)).to_be_visible(timeout=TIMEOUT_MS)
+        expect(chat_item(page, wanted)).to_be_visible(timeout=WAIT_MS)
         query = "okapi crossing plans for the s"  # 30 characters; its prefixes match the decoy
         page.locator("#title-search").press_sequentially(query, delay=KEY_DELAY_MS)
 
         results = page.locator("#chat-list .chat-item")
-        expect(results).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(results).to_have_count(1, timeout=WAIT_MS)
         expect(results).to_have_attribute("data-chat-id", wanted)
         expect(page.locator("#title-search")).to_have_value(query)
         assert 1 <= sent[0] <= MAX_SENT, (
@@ -84,7 +85,7 @@ class TestMessageSearchAsYouType:
         page.locator("#message-search").press_sequentially(query, delay=KEY_DELAY_MS)
 
         expect(page.locator(f'.message-hit[href*="/chat/{wanted}?"]').first).to_be_visible(
-            timeout=TIMEOUT_MS
+            timeout=WAIT_MS
         )
         expect(page.locator(f'.message-hit[href*="/chat/{decoy}?"]')).to_have_count(0)
         expect(page.locator("#message-search")).to_have_value(query)

@@ -13,8 +13,9 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.app_server import AppServer
 from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, chat_item, create_chat, open_tab
+from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
 from tests.e2e.test_models_and_agents_ui import agent_row
+from tests.support.deadlines import WAIT_MS
 
 SLOW_SERVER_MS = 700
 # Every message from the server is handed to the page SLOW_SERVER_MS later, in order.
@@ -51,7 +52,7 @@ def slow_tab(browser: Browser, server: AppServer, user: str) -> Page:
     page = open_tab(browser, server, user=user)
     page.context.add_init_script(SLOW_SOCKET)
     page.reload()
-    expect(page.locator("#sidebar")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
     return page
 
 
@@ -69,7 +70,7 @@ class TestTypingWhileTheServerIsSlow:
         type_word_by_word(page, ".rename-input input", "Trip to Lisbon and Porto in the spring")
         page.locator(".rename-input input").press("Enter")
         expect(row.locator(".chat-title")).to_have_text(
-            "Trip to Lisbon and Porto in the spring", timeout=TIMEOUT_MS
+            "Trip to Lisbon and Porto in the spring", timeout=WAIT_MS
         )
 
     def test_an_edited_message_typed_with_a_pause_is_sent_in_full(
@@ -84,7 +85,7 @@ class TestTypingWhileTheServerIsSlow:
         type_word_by_word(page, ".edit-box textarea", "Where do quokkas live in the wild")
         page.locator(".edit-submit").click()
         expect(page.locator(".message-user .message-text")).to_have_text(
-            "Where do quokkas live in the wild", timeout=TIMEOUT_MS
+            "Where do quokkas live in the wild", timeout=WAIT_MS
         )
 
     def test_a_fact_typed_with_pauses_is_remembered_in_full_and_the_field_empties(
@@ -95,9 +96,9 @@ class TestTypingWhileTheServerIsSlow:
         type_word_by_word(page, "#memory-append", "Keeps two cats called Miso and Tofu")
         page.locator("#memory-append").press("Enter")
         expect(page.locator("#memory-panel .memory-content")).to_contain_text(
-            "Keeps two cats called Miso and Tofu", timeout=TIMEOUT_MS
+            "Keeps two cats called Miso and Tofu", timeout=WAIT_MS
         )
-        expect(page.locator("#memory-append")).to_have_value("", timeout=TIMEOUT_MS)
+        expect(page.locator("#memory-append")).to_have_value("", timeout=WAIT_MS)
 
     def test_an_agent_typed_with_pauses_is_saved_in_full(
         self, app_server: AppServer, browser: Browser
@@ -109,8 +110,8 @@ class TestTypingWhileTheServerIsSlow:
         type_word_by_word(page, "#agent-instructions", "Answer with train times and one tip")
         page.locator("#agent-save").click()
         row = agent_row(page, "Planner for slow trains")
-        expect(row).to_be_visible(timeout=TIMEOUT_MS)
+        expect(row).to_be_visible(timeout=WAIT_MS)
         row.locator(".agent-edit").click()
         expect(page.locator("#agent-instructions")).to_have_value(
-            "Answer with train times and one tip", timeout=TIMEOUT_MS
+            "Answer with train times and one tip", timeout=WAIT_MS
         )

@@ -6,6 +6,7 @@ import pytest
 
 from backend.errors import ModelTimeoutError
 from backend.models.deadlines import ReplyDeadlines
+from tests.support.deadlines import WAIT_S, ManualClock
 
 pytestmark = pytest.mark.anyio
 
@@ -24,11 +25,12 @@ async def ready(value="chunk"):
 
 class TestLimits:
     @pytest.mark.parametrize(
-        ("idle_s", "total_s", "limit"), [(0.1, 60, "idle"), (60, 0.1, "total")]
+        ("idle_s", "total_s", "limit"), [(0.1, WAIT_S, "idle"), (WAIT_S, 0.1, "total")]
     )
     async def test_a_read_waiting_past_the_nearer_limit_is_a_timeout_naming_it(
         self, idle_s, total_s, limit
     ):
+        # The loop's own clock and timer: the far limit is one no loaded machine reaches first.
         deadlines = ReplyDeadlines(idle_s, total_s, timeout)
         with pytest.raises(ModelTimeoutError) as caught:
             await deadlines.read(never())
@@ -36,32 +38,39 @@ class TestLimits:
         deadlines.close()
 
     async def test_data_keeps_the_idle_limit_away_but_not_the_total_one(self):
-        # Data every 0.05 s against an idle limit 20 times longer: on two loaded cores a
-        # 0.05 s sleep once took past a 0.2 s limit (CI, 2026-12-02).
-        deadlines = ReplyDeadlines(1.0, 1.5, timeout)
+        # A server sending data every 5 s (on a clock that moves only by the test's steps)
+        # against an idle limit of 10 s: reads go on until the total limit of 30 s.
+        clock = ManualClock()
+        deadlines = ReplyDeadlines(10, 30, timeout, clock)
         reads = 0
         with pytest.raises(ModelTimeoutError) as caught:
             while True:
-                await deadlines.read(asyncio.sleep(0.05))  # a server that keeps sending data
+                await deadlines.read(ready())
+                clock.advance(5)
                 deadlines.data_arrived()
                 reads += 1
         assert caught.value.limit == "total"
-        assert reads > 1
+        assert reads == 6  # the read at 30 s is refused
         deadlines.close()
 
 
 class TestOnlyReadsAreInterrupted:
     async def test_the_callers_own_work_between_reads_is_never_cancelled(self):
-        deadlines = ReplyDeadlines(0.05, 60, timeout)
-        assert await deadlines.read(ready()) == "chunk"
-        await asyncio.sleep(0.2)  # the caller's work, past the idle limit: must not be cut
+        clock = ManualClock()
+        deadlines = ReplyDeadlines(0.05, WAIT_S, timeout, clock)
+        assert await deadlines.read(ready()) == "chunk"  # arms the timer: 0.05 s real time
+        clock.advance(1)  # the caller's work, past the idle limit: must not be cut ...
+        # ... and it is still running when the timer fires: the loop runs timers in order,
+        # so the one armed first, for less time, fires inside this sleep however busy it is.
+        await asyncio.sleep(0.2)
         deadlines.data_arrived()  # the caller came back: the server is not to blame
         assert await deadlines.read(ready("next")) == "next"
         deadlines.close()
 
     async def test_a_read_after_the_limit_passed_fails_at_once_without_starting(self):
-        deadlines = ReplyDeadlines(0.05, 60, timeout)
-        await asyncio.sleep(0.1)
+        clock = ManualClock()
+        deadlines = ReplyDeadlines(0.05, WAIT_S, timeout, clock)
+        clock.advance(0.1)
         pending = ready()
         with pytest.raises(ModelTimeoutError):
             await deadlines.read(pending)
@@ -69,7 +78,7 @@ class TestOnlyReadsAreInterrupted:
         deadlines.close()
 
     async def test_a_cancellation_from_the_caller_stays_a_cancellation(self):
-        deadlines = ReplyDeadlines(60, 60, timeout)
+        deadlines = ReplyDeadlines(WAIT_S, WAIT_S, timeout)
         reader = asyncio.ensure_future(deadlines.read(never()))
         await asyncio.sleep(0)
         reader.cancel()

@@ -21,6 +21,7 @@ from backend.models import (
     TextDelta,
     reply_cut_marker,
 )
+from tests.support.deadlines import MARGIN_S, WAIT_S, ManualClock
 from tests.support.fake_replies import (
     endless,
     huge_line,
@@ -34,7 +35,6 @@ pytestmark = pytest.mark.anyio
 
 REQUEST = ModelRequest(messages=(ModelMessage("user", "hello"),))
 MiB = 1024 * 1024
-HANG_GUARD_S = 20  # a test that reaches this has hung: the limit under test did not work
 
 
 def provider(server, **limits):
@@ -45,7 +45,7 @@ def provider(server, **limits):
 
 async def collect(model, seen=None):
     seen = [] if seen is None else seen
-    with anyio.fail_after(HANG_GUARD_S):
+    with anyio.fail_after(WAIT_S):
         async for event in model.stream(REQUEST):
             seen.append(event)
     return seen
@@ -54,7 +54,7 @@ async def collect(model, seen=None):
 async def server_done(server):
     """Wait until the server's handler for the last request has returned."""
     answered = server.requests[-1].answered
-    assert await anyio.to_thread.run_sync(answered.wait, HANG_GUARD_S)
+    assert await anyio.to_thread.run_sync(answered.wait, WAIT_S)
 
 
 class TestMalformedChunksOverHTTP:
@@ -103,17 +103,19 @@ class TestTimeouts:
     async def test_keep_alive_comments_do_not_reset_the_idle_timeout(self, fake_openai):
         fake_openai.script(keep_alive_forever("a start", interval_s=0.02))
         seen = []
-        # The limit is generous so a loaded machine still gets "a start" in time; the comments
-        # every 20 ms would keep the reply open forever if they reset it (the hang guard).
+        # "a start" arrives well inside the limit on any machine; the comments every 20 ms
+        # would keep the reply open forever if they reset it (the hang guard).
         with pytest.raises(ModelTimeoutError, match="no data") as caught:
-            await collect(provider(fake_openai, idle_timeout_s=2.0), seen)
+            await collect(provider(fake_openai, idle_timeout_s=MARGIN_S), seen)
         assert caught.value.limit == "idle"
         assert seen == [TextDelta("a start")]
 
     async def test_a_reply_that_never_ends_hits_the_total_deadline(self, fake_openai):
         fake_openai.script(endless("more ", interval_s=0.02))
         seen = []
-        model = provider(fake_openai, idle_timeout_s=5.0, total_timeout_s=1.5)
+        # The first pieces arrive well inside the total limit on any machine; the idle limit,
+        # longer than the total one, is never the nearer of the two.
+        model = provider(fake_openai, idle_timeout_s=2 * MARGIN_S, total_timeout_s=MARGIN_S)
         with pytest.raises(ModelTimeoutError, match="total") as caught:
             await collect(model, seen)
         assert caught.value.limit == "total"
@@ -122,13 +124,16 @@ class TestTimeouts:
 
     async def test_a_slow_consumer_does_not_count_as_an_idle_server(self, fake_openai):
         fake_openai.script(text("one", "two", "three"))
-        # Idle 1 s: the first chunk arrives within it even on a loaded machine.
-        model = provider(fake_openai, idle_timeout_s=1.0)
+        # The limits' clock moves only when the consumer says it took its time, so the first
+        # chunk is inside the limit on any machine, and the consumer's delays add up to far
+        # more than the limit without real waiting.
+        clock = ManualClock()
+        model = provider(fake_openai, idle_timeout_s=MARGIN_S, clock=clock)
         seen = []
-        with anyio.fail_after(HANG_GUARD_S):
+        with anyio.fail_after(WAIT_S):
             async for event in model.stream(REQUEST):
                 seen.append(event)
-                await anyio.sleep(1.2)  # longer than the idle limit, between reads
+                clock.advance(2 * MARGIN_S)  # longer than the idle limit, between reads
         assert [e.text for e in seen if isinstance(e, TextDelta)] == ["one", "two", "three"]
 
 

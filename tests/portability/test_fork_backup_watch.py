@@ -18,6 +18,7 @@ from backend.portability import backup_data_dir, import_file, restore_data_dir, 
 from backend.storage import Database
 from tests.conftest import ROOT
 from tests.portability.conftest import PNG
+from tests.support.deadlines import WAIT_S
 
 
 def say(message_id: str, role: str = "user") -> dict:
@@ -202,7 +203,7 @@ class TestOtherProcesses:
             subprocess.run(
                 [sys.executable, "-c", CHILD, str(tmp_path / "data")], cwd=ROOT, check=True
             )
-            assert arrived.wait(timeout=10), "the other process's chat never arrived"
+            assert arrived.wait(timeout=WAIT_S), "the other process's chat never arrived"
         finally:
             unsubscribe()
         assert len(seen) == 1
@@ -246,7 +247,7 @@ class TestOneWatchThread:
                 # watcher can tell bob's listeners.
                 with Chats(tmp_path, "bob") as elsewhere:
                     elsewhere.create_chat("From elsewhere")
-                assert arrived.wait(timeout=10), "bob's change waited for ann's transaction"
+                assert arrived.wait(timeout=WAIT_S), "bob's change waited for ann's transaction"
         finally:
             for stop in stops:
                 stop()

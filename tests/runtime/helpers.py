@@ -11,6 +11,7 @@ from backend.runtime import ChatRuntime, RunEvent
 from backend.runtime.locks import process_owner
 from backend.runtime.records import RunKind, RunRecord
 from backend.runtime.store import RuntimeStore
+from tests.support.deadlines import WAIT_S
 
 TERMINAL = ("run.completed", "run.failed", "run.cancelled")
 
@@ -29,7 +30,7 @@ async def events_until_done(
     run_id: str,
     *,
     after_seq: int = 0,
-    timeout_s: float = 20,
+    timeout_s: float = WAIT_S,
     subscribed: asyncio.Event | None = None,
 ) -> list[RunEvent]:
     """Every event of ``chat_id`` after ``after_seq`` up to ``run_id``'s terminal event.

@@ -25,6 +25,7 @@ from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
 from tests.runtime.test_recovery import WRITER
+from tests.support.deadlines import CHILD_START_S, WAIT_S
 from tests.support.fake_replies import endless, text
 from tests.support.scripted_model import Hold, ScriptedModel
 
@@ -78,7 +79,7 @@ SERVER = textwrap.dedent(
 )
 
 
-async def _line(process: subprocess.Popen[str], timeout_s: float = 30) -> str:
+async def _line(process: subprocess.Popen[str], timeout_s: float = CHILD_START_S) -> str:
     line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), timeout_s)
     assert line, f"the child ended early (exit {process.poll()})"
     return line
@@ -87,7 +88,7 @@ async def _line(process: subprocess.Popen[str], timeout_s: float = 30) -> str:
 def _reap(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.kill()
-    process.wait(10)
+    process.wait(WAIT_S)
     process.stdout.close()
 
 
@@ -107,8 +108,8 @@ class TestSigtermWhileAReplyStreams:
         try:
             run_id, assistant_id, queued_ids = json.loads(await _line(child))
             child.send_signal(signal.SIGTERM)
-            ends = json.loads(await _line(child, timeout_s=15))
-            exit_code = await asyncio.wait_for(asyncio.to_thread(child.wait), 15)
+            ends = json.loads(await _line(child, timeout_s=WAIT_S))
+            exit_code = await asyncio.wait_for(asyncio.to_thread(child.wait), WAIT_S)
         finally:
             _reap(child)
         assert exit_code == 0
@@ -150,9 +151,9 @@ class TestSigkillWhileAReplyStreams:
             text=True,
         )
         try:
-            run_id, assistant_id = (await _line(writer, timeout_s=15)).split()
+            run_id, assistant_id = (await _line(writer)).split()
             writer.send_signal(signal.SIGKILL)
-            writer.wait(10)
+            writer.wait(WAIT_S)
         finally:
             _reap(writer)
         restarted = make_runtime(tmp_path, chats, ScriptedModel("again"))

@@ -14,6 +14,7 @@ import pytest
 
 from backend.runtime.working_chats import MAX_IDLE_CONVERSATIONS
 from tests.runtime.helpers import TERMINAL, make_runtime
+from tests.support.deadlines import until
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -37,9 +38,7 @@ class TestEventLogsAreReleased:
         watching = runtime.subscribe(chat_id)
         first = asyncio.ensure_future(anext(watching))
         try:
-            await asyncio.sleep(0)  # let the subscription start
-            while runtime.footprint().watchers == 0:
-                await asyncio.sleep(0.005)
+            await until(lambda: runtime.footprint().watchers == 1)  # the subscription started
             assert runtime.footprint().event_logs == 1
         finally:
             first.cancel()

@@ -7,6 +7,7 @@ import pytest
 from backend.errors import AgentNotFoundError
 from backend.runtime import DEFAULT_AGENT, AgentRegistry, EventLog, InProcessLockStore
 from backend.runtime.locks import DistributedLockStore, hold
+from tests.support.deadlines import WAIT_S, ManualClock
 
 pytestmark = pytest.mark.anyio
 
@@ -60,10 +61,14 @@ class TestInProcessLockStore:
 
 
 class _Unreachable(InProcessLockStore):
-    """Refreshes fail ``refresh_failures`` times, then work; releases always fail."""
+    """Refreshes fail ``refresh_failures`` times, then work; releases always fail.
+
+    Its leases run on a clock that stands still: a pause of a loaded machine between two
+    renewals cannot expire one, so ``lost`` can only come from the failed renewal itself.
+    """
 
     def __init__(self, refresh_failures: int) -> None:
-        super().__init__()
+        super().__init__(clock=ManualClock())
         self.refresh_failures = refresh_failures
         self.refreshed = asyncio.Event()
 
@@ -84,7 +89,7 @@ class TestHoldWhenTheStoreIsUnreachable:
     ):
         locks = _Unreachable(refresh_failures=1)
         async with hold(locks, "k", "a", ttl_s=1.5) as lease:  # renewed every 0.5 s
-            await asyncio.wait_for(locks.refreshed.wait(), 10)
+            await asyncio.wait_for(locks.refreshed.wait(), WAIT_S)
             assert not lease.lost
         assert await locks.holder("k") == "a"  # not released: it will expire on its own
 
@@ -112,10 +117,10 @@ class TestEventLog:
                     return
 
         task = asyncio.ensure_future(follow())
-        await asyncio.wait_for(replayed.wait(), 5)  # the replay is done: what follows is live
+        await asyncio.wait_for(replayed.wait(), WAIT_S)  # the replay is done: what follows is live
         log.publish("message.delta", "r", {"text": "b"})
         log.publish("run.completed", "r")
-        await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(task, WAIT_S)
         assert seen == [(2, "message.delta"), (3, "message.delta"), (4, "run.completed")]
 
     async def test_a_sequence_number_from_before_a_restart_replays_everything(self):
@@ -155,9 +160,9 @@ class TestEventLog:
             return seen
 
         task = asyncio.ensure_future(drain())
-        await asyncio.wait_for(following.wait(), 5)  # it is subscribed and waiting for more
+        await asyncio.wait_for(following.wait(), WAIT_S)  # it is subscribed and waiting for more
         log.close()
-        assert await asyncio.wait_for(task, 5) == [1]
+        assert await asyncio.wait_for(task, WAIT_S) == [1]
 
 
 class TestAgentRegistry:

@@ -27,6 +27,7 @@ from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import TERMINAL, make_runtime
 from tests.runtime.test_recovery import WRITER
+from tests.support.deadlines import CHILD_START_S, WAIT_S
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -47,7 +48,7 @@ SENDER = textwrap.dedent(
 
     END = ("run.completed", "run.failed", "run.cancelled")
 
-    async def main(data_dir, chat_id, name, sends, redis_url):
+    async def main(data_dir, chat_id, name, sends, redis_url, wait_s):
         chats = Chats(data_dir, "user1")
         settings = Settings.from_env(
             {"CHATS_DATA_DIR": data_dir, "REFLEX_REDIS_URL": redis_url}
@@ -74,7 +75,7 @@ SENDER = textwrap.dedent(
             ticket = await runtime.send_message(chat_id, f"{name} {i}")
             mine.add(ticket.run_id)
         try:
-            await asyncio.wait_for(all_ended.wait(), 20)
+            await asyncio.wait_for(all_ended.wait(), wait_s)
         except TimeoutError:
             pass
         print(json.dumps({run_id: ends.get(run_id) for run_id in sorted(mine)}), flush=True)
@@ -86,7 +87,9 @@ SENDER = textwrap.dedent(
         watcher.cancel()
         await runtime.aclose()
 
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]))
+    asyncio.run(
+        main(*sys.argv[1:4], int(sys.argv[4]), sys.argv[5], float(sys.argv[6]))
+    )
     """
 )
 
@@ -118,7 +121,7 @@ async def two_processes_send(tmp_path, chats: Chats, *, redis_url: str) -> list[
     data = str(tmp_path / "data")
     senders = [
         subprocess.Popen(
-            [sys.executable, "-c", SENDER, data, chat_id, name, str(SENDS), redis_url],
+            [sys.executable, "-c", SENDER, data, chat_id, name, str(SENDS), redis_url, str(WAIT_S)],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -128,13 +131,14 @@ async def two_processes_send(tmp_path, chats: Chats, *, redis_url: str) -> list[
     ]
     try:
         for sender in senders:
-            ready = await asyncio.wait_for(asyncio.to_thread(sender.stdout.readline), 15)
+            ready = await asyncio.wait_for(asyncio.to_thread(sender.stdout.readline), CHILD_START_S)
             assert ready.strip() == "ready"
         for sender in senders:
             sender.stdin.write("go\n")
             sender.stdin.flush()
         lines = await asyncio.wait_for(
-            asyncio.gather(*(asyncio.to_thread(s.stdout.readline) for s in senders)), 60
+            asyncio.gather(*(asyncio.to_thread(s.stdout.readline) for s in senders)),
+            2 * WAIT_S,  # each sender prints by its own WAIT_S
         )
         for sender in senders:
             sender.stdin.write("stop\n")
@@ -143,7 +147,7 @@ async def two_processes_send(tmp_path, chats: Chats, *, redis_url: str) -> list[
         for sender in senders:
             if sender.poll() is None:
                 sender.kill()
-            sender.wait(10)
+            sender.wait(WAIT_S)
     seen = [json.loads(line) for line in lines]
     for own in seen:  # each process's watcher saw every one of its own runs end
         assert len(own) == SENDS
@@ -174,7 +178,7 @@ class TestAReplyWhoseProcessIsKilledWhileAnotherProcessWaits:
         )
         runtime = make_runtime(tmp_path, chats, ScriptedModel("second answer", "third answer"))
         try:
-            line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), 15)
+            line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), CHILD_START_S)
             stuck_run_id, _assistant_id = line.split()
             ends: dict[str, RunEvent] = {}
 
@@ -191,12 +195,12 @@ class TestAReplyWhoseProcessIsKilledWhileAnotherProcessWaits:
             assert status.running is not None and status.running.id == stuck_run_id
 
             writer.send_signal(signal.SIGKILL)
-            writer.wait(10)
-            await asyncio.wait_for(watching, 10)
+            writer.wait(WAIT_S)
+            await asyncio.wait_for(watching, WAIT_S)
         finally:
             if writer.poll() is None:
                 writer.kill()
-                writer.wait(10)
+                writer.wait(WAIT_S)
             await runtime.aclose()
         failed = ends[stuck_run_id]
         assert (failed.type, failed.data["error"]) == ("run.failed", INTERRUPTED_ERROR)

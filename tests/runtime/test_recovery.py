@@ -30,6 +30,7 @@ from backend.runtime.locks import may_be_running, process_owner
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
+from tests.support.deadlines import CHILD_START_S, WAIT_S
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -96,7 +97,7 @@ class TestAReplyWhoseProcessStopped:
             text=True,
         )
         try:
-            line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), 15)
+            line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), CHILD_START_S)
             run_id, assistant_id = line.split()
             # Another worker of the same app opens the chat (which looks at its runs) and
             # watches it while the reply streams there.
@@ -107,14 +108,14 @@ class TestAReplyWhoseProcessStopped:
             watching = asyncio.ensure_future(_first_failure(runtime, chat_id, run_id))
 
             writer.send_signal(signal.SIGKILL)  # the worker is restarted (a hot reload)
-            writer.wait(10)
+            writer.wait(WAIT_S)
             # A tab reconnects to the new worker: watching is all it does.
             again = asyncio.ensure_future(_first_failure(runtime, chat_id, run_id))
-            events = await asyncio.wait_for(asyncio.gather(again, watching), 5)
+            events = await asyncio.wait_for(asyncio.gather(again, watching), WAIT_S)
         finally:
             if writer.poll() is None:
                 writer.kill()
-                writer.wait(10)
+                writer.wait(WAIT_S)
         for event in events:  # the new watcher and the one already watching
             assert event.type == "run.failed"
             assert event.data["error"] == INTERRUPTED_ERROR
@@ -146,7 +147,7 @@ class TestAReplyWhoseProcessStopped:
         assert _run_row(chats, chat_id, ticket.run_id).status == RunStatus.RUNNING
 
         revived = make_runtime(tmp_path, chats, ScriptedModel("answer to second"))
-        event = await asyncio.wait_for(_first_failure(revived, chat_id, ticket.run_id), 5)
+        event = await asyncio.wait_for(_first_failure(revived, chat_id, ticket.run_id), WAIT_S)
         assert (event.data["error"], event.data["partial"]) == (INTERRUPTED_ERROR, True)
         await revived.wait_idle(chat_id)  # the queued message is answered too
         assert _run_row(chats, chat_id, waiting.run_id).status == RunStatus.COMPLETED
@@ -170,9 +171,9 @@ class TestAReplyWhoseProcessStopped:
             for event in subscribed
         ]
         # Each watcher has looked at the chat's runs once it sees the replayed events.
-        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in subscribed)), 5)
+        await asyncio.wait_for(asyncio.gather(*(e.wait() for e in subscribed)), WAIT_S)
         hold.release()
-        events = await asyncio.wait_for(asyncio.gather(*watchers), 5)
+        events = await asyncio.wait_for(asyncio.gather(*watchers), WAIT_S)
         assert [e.type for e in events] == ["run.completed", "run.completed"]
         await runtime.aclose()
 
@@ -185,5 +186,5 @@ class TestWhoMayBeRunning:
         assert may_be_running(f"{host}:{os.getppid()}:runtime_y") is True
         assert may_be_running(f"another-host.invalid:{os.getpid()}:runtime_z") is True
         gone = subprocess.Popen([sys.executable, "-c", "pass"])
-        gone.wait(10)
+        gone.wait(WAIT_S)
         assert may_be_running(f"{host}:{gone.pid}:runtime_w") is False

@@ -30,6 +30,7 @@ from tests.conftest import ROOT
 from tests.e2e.app_server import start_redis
 from tests.runtime.helpers import events_until_done, make_runtime, settings, texts
 from tests.runtime.test_processes_sharing_a_chat import two_processes_send
+from tests.support.deadlines import CHILD_START_S, MARGIN_S, until
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -49,15 +50,6 @@ async def locks(redis_url):
     await store.aclose()
 
 
-async def _until(condition, timeout_s: float = 10.0) -> None:
-    """Wait until the async ``condition()`` holds (a deadline, never a fixed sleep)."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError("condition not reached")
-        await asyncio.sleep(0.02)
-
-
 class TestRedisLockStore:
     async def test_it_is_a_fenced_distributed_lock_store(self, locks):
         assert isinstance(locks, DistributedLockStore)
@@ -75,13 +67,14 @@ class TestRedisLockStore:
         assert await locks.holder("k") is None
 
     async def test_an_unrefreshed_lease_expires_and_the_next_owner_gets_a_larger_token(self, locks):
-        assert await locks.try_acquire("k", "a", 0.2)
-        first = await locks.fencing_token("k", "a")
+        assert await locks.try_acquire("k", "a", 30)
+        first = await locks.fencing_token("k", "a")  # read while the lease surely holds
+        assert await locks.refresh("k", "a", 0.2)  # then left to run out
 
         async def expired() -> bool:
             return await locks.holder("k") is None
 
-        await _until(expired)
+        await until(expired)
         assert not await locks.refresh("k", "a", 30)  # too late: it is nobody's now
         assert await locks.try_acquire("k", "b", 30)
         second = await locks.fencing_token("k", "b")
@@ -102,7 +95,8 @@ class TestRedisLockStore:
         assert await locks.fencing_token("k", "a") == 1_001
 
     async def test_hold_yields_the_token_and_marks_a_lease_taken_over_as_lost(self, locks):
-        async with hold(locks, "k", "a", ttl_s=0.3) as lease:
+        # A lease no pause of a loaded machine outlasts before the token is read.
+        async with hold(locks, "k", "a", ttl_s=MARGIN_S) as lease:
             assert lease.token == await locks.fencing_token("k", "a")
             await locks.release("k", "a")  # as if it expired
             assert await locks.try_acquire("k", "b", 30)
@@ -110,7 +104,7 @@ class TestRedisLockStore:
             async def lost() -> bool:
                 return lease.lost
 
-            await _until(lost)
+            await until(lost)
         assert await locks.holder("k") == "b"  # leaving did not release b's lease
 
 
@@ -142,7 +136,7 @@ class TestAHolderWhoseLeaseExpiredMidReply:
             chats_a,
             ScriptedModel(["partial ", held, "late words from A"]),
             lock_store=stalled,
-            lease_ttl_s=0.5,
+            lease_ttl_s=MARGIN_S,  # no pause of a loaded machine expires it before the stall
             checkpoint_interval_s=0,
         )
         runtime_b = make_runtime(
@@ -160,7 +154,7 @@ class TestAHolderWhoseLeaseExpiredMidReply:
             async def expired() -> bool:
                 return await other.holder(conversation_lock_key(chat_id)) is None
 
-            await _until(expired)
+            await until(expired)
             second = await runtime_b.regenerate(chat_id, first.assistant_message_id)
             await runtime_b.wait_idle(chat_id)
 
@@ -236,4 +230,4 @@ class TestLockStoreFromSettings:
             f"s = Settings.from_env({{'CHATS_DATA_DIR': {str(tmp_path)!r}}})\n"
             "assert isinstance(lock_store_from_settings(s), InProcessLockStore)\n"
         )
-        subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=CHILD_START_S)

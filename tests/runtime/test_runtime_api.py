@@ -21,6 +21,7 @@ from backend.models import OfflineAssistant, ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
 from tests.runtime.helpers import TERMINAL, events_until_done, make_runtime, settings, texts
+from tests.support.deadlines import WAIT_S, until
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -72,7 +73,7 @@ class TestStreaming:
         task = asyncio.ensure_future(
             events_until_done(runtime, chat_id, ticket.run_id, after_seq=2, subscribed=replaying)
         )
-        await asyncio.wait_for(replaying.wait(), 5)
+        await asyncio.wait_for(replaying.wait(), WAIT_S)
         hold.release()
         replayed = await task
         assert replayed[0].seq == 3
@@ -88,10 +89,10 @@ class TestStreaming:
         chat_id = chats.create_chat().id
         runtime = make_runtime(tmp_path, chats, ScriptedModel("hi"))
         watching = asyncio.ensure_future(anext(runtime.subscribe(chat_id)))
-        await asyncio.sleep(0.01)
+        await until(lambda: runtime.footprint().watchers == 1)  # it watches: no file yet
         assert list((tmp_path / "data" / "user1").rglob(f"{chat_id}*.sqlite")) == []
         ticket = await runtime.send_message(chat_id, "hello")
-        first = await asyncio.wait_for(watching, 5)
+        first = await asyncio.wait_for(watching, WAIT_S)
         assert (first.type, first.run_id) == ("run.queued", ticket.run_id)
         await runtime.wait_idle(chat_id)
         assert list((tmp_path / "data" / "user1").rglob(f"{chat_id}*.sqlite"))  # now it does
@@ -399,7 +400,7 @@ class TestDirectoryIntegration:
         watching = asyncio.ensure_future(
             events_until_done(runtime, chat_id, ticket.run_id, subscribed=subscribed)
         )
-        await asyncio.wait_for(subscribed.wait(), 5)
+        await asyncio.wait_for(subscribed.wait(), WAIT_S)
         handle = chats.get_chat(chat_id)  # a tab that still holds the chat
         chats.delete_chat(chat_id)
         hold.release()

@@ -14,6 +14,7 @@ from backend.chats import Chats
 from backend.models import OpenAICompatibleProvider, reply_cut_marker
 from backend.runtime import ChatRuntime, RunStatus
 from tests.runtime.helpers import events_until_done
+from tests.support.deadlines import MARGIN_S, WAIT_S
 from tests.support.fake_replies import cut, hang, http_error, huge_reply, text, tool_call
 
 pytestmark = pytest.mark.anyio
@@ -26,7 +27,7 @@ def chats(tmp_path):
     directory.close()
 
 
-def runtime_for(fake_openai, tmp_path, chats, *, timeout_s=5.0):
+def runtime_for(fake_openai, tmp_path, chats, *, timeout_s=MARGIN_S):
     settings = fake_openai.settings(tmp_path / "data", timeout_s=timeout_s)
     runtime = ChatRuntime(settings, chats)
     assert isinstance(runtime.model, OpenAICompatibleProvider)
@@ -118,9 +119,9 @@ async def test_an_http_500_fails_the_run_and_keeps_the_user_message(fake_openai,
 
 
 async def test_a_silent_server_times_out_and_keeps_the_partial_reply(fake_openai, tmp_path, chats):
-    fake_openai.script(hang("The answer ", "starts", seconds=10))
-    # Long enough for the first two chunks to arrive on a busy machine, short for the stall.
-    runtime = runtime_for(fake_openai, tmp_path, chats, timeout_s=1.0)
+    fake_openai.script(hang("The answer ", "starts", seconds=WAIT_S))  # until the server stops
+    # The first two chunks arrive well inside the idle limit on any machine; the stall is longer.
+    runtime = runtime_for(fake_openai, tmp_path, chats)
     _chat_id, ticket, events, session = await send(runtime, chats, "slow question")
     assert events[-1].type == "run.failed"
     assert events[-1].data["error_type"] == "ModelTimeoutError"

@@ -7,6 +7,7 @@ import pytest
 
 from backend.errors import StorageError
 from backend.storage import Database, OpStats
+from tests.support.deadlines import WAIT_S
 
 
 class TestTransactions:
@@ -176,10 +177,10 @@ class TestAccounting:
         holder = threading.Thread(target=hold_a_transaction)
         holder.start()
         try:
-            assert inside.wait(timeout=30)
+            assert inside.wait(timeout=WAIT_S)
             reader = threading.Thread(target=lambda: db.stats.snapshot())
             reader.start()
-            reader.join(timeout=30)  # a hang guard, not a timing assertion
+            reader.join(timeout=WAIT_S)  # a hang guard, not a timing assertion
             assert not reader.is_alive()
         finally:
             release.set()
@@ -372,7 +373,7 @@ def _free_for_another_thread(lock: threading.RLock) -> bool:
     taken: list[bool] = []
 
     def take_and_give_back() -> None:
-        if lock.acquire(timeout=30):
+        if lock.acquire(timeout=WAIT_S):
             lock.release()
             taken.append(True)
 
@@ -396,7 +397,7 @@ class TestConcurrentMigrations:
 
         def open_and_migrate() -> None:
             try:
-                barrier.wait(timeout=30)
+                barrier.wait(timeout=WAIT_S)
                 database = Database(path)
                 try:
                     database.migrate("race", [m001_create])

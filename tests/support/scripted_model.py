@@ -21,6 +21,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 from backend.models import Finish, ModelEvent, ModelProvider, ModelRequest, TextDelta, ToolCall
+from tests.support.deadlines import WAIT_S, until
 
 Step = Any
 Response = str | Sequence[Step]
@@ -40,22 +41,13 @@ class Hold:
     def is_reached(self) -> bool:
         return self._reached.is_set()
 
-    async def reached(self, timeout_s: float = 10.0) -> None:
+    async def reached(self, timeout_s: float = WAIT_S) -> None:
         """Wait (without blocking the loop) until a stream arrives at this hold."""
-        await _poll(self._reached, timeout_s)
+        await until(self._reached.is_set, timeout_s=timeout_s, what="a stream reaching the hold")
 
     async def _wait(self) -> None:
         self._reached.set()
-        await _poll(self._released, 60.0)
-
-
-async def _poll(event: threading.Event, timeout_s: float) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while not event.is_set():
-        if loop.time() > deadline:
-            raise TimeoutError("scripted model hold was not reached/released in time")
-        await asyncio.sleep(0.002)
+        await until(self._released.is_set, what="the test releasing the hold")
 
 
 class ScriptedModel:
