@@ -111,6 +111,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.runtime",
     },
+    # Every use of a Reflex internal: Reflex only, nothing of the app.
+    "chatsapp.reflex_seam": set(),
     # The concern folders' own ``__init__`` modules import nothing.
     "chatsapp.auth": set(),
     "chatsapp.hosting": set(),
@@ -118,10 +120,15 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.routes": set(),
     # Who a tab is: decided from the connection (cookie, proxy header) by backend.accounts.
     "chatsapp.auth.identity": {"backend.accounts", "backend.errors", "chatsapp.services"},
-    "chatsapp.auth.signout_watch": {"chatsapp.auth.identity", "chatsapp.services"},
+    "chatsapp.auth.signout_watch": {
+        "chatsapp.auth.identity",
+        "chatsapp.reflex_seam",
+        "chatsapp.services",
+    },
     # Every event passes the guard first; the auth routes are the only cookie writers.
     # (and makes its text well-formed by the storage text rule).
     "chatsapp.auth.guard": {
+        "chatsapp.reflex_seam",
         "backend.storage",
         "chatsapp.auth.identity",
         "chatsapp.services",
@@ -129,6 +136,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # A socket connect is checked against the tab's bound owner, as the guard checks events.
     "chatsapp.auth.token_binding": {
+        "chatsapp.reflex_seam",
         "chatsapp.auth.guard",
         "chatsapp.auth.identity",
         "chatsapp.services",
@@ -150,6 +158,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # ``GET /`` answered with the latest chat's address, as the page's own redirect does.
     "chatsapp.routes.home_redirect": {"chatsapp.auth.identity", "chatsapp.services"},
     "chatsapp.states": {
+        "chatsapp.reflex_seam",
         "backend.accounts",
         "backend.agents",
         "backend.chats",
@@ -175,19 +184,20 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # Applies a chat's run events to the state class and writer it is given (the runtime's
     # public names only: ChatRuntime, RunEvent).
     "chatsapp.live.run_pump": {"backend.runtime"},
-    "chatsapp.live.tab_sockets": {"chatsapp.auth.identity"},
+    "chatsapp.live.tab_sockets": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
-    "chatsapp.live.fanout": set(),
+    "chatsapp.live.fanout": {"chatsapp.reflex_seam"},
     # Components link to the export routes' addresses (the routes own them).
-    "chatsapp.components": {"chatsapp.routes.exports", "chatsapp.states"},
+    "chatsapp.components": {"chatsapp.reflex_seam", "chatsapp.routes.exports", "chatsapp.states"},
     "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
     "chatsapp.routes.csp": set(),  # plain ASGI: no Reflex, nothing of the app
-    "chatsapp.hosting.log_redaction": {"chatsapp.auth.identity"},  # the session cookie's name
+    # The session cookie's name; Reflex's event logger.
+    "chatsapp.hosting.log_redaction": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
     "chatsapp.hosting.collector": set(),  # the process's gc thresholds: nothing of the app
     # How a streaming reply's text is split into pieces: pure, nothing of the app or Reflex.
     "chatsapp.live.stream_pieces": set(),
     # Serves the app (Reflex's run command, uvicorn): reads the worker count, imports no app.
-    "chatsapp.hosting.server": {"backend.config"},
+    "chatsapp.hosting.server": {"backend.config", "chatsapp.reflex_seam"},
     "chatsapp.chatsapp": {
         "chatsapp.auth.guard",
         "chatsapp.routes.account_forms",
@@ -396,3 +406,114 @@ class TestStateNamesSayWhoSeesThem:
             n for n, base in states.items() if base == "State" and not n.endswith("TabState")
         ]
         assert misnamed == []
+
+
+# ── the one Reflex seam ─────────────────────────────────────────────
+
+SEAM = ROOT / "chatsapp" / "reflex_seam.py"
+# What chatsapp may import from Reflex outside the seam besides ``import reflex as rx``: the
+# types components are built from (Reflex documents building custom components with them).
+COMPONENT_BUILDING_IMPORTS = {
+    ("reflex.event", "EventHandler"),
+    ("reflex.event", "EventType"),
+    ("reflex_base.constants", "Dirs"),
+    ("reflex_base.utils.imports", "ImportVar"),
+    ("reflex_base.vars", "VarData"),
+    ("reflex_components_core.el.elements.base", "BaseHTML"),
+    ("reflex_components_core.el.elements.forms", "Input"),
+}
+# Public-looking names of Reflex's app and socket layer that are not its API.
+INTERNAL_ATTRIBUTES = frozenset(
+    (
+        "dirty_vars",
+        "event_namespace",
+        "on_connect",
+        "on_disconnect",
+        "set_contexts",
+        "sid_to_token",
+        "state_manager",
+        "substates",
+        "token_to_socket",
+    )
+)
+
+
+def _chatsapp_sources() -> dict[Path, ast.AST]:
+    return {path: ast.parse(path.read_text()) for path in sorted((ROOT / "chatsapp").rglob("*.py"))}
+
+
+def _own_private_names(trees: Iterable[ast.AST]) -> set[str]:
+    """Every ``_name`` chatsapp defines itself (functions, classes, attributes, variables)."""
+    names: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+    return {n for n in names if n.startswith("_")}
+
+
+def reflex_internals_used(sources: Mapping[Path, ast.AST]) -> dict[str, list[str]]:
+    """File → the Reflex internals it touches (imports, private names, internal attributes)."""
+    own = _own_private_names(sources.values())
+    found: dict[str, list[str]] = {}
+    for path, tree in sources.items():
+        uses: list[str] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reflex"):
+                uses += [
+                    f"from {node.module} import {alias.name}"
+                    for alias in node.names
+                    if (node.module, alias.name) not in COMPONENT_BUILDING_IMPORTS
+                ]
+            elif isinstance(node, ast.Import):
+                uses += [f"import {a.name}" for a in node.names if a.name.startswith("reflex.")]
+            elif isinstance(node, ast.Attribute):
+                private = node.attr.startswith("_") and not node.attr.startswith("__")
+                if (private and node.attr not in own) or node.attr in INTERNAL_ATTRIBUTES:
+                    uses.append(f".{node.attr} (line {node.lineno})")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "setattr", "hasattr")
+                and len(node.args) > 1
+                and isinstance(node.args[1], ast.Constant)
+                and str(node.args[1].value).startswith("_")
+                and node.args[1].value not in own
+            ):
+                uses.append(f"{node.func.id}(…, {node.args[1].value!r}) (line {node.lineno})")
+        if uses:
+            found[str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)] = uses
+    return found
+
+
+class TestOnlyTheSeamTouchesReflexInternals:
+    def test_no_module_but_the_seam_reaches_into_reflex(self):
+        sources = {p: t for p, t in _chatsapp_sources().items() if p != SEAM}
+        assert reflex_internals_used(sources) == {}, (
+            "use (or add) a function of chatsapp/reflex_seam.py, with its contract test"
+        )
+
+    def test_the_scan_finds_each_kind_of_internal_use(self, tmp_path: Path):
+        source = (
+            "from reflex.istate.shared import SharedState\n"
+            "import reflex.utils.exec\n"
+            "def f(state, app):\n"
+            "    state._link_to('x')\n"
+            "    app.event_namespace.on_connect = None\n"
+            "    getattr(state, '_previous_dirty_vars')\n"
+        )
+        uses = reflex_internals_used({tmp_path / "x.py": ast.parse(source)})
+        assert [len(u) for u in uses.values()] == [6]
+
+    def test_names_the_app_defines_itself_are_not_internals(self, tmp_path: Path):
+        source = "class A:\n    _owner: str = ''\ndef f(a):\n    return a._owner\n"
+        assert reflex_internals_used({tmp_path / "x.py": ast.parse(source)}) == {}
+
+    def test_the_seam_is_where_the_internals_are(self):
+        assert reflex_internals_used({SEAM: ast.parse(SEAM.read_text())})

@@ -33,21 +33,25 @@ Handlers a client may name at all are only those declared with ``@rx.event``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlencode
 
 import reflex as rx
-from reflex.middleware.middleware import Middleware
-from reflex.state import BaseState, StateUpdate
-from reflex_base.event import Event, fix_events
 
 from backend.storage import well_formed_text
 from chatsapp.auth import signout_watch
 from chatsapp.auth.identity import identify, is_browser_token, may_use_tab, publish_viewer
+from chatsapp.reflex_seam import (
+    BaseState,
+    Event,
+    EventSpec,
+    Middleware,
+    ReflexApp,
+    StateUpdate,
+    events_update,
+    rebuild_router_vars,
+)
 from chatsapp.services import offload, services
-
-if TYPE_CHECKING:
-    from reflex.app import App
 
 # Reflex's own events that a page load sends before any of ours (hydration, on_load fan-out,
 # client storage sync): they only read the tab's own state back, which the owner check covers.
@@ -75,7 +79,9 @@ class AuthGuard(Middleware):
     def __init__(self, public_states: tuple[type[BaseState], ...]) -> None:
         self._public = frozenset(state.get_full_name() for state in public_states)
 
-    async def preprocess(self, app: App, state: BaseState, event: Event) -> StateUpdate | None:
+    async def preprocess(
+        self, app: ReflexApp, state: BaseState, event: Event
+    ) -> StateUpdate | None:
         handler_state, _, handler = event.name.rpartition(".")
         router = state.router
         if not is_browser_token(router.session.client_token):
@@ -85,7 +91,7 @@ class AuthGuard(Middleware):
         if isinstance(event.payload, dict):
             event.payload.update({k: _well_formed(v) for k, v in event.payload.items()})
         _well_formed_router(state)
-        headers: dict[str, Any] = dict(state.router_data.get("headers") or {})
+        headers: dict[str, str] = dict(state.router_data.get("headers") or {})
         viewer = await offload(identify, headers, router.session.client_ip)
         publish_viewer(viewer)
         owner_state = await state.get_state(OwnerTabState)
@@ -131,8 +137,8 @@ def _well_formed_router(state: BaseState) -> None:
     sent = state.router_data
     cleaned = _well_formed(sent)
     if cleaned != sent:
-        state.router_data = state._update_router_vars(cleaned, sent)
+        rebuild_router_vars(state, cleaned)
 
 
-def _update(state: BaseState, spec: Any) -> StateUpdate:
-    return StateUpdate(events=fix_events([spec], state.router.session.client_token))
+def _update(state: BaseState, spec: EventSpec) -> StateUpdate:
+    return events_update(spec)

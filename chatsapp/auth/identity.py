@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import contextvars
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
-from typing import Any
 from urllib.parse import parse_qs
 
 from backend.accounts import User, validate_user_id
@@ -71,7 +71,7 @@ def session_token(cookie_header: str) -> str:
     return morsel.value if morsel is not None else ""
 
 
-def identify(headers: dict[str, Any], client_ip: str) -> Viewer | None:
+def identify(headers: Mapping[str, str], client_ip: str) -> Viewer | None:
     """The viewer of a connection with these handshake ``headers`` and peer ``client_ip``."""
     settings = services().settings
     if settings.auth_mode == "none":
@@ -84,8 +84,8 @@ def identify(headers: dict[str, Any], client_ip: str) -> Viewer | None:
             return None
         return _viewer_of(user, "")
     token = session_token(str(headers.get("cookie", "")))
-    user = accounts.resolve(token) if token else None
-    return _viewer_of(user, token) if user is not None else None
+    signed_in = accounts.resolve(token) if token else None
+    return _viewer_of(signed_in, token) if signed_in is not None else None
 
 
 def _viewer_of(user: User, token: str) -> Viewer:
@@ -113,9 +113,9 @@ def current_user_id() -> str:
     return current_viewer().user_id
 
 
-def connect_token(environ: dict[str, Any]) -> str:
+def connect_token(environ: Mapping[str, object]) -> str:
     """The client token a socket asked for in its connect URL (``""`` if none)."""
-    return (parse_qs(environ.get("QUERY_STRING", "")).get("token") or [""])[0]
+    return (parse_qs(str(environ.get("QUERY_STRING", ""))).get("token") or [""])[0]
 
 
 def is_browser_token(client_token: str) -> bool:

@@ -16,11 +16,11 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from typing import Any
 
 import reflex as rx
 
 from chatsapp.auth.identity import Viewer
+from chatsapp.reflex_seam import ReflexApp
 from chatsapp.services import offload, services
 
 logger = logging.getLogger(__name__)
@@ -29,12 +29,12 @@ POLL_INTERVAL_S = 1.0
 MAX_TRACKED_TABS = 20_000  # the oldest are forgotten first; their next event re-checks anyway
 
 _tabs: OrderedDict[str, Viewer] = OrderedDict()
-_app: Any = None
+_app: ReflexApp | None = None
 _signed_out_state: type[rx.State] | None = None
 _task: asyncio.Task[None] | None = None
 
 
-def install(app: Any, signed_out_state: type[rx.State]) -> None:
+def install(app: ReflexApp, signed_out_state: type[rx.State]) -> None:
     """Called once by the app module: where to write the signed-out flag."""
     global _app, _signed_out_state
     _app, _signed_out_state = app, signed_out_state

@@ -25,15 +25,18 @@ from __future__ import annotations
 import enum
 import logging
 import uuid
-from typing import Any
 from urllib.parse import parse_qs, urlencode
-
-import reflex as rx
-from reflex.istate.manager.memory import StateManagerMemory
-from reflex_base.constants import RouteVar
 
 from chatsapp.auth.guard import OwnerTabState
 from chatsapp.auth.identity import connect_token, identify, is_browser_token, may_use_tab
+from chatsapp.reflex_seam import (
+    Environ,
+    ReflexApp,
+    emit_to_socket,
+    existing_tab_state,
+    handshake_of,
+    hear_connects,
+)
 from chatsapp.services import offload
 
 logger = logging.getLogger(__name__)
@@ -43,34 +46,30 @@ REFUSAL = "This tab belongs to another session: it starts over as a new tab."
 NEW_TOKEN = "new_token"  # Reflex's own event: the page keeps the token it names
 
 
-def with_token(environ: dict[str, Any], token: str) -> dict[str, Any]:
+def with_token(environ: Environ, token: str) -> Environ:
     """A copy of ``environ`` whose connect URL names ``token`` (its other parameters kept)."""
     query = parse_qs(environ.get("QUERY_STRING", ""))
     query["token"] = [token]
     return {**environ, "QUERY_STRING": urlencode(query, doseq=True)}
 
 
-def install(app: Any) -> None:
+def install(app: ReflexApp) -> None:
     """Check every socket connect of ``app`` (called once by the app module)."""
-    namespace = getattr(app, "event_namespace", None)
-    if namespace is None:
-        return
-    original = namespace.on_connect
 
-    async def on_connect(sid: str, environ: dict[str, Any], auth: Any = None) -> Any:
+    async def check(sid: str, environ: Environ) -> Environ:
         token = connect_token(environ)
         if token:
-            verdict = await _verdict(app, namespace, sid, environ, token)
+            verdict = await _verdict(app, sid, environ, token)
             if verdict is not Verdict.KEEP:
                 if verdict is Verdict.REFUSE:
                     logger.warning("socket %s refused a client token it may not use", sid)
-                    await namespace.emit(TOKEN_REFUSED, REFUSAL, to=sid)
+                    await emit_to_socket(app, TOKEN_REFUSED, REFUSAL, sid)
                 fresh = str(uuid.uuid4())
-                await namespace.emit(NEW_TOKEN, fresh, to=sid)
+                await emit_to_socket(app, NEW_TOKEN, fresh, sid)
                 environ = with_token(environ, fresh)
-        return await original(sid, environ, auth)
+        return environ
 
-    namespace.on_connect = on_connect
+    hear_connects(app, check)
 
 
 class Verdict(enum.Enum):
@@ -91,25 +90,19 @@ def verdict(token: str, owner: str, viewer_id: str) -> Verdict:
     return Verdict.KEEP if owner else Verdict.FRESH
 
 
-async def _verdict(
-    app: Any, namespace: Any, sid: str, environ: dict[str, Any], token: str
-) -> Verdict:
+async def _verdict(app: ReflexApp, sid: str, environ: Environ, token: str) -> Verdict:
     if not is_browser_token(token):
         return Verdict.REFUSE
     # The same headers and peer address the guard's events will see on this connection.
-    static = namespace._build_static_router_data(sid, environ)
-    viewer = await offload(identify, static[RouteVar.HEADERS], static[RouteVar.CLIENT_IP])
+    headers, client_ip = handshake_of(app, sid, environ)
+    viewer = await offload(identify, headers, client_ip)
     return verdict(token, await _bound_owner(app, token), viewer.user_id if viewer else "")
 
 
-async def _bound_owner(app: Any, token: str) -> str:
+async def _bound_owner(app: ReflexApp, token: str) -> str:
     """The person ``token``'s tab state is bound to ("" = nobody, or no such state)."""
-    manager = app.state_manager
-    state_token = rx.BaseStateToken(ident=token, cls=OwnerTabState)
-    if isinstance(manager, StateManagerMemory) and state_token.cache_key not in manager.states:
-        return ""  # reading would create a whole tab state, only to be thrown away
-    with app.set_contexts():
-        root = await manager.get_state(state_token)
-        owner_state = await root.get_state(OwnerTabState)
+    owner_state = await existing_tab_state(app, token, OwnerTabState)
+    if owner_state is None:
+        return ""
     assert isinstance(owner_state, OwnerTabState)
     return owner_state._owner

@@ -15,6 +15,7 @@ from reflex_base.utils.imports import ImportVar
 from reflex_base.vars import VarData
 from reflex_components_core.el.elements.base import BaseHTML
 
+from chatsapp.reflex_seam import var_data_of
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 
 
@@ -42,7 +43,7 @@ def backend_url(path: str | rx.Var[str]) -> rx.Var[str]:
     a sign-in posted to ``localhost`` for anyone who reached the app by another name).
     """
     if isinstance(path, rx.Var):
-        path_js, path_data = str(path), path._get_all_var_data()
+        path_js, path_data = str(path), var_data_of(path)
     else:
         path_js, path_data = json.dumps(path), None
     return rx.Var(

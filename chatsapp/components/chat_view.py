@@ -11,6 +11,7 @@ from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
 from chatsapp.components.settings import chat_export_url
 from chatsapp.components.sidebar import drawer_button
+from chatsapp.reflex_seam import var_data_of
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
     ATTACHMENT_KINDS,
@@ -193,7 +194,7 @@ def _refused_before_upload(rejections: rx.Var) -> rx.event.EventSpec:
             " return `${name}: ${(r.errors ?? []).map((e) => e.message).join(', ')}`;"
             " }).join(' ')"
         ),
-        _var_data=limit._get_all_var_data(),
+        _var_data=var_data_of(limit),
     ).to(str)
     return rx.toast.error(message, id="upload-refused")
 

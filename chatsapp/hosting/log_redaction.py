@@ -13,8 +13,8 @@ import logging
 import re
 
 from chatsapp.auth.identity import SESSION_COOKIE
+from chatsapp.reflex_seam import event_logger
 
-REFLEX_EVENT_LOGGER = "reflex_base.event.processor.event_processor"
 MAX_LOGGED_CHARS = 4000
 _SECRET_HEADERS = re.compile(r"""(['"](?:cookie|authorization)['"]: ['"])[^'"]*""", re.IGNORECASE)
 _SESSION = re.compile(rf"({re.escape(SESSION_COOKIE)}=)[^;'\"\s]*")
@@ -36,6 +36,6 @@ class _Redact(logging.Filter):
 
 def install() -> None:
     """Redact the records of Reflex's event processor (idempotent)."""
-    logger = logging.getLogger(REFLEX_EVENT_LOGGER)
+    logger = event_logger()
     if not any(isinstance(f, _Redact) for f in logger.filters):
         logger.addFilter(_Redact())

@@ -31,6 +31,12 @@ import sys
 from typing import Any
 
 from backend.config import Settings
+from chatsapp.reflex_seam import (
+    install_backend_starter,
+    production_app_factory,
+    run_reflex_cli,
+    serve_frontend_from_backend,
+)
 
 # uvicorn's websocket protocol on websockets' Sans-I/O core (C-accelerated framing).
 WEBSOCKET_PROTOCOL = "websockets-sansio"
@@ -56,10 +62,8 @@ CONNECTION_OPTIONS: dict[str, Any] = {
 
 def uvicorn_options(host: str, port: int, log_level: str, workers: int) -> dict[str, Any]:
     """Keyword arguments of ``uvicorn.run`` that serve the app."""
-    from reflex.utils.exec import get_app_instance
-
     return {
-        "app": get_app_instance(),  # "chatsapp.chatsapp:app": rx.App is the ASGI factory
+        "app": production_app_factory(),  # "chatsapp.chatsapp:app": rx.App is the ASGI factory
         "factory": True,
         "host": host,
         "port": port,
@@ -82,9 +86,8 @@ def run_backend_prod(
     them (they read the same environment: Reflex's build flags and the app's settings).
     """
     import uvicorn
-    from reflex_base.environment import environment
 
-    environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.set(mount_frontend_compiled_app)
+    serve_frontend_from_backend(mount_frontend_compiled_app)
     workers = Settings.from_env().workers
     level = str(getattr(loglevel, "value", loglevel or "warning"))
     uvicorn.run(**uvicorn_options(host, port, level, workers))
@@ -96,17 +99,13 @@ def install() -> None:
     Reflex's production run looks its backend starter up on ``reflex.utils.exec`` when it
     calls it (``tests/ui/test_server.py`` pins that), so replacing it there is enough.
     """
-    from reflex.utils import exec as reflex_exec
-
-    reflex_exec.run_backend_prod = run_backend_prod
+    install_backend_starter(run_backend_prod)
 
 
 def main(argv: list[str] | None = None) -> None:
     """``reflex run`` with this module's :func:`run_backend_prod` in place of Reflex's."""
-    from reflex.reflex import cli
-
     install()
-    cli.main(args=["run", *(sys.argv[1:] if argv is None else argv)], prog_name="chats-server")
+    run_reflex_cli(["run", *(sys.argv[1:] if argv is None else argv)], prog_name="chats-server")
 
 
 if __name__ == "__main__":

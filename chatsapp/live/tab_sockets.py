@@ -16,38 +16,29 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
 from chatsapp.auth.identity import connect_token
+from chatsapp.reflex_seam import Environ, ReflexApp, hear_connects, hear_disconnects
 
 CLOSED_MEMORY = 10_000  # closed tokens remembered (~100 B each)
 
 _closed: OrderedDict[str, None] = OrderedDict()
 
 
-def install(app: Any, on_closed: Callable[[str], None]) -> None:
+def install(app: ReflexApp, on_closed: Callable[[str], None]) -> None:
     """Hear every socket of ``app`` open and close; ``on_closed(token)`` after each close."""
-    namespace = getattr(app, "event_namespace", None)
-    if namespace is None:
-        return
-    original_connect = namespace.on_connect
-    original_disconnect = namespace.on_disconnect
 
-    async def on_connect(sid: str, environ: dict[str, Any], auth: Any = None) -> Any:
+    async def connecting(_sid: str, environ: Environ) -> Environ:
         # Before Reflex's own connect: it handles the tab's first events inside it.
         reopened(connect_token(environ))
-        return await original_connect(sid, environ, auth)
+        return environ
 
-    def on_disconnect(sid: str) -> Any:
-        token = namespace.sid_to_token.get(sid)
-        result = original_disconnect(sid)
-        if token:
-            closed(token)
-            on_closed(token)
-        return result
+    def disconnected(token: str) -> None:
+        closed(token)
+        on_closed(token)
 
-    namespace.on_connect = on_connect
-    namespace.on_disconnect = on_disconnect
+    hear_connects(app, connecting)
+    hear_disconnects(app, disconnected)
 
 
 def closed(token: str) -> None:

@@ -23,6 +23,7 @@ from chatsapp.auth.identity import (
     current_viewer,
     directory_token,
 )
+from chatsapp.reflex_seam import link_to, quiet_fanned_out_changes
 from chatsapp.services import services
 
 
@@ -50,11 +51,11 @@ def _viewer_now() -> Viewer | None:
 
 
 async def link_quietly(state: Any, token: str) -> Any:
-    """``state._link_to(token)``, fanning out nothing of the link to the tabs already linked."""
-    linked = await state._link_to(token)
+    """Link ``state`` to ``token``, fanning out nothing of the link to the tabs already linked."""
+    linked = await link_to(state, token)
     viewer = _viewer_now()
-    if viewer is not None and getattr(linked, "_previous_dirty_vars", None) is not None:
-        linked._previous_dirty_vars = _QuietDuringLink(viewer)
+    if viewer is not None:
+        quiet_fanned_out_changes(linked, _QuietDuringLink(viewer))
     return linked
 
 

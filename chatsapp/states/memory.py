@@ -6,6 +6,7 @@ import reflex as rx
 
 from backend.errors import ChatsError
 from chatsapp.auth.identity import current_user_id, directory_token
+from chatsapp.reflex_seam import link_to
 from chatsapp.services import offload, services
 from chatsapp.states.rows import MemoryRow
 from chatsapp.states.server_only import server_only
@@ -23,7 +24,7 @@ class SharedMemoryState(rx.SharedState):
     @rx.event
     async def link(self) -> None:
         user_id = current_user_id()
-        linked = await self._link_to(directory_token(user_id))
+        linked = await link_to(self, directory_token(user_id))
         if not linked.loaded:
             await linked.reload(user_id)
 

@@ -19,6 +19,7 @@ from backend.endpoints import choice_label
 from backend.errors import AgentNotFoundError, ChatsError
 from backend.models import ModelRef
 from chatsapp.auth.identity import conversation_token, current_user_id
+from chatsapp.reflex_seam import link_to
 from chatsapp.services import offload, services
 from chatsapp.states.server_only import server_only
 
@@ -139,7 +140,7 @@ class ChatSettingsTabState(rx.State):
         except (ChatsError, KeyError, ValueError):
             return  # the page shows "this chat does not exist"
         header = await self.get_state(SharedChatSettingsState)
-        linked = await header._link_to(conversation_token(chat_id))
+        linked = await link_to(header, conversation_token(chat_id))
         linked.chat_id = chat_id
         await linked.refresh(user_id)
         self.choices = await model_choices()

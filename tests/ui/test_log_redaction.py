@@ -7,7 +7,8 @@ import logging
 import pytest
 
 from chatsapp.hosting import log_redaction
-from chatsapp.hosting.log_redaction import MAX_LOGGED_CHARS, REFLEX_EVENT_LOGGER, redacted
+from chatsapp.hosting.log_redaction import MAX_LOGGED_CHARS, redacted
+from chatsapp.reflex_seam import EVENT_LOGGER as REFLEX_EVENT_LOGGER
 
 TOKEN = "Jwiu1sA2w5GB8xdyn--fLbQgNQiD8tlb_WXpBgHGxJo"
 EVENT = (

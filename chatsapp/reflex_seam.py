@@ -1,0 +1,346 @@
+"""Every use of a Reflex internal, one function each: what a Reflex upgrade must re-check.
+
+The app leans on parts of Reflex 0.10 that are not its documented API: private attributes of
+states, the socket namespace's hooks and token manager, the production backend starter, the
+name of the event processor's logger. They live here and nowhere else
+(``tests/test_layering.py`` pins it), and ``tests/ui/test_reflex_seam.py`` holds one contract
+test per function, run against the installed Reflex: a Reflex that renames or changes one of
+them fails there, not in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableSet
+from typing import Any, Protocol, TypeVar
+
+import reflex as rx
+from reflex.app import EventNamespace
+from reflex.istate.manager import StateManager
+from reflex.istate.manager.memory import StateManagerMemory
+from reflex.istate.shared import SharedState, SharedStateBaseInternal
+from reflex.middleware.middleware import Middleware
+from reflex.state import BaseState, StateUpdate
+from reflex.utils.token_manager import RedisTokenManager
+from reflex_base.constants import RouteVar, SocketEvent
+from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
+from reflex_base.event import Event, EventSpec
+from reflex_base.vars import VarData
+
+__all__ = [
+    "EVENT_LOGGER",
+    "BaseState",
+    "Delta",
+    "Environ",
+    "Event",
+    "EventSpec",
+    "Middleware",
+    "ReflexApp",
+    "StateUpdate",
+    "emit_to_socket",
+    "event_logger",
+    "events_update",
+    "existing_tab_state",
+    "forget_fanned_out_changes",
+    "handshake_of",
+    "hear_connects",
+    "hear_disconnects",
+    "install_backend_starter",
+    "link_to",
+    "linked_states_of",
+    "linked_tabs",
+    "modify_shared",
+    "production_app_factory",
+    "quiet_fanned_out_changes",
+    "rebuild_router_vars",
+    "resolved_delta",
+    "run_reflex_cli",
+    "send_update",
+    "serve_frontend_from_backend",
+    "shared_states_of",
+    "skip_router_vars_in_fan_out",
+    "var_data_of",
+]
+
+Delta = dict[str, dict[str, Any]]
+Environ = dict[str, Any]  # a socket's connect environ (ASGI scope, query string)
+S = TypeVar("S", bound=BaseState)
+
+
+class ReflexApp(Protocol):
+    """The app object as this app uses it (``rx.App``; the tests' stand-ins have the same)."""
+
+    @property
+    def event_namespace(self) -> EventNamespace | None: ...  # None until the app is served
+
+    @property
+    def state_manager(self) -> StateManager: ...
+
+    def set_contexts(self) -> contextlib.AbstractContextManager[object]: ...
+
+    def add_middleware(self, middleware: Middleware, index: int | None = None) -> None: ...
+
+    def modify_state(
+        self, token: rx.BaseStateToken
+    ) -> contextlib.AbstractAsyncContextManager[BaseState]: ...
+
+
+# ── logging ─────────────────────────────────────────────────────────
+
+EVENT_LOGGER = "reflex_base.event.processor.event_processor"
+"""The logger Reflex's event processor writes a failed event to, its router data included."""
+
+
+def event_logger() -> logging.Logger:
+    """The logger that receives an unroutable event's ``router_data`` (cookies included)."""
+    return logging.getLogger(EVENT_LOGGER)
+
+
+# ── components ──────────────────────────────────────────────────────
+
+
+def var_data_of(var: rx.Var) -> VarData | None:
+    """The imports and hooks ``var`` needs, to carry into a var built from its JavaScript."""
+    return var._get_all_var_data()
+
+
+# ── the state tree ──────────────────────────────────────────────────
+
+
+@contextlib.asynccontextmanager
+async def modify_shared(
+    app: ReflexApp, token: str, state_cls: type[BaseState]
+) -> AsyncIterator[BaseState]:
+    """The root state of ``token`` locked in the app's state manager, out of any event."""
+    with app.set_contexts():
+        async with app.state_manager.modify_state(
+            rx.BaseStateToken(ident=token, cls=state_cls)
+        ) as root:
+            yield root
+
+
+async def resolved_delta(root: BaseState) -> Delta:
+    """What changed under ``root`` (computed vars resolved), then ``root`` marked clean.
+
+    Cleaning records each changed shared state's dirty vars as its "previous dirty vars";
+    :func:`forget_fanned_out_changes` clears them.
+    """
+    delta: Delta = await root._get_resolved_delta()
+    root._clean()
+    return delta
+
+
+def shared_states_of(root: BaseState) -> Iterator[SharedState]:
+    """Every shared state in the tree of ``root`` (they hang under Reflex's internal base)."""
+    base = root.substates.get(SharedStateBaseInternal.get_name())
+    pending = list(base.substates.values()) if base is not None else []
+    while pending:
+        state = pending.pop()
+        if isinstance(state, SharedState):
+            yield state
+        pending.extend(state.substates.values())
+
+
+def linked_tabs(shared: BaseState) -> set[str]:
+    """The client tokens of the tabs linked to ``shared`` (Reflex's ``_linked_from``)."""
+    return set(getattr(shared, "_linked_from", None) or ())
+
+
+def forget_fanned_out_changes(state: BaseState) -> None:
+    """Clear what Reflex would fan out of ``state`` after the next event (``_clean`` wrote it)."""
+    previous = getattr(state, "_previous_dirty_vars", None)
+    if previous:
+        previous.clear()
+
+
+def quiet_fanned_out_changes(state: BaseState, replacement: MutableSet[str]) -> None:
+    """Let ``replacement`` receive what ``_clean`` records to fan out of ``state``."""
+    if getattr(state, "_previous_dirty_vars", None) is not None:
+        object.__setattr__(state, "_previous_dirty_vars", replacement)
+
+
+async def link_to(state: BaseState, token: str) -> SharedState:
+    """Link the tab of ``state`` (a shared state) to the shared ``token``; the linked state."""
+    return await state._link_to(token)  # type: ignore[attr-defined]
+
+
+def linked_states_of(state: BaseState) -> Iterator[BaseState]:
+    """The shared states the tab of ``state`` is linked to, as its tree holds them now."""
+    links = getattr(state, "_reflex_internal_links", None) or {}
+    for name in links:
+        with contextlib.suppress(ValueError):
+            yield state._get_state_from_cache(state.get_class_substate(name))
+
+
+def rebuild_router_vars(state: BaseState, router_data: dict[str, object]) -> None:
+    """Rebuild the router vars of ``state`` from ``router_data`` (as Reflex does per event)."""
+    state.router_data = state._update_router_vars(router_data, state.router_data)
+
+
+def events_update(spec: EventSpec) -> StateUpdate:
+    """An update that runs ``spec`` (a redirect, a script) in the tab it answers."""
+    return StateUpdate(events=Event.from_event_type([spec]))
+
+
+async def existing_tab_state(app: ReflexApp, token: str, cls: type[S]) -> S | None:
+    """``cls`` of ``token``'s tab, or None when the in-memory manager holds no tree for it
+    (reading would create a whole tab state, only to be thrown away). Redis cannot tell
+    without a read: there, the state is read (an empty one if it expired)."""
+    manager = app.state_manager
+    state_token = rx.BaseStateToken(ident=token, cls=cls)
+    if isinstance(manager, StateManagerMemory) and state_token.cache_key not in manager.states:
+        return None
+    with app.set_contexts():
+        root = await manager.get_state(state_token)
+        return await root.get_state(cls)
+
+
+# ── fan-out ─────────────────────────────────────────────────────────
+
+ROUTER_FIELDS = frozenset((*ROUTER_VARS, ROUTER_DATA))
+
+
+async def send_update(app: ReflexApp, update: StateUpdate, tabs: set[str]) -> None:
+    """``update`` to each connected tab of ``tabs``, encoded once for this worker's sockets;
+    tabs served by another worker get it through Reflex's lost-and-found channel (Redis)."""
+    namespace = app.event_namespace
+    if namespace is None:
+        return
+    manager = namespace._token_manager
+    here: list[str] = []
+    elsewhere: list[str] = []
+    for tab in tabs:
+        record = manager.token_to_socket.get(tab)
+        if record is not None and record.instance_id == manager.instance_id:
+            here.append(record.sid)
+        elif isinstance(manager, RedisTokenManager):
+            elsewhere.append(tab)
+    relay = manager if isinstance(manager, RedisTokenManager) else None
+    # else: no socket (closed tab); Reflex's own fan-out skips these too.
+    if here:
+        # A list of sids: python-socketio encodes the packet once and queues it to each.
+        await namespace.emit(str(SocketEvent.EVENT), update, to=here)
+    if relay is not None and elsewhere:
+        # One or two Redis round trips per tab: concurrently, not one after the other.
+        await asyncio.gather(*(_relay(relay, tab, update) for tab in elsewhere))
+
+
+async def _relay(manager: RedisTokenManager, tab: str, update: StateUpdate) -> None:
+    if await manager.is_token_connected(tab):
+        await manager.emit_lost_and_found(tab, update)
+
+
+def skip_router_vars_in_fan_out(app: ReflexApp) -> None:
+    """Leave the router vars out of what Reflex fans out of a tab's change to a shared state.
+
+    Reflex applies such a change to each other linked tab with
+    ``app.modify_state(token, previous_dirty_vars=...)``, and patching the shared state into
+    the tab's tree marks the tab's router vars dirty. A fan-out never navigates: they are
+    un-marked before the delta is built; one that changed nothing is skipped.
+    """
+    target: Any = app
+    original = target.modify_state
+
+    @contextlib.asynccontextmanager
+    async def modify_state(token: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        fanned_out = kwargs.get("previous_dirty_vars")
+        if fanned_out is not None and not any(fanned_out.values()):
+            yield None  # the event changed no shared var: nothing to send (was a 65 B frame)
+            return
+        async with original(token, *args, **kwargs) as root:
+            yield root
+            if fanned_out is not None:
+                root.dirty_vars.difference_update(ROUTER_FIELDS)
+
+    target.modify_state = modify_state
+
+
+# ── sockets ─────────────────────────────────────────────────────────
+
+ConnectHook = Callable[[str, Environ], Awaitable[Environ]]
+
+
+def hear_connects(app: ReflexApp, before: ConnectHook) -> None:
+    """Run ``before(sid, environ)`` ahead of Reflex's own socket connect; Reflex connects
+    with the environ it returns (a hook may swap the token the socket asks for)."""
+    namespace = app.event_namespace
+    if namespace is None:
+        return
+    original = namespace.on_connect
+
+    async def on_connect(sid: str, environ: Environ, auth: object = None) -> object:
+        return await original(sid, await before(sid, environ), auth)
+
+    setattr(namespace, "on_connect", on_connect)  # noqa: B010  (mypy forbids assigning a method)
+
+
+def hear_disconnects(app: ReflexApp, after: Callable[[str], None]) -> None:
+    """Run ``after(client_token)`` once Reflex has handled a socket's disconnect."""
+    namespace = app.event_namespace
+    if namespace is None:
+        return
+    original = namespace.on_disconnect
+
+    def on_disconnect(sid: str) -> object:
+        token = namespace.sid_to_token.get(sid)
+        result = original(sid)
+        if token:
+            after(token)
+        return result
+
+    setattr(namespace, "on_disconnect", on_disconnect)  # noqa: B010
+
+
+async def emit_to_socket(app: ReflexApp, event: str, value: str, sid: str) -> None:
+    """Send the socket event ``event`` to one socket."""
+    await _namespace(app).emit(event, value, to=sid)
+
+
+def handshake_of(app: ReflexApp, sid: str, environ: Environ) -> tuple[dict[str, str], str]:
+    """The headers and peer address a socket's events will carry, from its connect environ."""
+    static = _namespace(app)._build_static_router_data(sid, environ)
+    return dict(static[RouteVar.HEADERS]), str(static[RouteVar.CLIENT_IP])
+
+
+def _namespace(app: ReflexApp) -> EventNamespace:
+    namespace = app.event_namespace
+    if namespace is None:
+        raise RuntimeError("the app has no socket namespace: it is not being served")
+    return namespace
+
+
+# ── hosting ─────────────────────────────────────────────────────────
+
+
+def production_app_factory() -> str:
+    """What uvicorn imports the app from, as Reflex's own production server does."""
+    from reflex.utils.exec import get_app_instance
+
+    return get_app_instance()
+
+
+def serve_frontend_from_backend(mount: bool) -> None:
+    """Whether the backend also serves the built frontend (Reflex's build flag)."""
+    from reflex_base.environment import environment
+
+    environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.set(mount)
+
+
+def install_backend_starter(starter: Callable[..., None]) -> None:
+    """Reflex's run command, in this process, starts the production backend with ``starter``.
+
+    It looks its starter up on ``reflex.utils.exec`` when it calls it, so replacing it there
+    is enough.
+    """
+    from reflex.utils import exec as reflex_exec
+
+    reflex_exec.run_backend_prod = starter
+
+
+def run_reflex_cli(args: list[str], prog_name: str) -> None:
+    """Reflex's own command line (``reflex run …``) in this process."""
+    from reflex.reflex import cli
+
+    cli.main(args=args, prog_name=prog_name)
