@@ -26,6 +26,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.clock": set(),
     "backend.config": set(),
     "backend.errors": set(),
+    "backend.data_folder": set(),  # the files of a data folder, one list
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
@@ -44,6 +45,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.chats": {
         "backend.clock",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.sessions",
         "backend.storage",
@@ -51,6 +53,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.portability": {
         "backend.chats",
         "backend.clock",
+        "backend.data_folder",
         "backend.errors",
         "backend.runtime",  # the conversation record and session state it exports
         "backend.sessions",
@@ -74,6 +77,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.chats",
         "backend.clock",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.storage",
     },
@@ -84,6 +88,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.clock",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.models",
         "backend.storage",
@@ -93,6 +98,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.chats",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.portability",
         "backend.storage",

@@ -32,6 +32,7 @@ from typing import Protocol
 from backend.accounts import CONSOLE_ACTOR, User
 from backend.clock import now_ms
 from backend.config import Settings
+from backend.data_folder import SETTINGS_FILE
 from backend.endpoints.catalogue import EndpointListing, ModelCatalogue
 from backend.endpoints.endpoint import (
     Endpoint,
@@ -40,7 +41,7 @@ from backend.endpoints.endpoint import (
     checked_endpoint,
     env_endpoints,
 )
-from backend.endpoints.store import SETTINGS_FILE, EndpointStore
+from backend.endpoints.store import EndpointStore
 from backend.errors import (
     EndpointNotFoundError,
     InvalidEndpointError,

@@ -26,7 +26,6 @@ from backend.endpoints.endpoint import Endpoint
 from backend.storage import Database
 
 COMPONENT = "endpoints"
-SETTINGS_FILE = "settings.sqlite"
 
 
 def _m001_model_endpoints(db: Database) -> None:
