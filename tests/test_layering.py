@@ -26,6 +26,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.clock": set(),
     "backend.config": set(),
     "backend.errors": set(),
+    "backend.data_folder": set(),  # the files of a data folder, one list
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
@@ -45,6 +46,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.chats": {
         "backend.clock",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.sessions",
         "backend.storage",
@@ -52,6 +54,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.portability": {
         "backend.chats",
         "backend.clock",
+        "backend.data_folder",
         "backend.errors",
         "backend.runtime",  # the conversation record and session state it exports
         "backend.sessions",
@@ -75,6 +78,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.chats",
         "backend.clock",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.storage",
     },
@@ -85,6 +89,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.clock",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.models",
         "backend.storage",
@@ -94,6 +99,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.chats",
         "backend.config",
+        "backend.data_folder",
         "backend.errors",
         "backend.portability",
         "backend.storage",

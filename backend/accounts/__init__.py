@@ -7,7 +7,6 @@ event, :mod:`backend.accounts.modes` for ``CHATS_AUTH=header|none``, and
 """
 
 from backend.accounts.admin import CONSOLE_ACTOR, ROLES
-from backend.accounts.core import ACCOUNTS_FILE
 from backend.accounts.lifetimes import DEFAULT_INVITE_TTL_S, MAX_INVITE_TTL_S
 from backend.accounts.modes import (
     check_listen_address,
@@ -35,6 +34,7 @@ from backend.accounts.values import (
     SignupPolicy,
     User,
 )
+from backend.data_folder import ACCOUNTS_FILE
 
 __all__ = [
     "ACCOUNTS_FILE",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from backend.accounts.names import is_valid_user_id
-from backend.chats.layout import DIRECTORY_FILE
+from backend.data_folder import DIRECTORY_FILE
 
 
 def former_local_directory(data_dir: Path, local_user_id: str) -> str | None:

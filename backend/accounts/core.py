@@ -16,18 +16,18 @@ from backend.accounts.adoption import former_local_directory
 from backend.accounts.names import mint_user_id
 from backend.accounts.passwords import Passwords, PasswordWork, check_password_policy
 from backend.accounts.pg_store import PgAccountsStore
-from backend.accounts.setup_file import SETUP_CODE_FILE, remove_setup_code
+from backend.accounts.setup_file import remove_setup_code
 from backend.accounts.store import SETUP_CODE_KEY, AccountsStore
 from backend.accounts.values import AccountChangeKind, Role, User
 from backend.clock import now_ms
 from backend.config import Settings
+from backend.data_folder import ACCOUNTS_FILE, SETUP_CODE_FILE
 from backend.errors import InvalidCredentialsError, StorageError, ThrottledError
 from backend.storage import IntegrityError
 from backend.storage.closing import Closing
 from backend.storage.engines import open_store
 
-SCOPE = "accounts"
-ACCOUNTS_FILE = f"{SCOPE}.sqlite"
+SCOPE = "accounts"  # the scope's name on either engine; on SQLite, ACCOUNTS_FILE
 Clock = Callable[[], int]  # integer milliseconds, as every store of the project
 _ID_ATTEMPTS = 5  # minting retries on an id collision (30 random bits per slug)
 

@@ -15,7 +15,6 @@ import contextlib
 import os
 from pathlib import Path
 
-SETUP_CODE_FILE = "setup-code.txt"
 _MODE = 0o600
 
 

@@ -23,11 +23,10 @@ import contextlib
 from pathlib import Path
 
 from backend.chats.ids import validate_directory_id
+from backend.data_folder import CHATS_FOLDER, DIRECTORY_FILE, SIDE_SUFFIXES
 from backend.errors import InvalidIdError
 
-DIRECTORY_FILE = "directory.sqlite"
-CHATS_FOLDER = "chats"
-_SIDE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+_SIDE_SUFFIXES = ("", *SIDE_SUFFIXES)
 
 
 class DirectoryLayout:

@@ -20,7 +20,7 @@ from backend.portability import backup_data_dir
 )
 @pass_cli
 def backup(cli: CliContext, out: Path) -> None:
-    """Back up accounts, every directory and every chat with SQLite's online backup.
+    """Back up accounts, server settings, every directory and every chat (SQLite online backup).
 
     Safe while the app serves: each database is copied as one committed state, writers are
     never stopped. Restore with `chats restore PATH`.

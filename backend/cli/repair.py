@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from backend.chats.layout import DIRECTORY_FILE
 from backend.cli.context import CliContext, pass_cli
+from backend.data_folder import DIRECTORY_FILE
 
 
 @click.command("repair")

@@ -6,6 +6,7 @@
 * ``service``    ``ModelEndpoints``: what the UI and the runtime call (see its docstring)
 """
 
+from backend.data_folder import SETTINGS_FILE
 from backend.endpoints.catalogue import (
     CATALOGUE_TTL_S,
     FAILURE_TTL_S,
@@ -22,7 +23,6 @@ from backend.endpoints.endpoint import (
     env_endpoints,
 )
 from backend.endpoints.service import ModelChoice, ModelEndpoints, choice_label
-from backend.endpoints.store import SETTINGS_FILE
 
 __all__ = [
     "CATALOGUE_TTL_S",

@@ -28,8 +28,7 @@ from backend.endpoints.endpoint import Endpoint
 from backend.storage import Row, Scope
 
 COMPONENT = "endpoints"
-SETTINGS_SCOPE = "settings"
-SETTINGS_FILE = f"{SETTINGS_SCOPE}.sqlite"
+SETTINGS_SCOPE = "settings"  # the scope's name on either engine; on SQLite, SETTINGS_FILE
 
 
 def _m001_model_endpoints(db: Scope) -> None:

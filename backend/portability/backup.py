@@ -1,19 +1,21 @@
 """Consistent snapshots of a data folder while the app serves, and restoring one.
 
-``backup_data_dir(data_dir, out)`` copies every SQLite database of the folder (the
-accounts, every directory, every chat file) with **SQLite's online backup API**, never a
-file copy: each database is read inside one read transaction, so each copy is one committed
-state of its file even while writers carry on (WAL lets them), and a half-written page or a
-``-wal`` not yet checkpointed is never copied. Order: the accounts, then each directory
-database, then that directory's chat files (only those the copied directory lists: a chat
-created after its directory was copied is not in the backup). A chat file copied later than
-its directory may hold messages newer than the directory's message index: ``restore`` runs
-the index repair, which reconciles exactly that.
+``backup_data_dir(data_dir, out)`` copies every database :mod:`backend.data_folder` lists (the
+accounts, the server settings, every directory, every chat file) with **SQLite's online
+backup API**, never a file copy: each database is read inside one read transaction, so each
+copy is one committed state of its file even while writers carry on (WAL lets them), and a
+half-written page or a ``-wal`` not yet checkpointed is never copied. Order: the server
+databases (accounts, settings), then each directory database, then that directory's chat
+files (only those the copied directory lists: a chat created after its directory was copied
+is not in the backup). A chat file copied later than its directory may hold messages newer
+than the directory's message index: ``restore`` runs the index repair, which reconciles
+exactly that.
 
 The backup is one ``.zip`` (``backup.json`` + the databases under their relative paths).
 ``restore_data_dir(backup, data_dir)`` writes each database back through the online backup
 API into the live file (so an app holding it open sees the restored content, never a torn
-file), then repairs every restored directory's index.
+file), then repairs every restored directory's index. It writes only paths the same list
+names as backed up: a hand-made zip cannot plant any other file in the data folder.
 """
 
 from __future__ import annotations
@@ -27,15 +29,16 @@ from pathlib import Path
 
 from backend.chats import Chats
 from backend.chats.chat_records import ChatRecordStore
-from backend.chats.layout import CHATS_FOLDER, DIRECTORY_FILE, DirectoryLayout
+from backend.chats.ids import validate_directory_id
+from backend.chats.layout import DirectoryLayout
 from backend.clock import now_ms
-from backend.errors import InvalidInputError
+from backend.data_folder import CHATS_FOLDER, DIRECTORY_FILE, SERVER_DATABASES, is_backed_up
+from backend.errors import InvalidIdError, InvalidInputError
 from backend.storage import Database
 
 BACKUP_FORMAT = "chats.backup"
 BACKUP_VERSION = 1
 MANIFEST = "backup.json"
-ACCOUNTS_FILE = "accounts.sqlite"
 
 Progress = Callable[[int, int], None]
 
@@ -47,13 +50,12 @@ class BackupReport:
 
 
 def _databases(data_dir: Path) -> list[Path]:
-    """Relative paths in backup order: accounts, then each directory and its chats."""
-    found: list[Path] = []
-    if (data_dir / ACCOUNTS_FILE).is_file():
-        found.append(Path(ACCOUNTS_FILE))
-    for directory in sorted(p for p in data_dir.iterdir() if p.is_dir()):
-        if (directory / DIRECTORY_FILE).is_file():
-            found.append(directory.relative_to(data_dir) / DIRECTORY_FILE)
+    """Relative paths in backup order: the server databases, then each directory (its chats
+    are queued after it, from the copy: see :func:`_chat_files`)."""
+    found = [Path(name) for name in SERVER_DATABASES if (data_dir / name).is_file()]
+    for folder in sorted(p for p in data_dir.iterdir() if p.is_dir()):
+        if (folder / DIRECTORY_FILE).is_file():
+            found.append(folder.relative_to(data_dir) / DIRECTORY_FILE)
     return found
 
 
@@ -141,8 +143,9 @@ def restore_data_dir(
         directories: list[str] = []
         for index, name in enumerate(names):
             relative = Path(name)
-            if relative.is_absolute() or ".." in relative.parts:
-                report.failures.append((name, "unsafe path in backup"))
+            refusal = _refusal(name)
+            if refusal is not None:
+                report.failures.append((name, refusal))
                 continue
             extracted = Path(zip_file.extract(name, scratch))
             target = Path(data_dir) / relative
@@ -163,3 +166,16 @@ def restore_data_dir(
             with Chats(data_dir, directory_id) as chats:
                 chats.repair_index(full=True)
     return report
+
+
+def _refusal(name: str) -> str | None:
+    """Why a backup's member may not be written into a data folder (None: it may)."""
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts or not is_backed_up(relative.as_posix()):
+        return "not a database of a data folder"
+    if len(relative.parts) > 1:
+        try:
+            validate_directory_id(relative.parts[0])
+        except InvalidIdError:
+            return "not a directory id"
+    return None

@@ -9,8 +9,8 @@ import pytest
 
 from backend.accounts import CONSOLE_ACTOR, Accounts, SignedIn
 from backend.accounts import tokens as tokens_module
-from backend.accounts.setup_file import SETUP_CODE_FILE
 from backend.chats import Chats
+from backend.data_folder import SETUP_CODE_FILE
 from backend.errors import InvalidSetupCodeError
 from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
 
