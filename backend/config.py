@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 _N = TypeVar("_N", int, float)
 
@@ -71,6 +72,9 @@ class Settings:
     listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES  # largest file the Settings page imports
     workers: int = 1  # server processes (chatsapp.hosting.server); more than one needs Redis
+    # The origins (scheme://host[:port]) the app's pages are served from. Empty: the origin
+    # each request names in its Host header (and, apart, the development server's pages).
+    allowed_origins: tuple[str, ...] = ()
 
     @property
     def offline_model(self) -> bool:
@@ -137,7 +141,45 @@ class Settings:
                 env, "CHATS_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES, positive=True
             ),
             workers=_workers(env),
+            allowed_origins=_origins(env, "CHATS_ALLOWED_ORIGINS"),
         )
+
+
+def web_origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL, lowercase, default port left out; else None.
+
+    Two spellings of one origin compare equal: ``https://Chats.example:443/x`` and
+    ``https://chats.example`` both give ``https://chats.example``.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    default = 80 if parts.scheme == "http" else 443
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def _origins(env: Mapping[str, str], key: str) -> tuple[str, ...]:
+    """Comma-separated origins: each a scheme, a host and maybe a port, nothing more."""
+    origins = []
+    for raw in env.get(key, "").split(","):
+        if not raw.strip():
+            continue
+        origin = web_origin(raw)
+        rest = urlsplit(raw.strip())
+        if origin is None or rest.path not in ("", "/") or rest.query or rest.fragment:
+            raise ValueError(
+                f"{key} holds {raw.strip()!r}: each entry is an origin such as "
+                "https://chats.example.com or http://192.168.1.5:3000 (no path)"
+            )
+        origins.append(origin)
+    return tuple(dict.fromkeys(origins))
 
 
 def _workers(env: Mapping[str, str]) -> int:

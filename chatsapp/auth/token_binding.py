@@ -99,10 +99,10 @@ async def _verdict(
     # The same headers and peer address the guard's events will see on this connection.
     static = namespace._build_static_router_data(sid, environ)
     viewer = await offload(identify, static[RouteVar.HEADERS], static[RouteVar.CLIENT_IP])
-    return verdict(token, await _bound_owner(app, token), viewer.user_id if viewer else "")
+    return verdict(token, await bound_owner(app, token), viewer.user_id if viewer else "")
 
 
-async def _bound_owner(app: Any, token: str) -> str:
+async def bound_owner(app: Any, token: str) -> str:
     """The person ``token``'s tab state is bound to ("" = nobody, or no such state)."""
     manager = app.state_manager
     state_token = rx.BaseStateToken(ident=token, cls=OwnerTabState)
