@@ -16,6 +16,9 @@ config = rx.Config(
     # never in .states/ on disk, where a stale sidebar would outlive a change of data dir.
     state_manager_mode=StateManagerMode.REDIS if _settings.redis_url else StateManagerMode.MEMORY,
     show_built_with_reflex=False,
+    # CORS and socket.io name only the configured origins; unset, every other origin is
+    # refused before either answers (chatsapp.routes.origins.OriginGate, by the request's Host).
+    cors_allowed_origins=_settings.allowed_origins or ("*",),
     plugins=[
         rx.plugins.RadixThemesPlugin(
             theme=rx.theme(appearance="inherit", accent_color="iris", radius="medium")

@@ -166,6 +166,9 @@ class Settings:
     workers: int = 1  # server processes (chatsapp.hosting.server); more than one needs Redis
     # Where everything durable lives: "sqlite" (files under data_dir) or PostgreSQL.
     storage: StorageChoice = "sqlite"
+    # The origins (scheme://host[:port]) the app's pages are served from. Empty: the origin
+    # each request names in its Host header (and, apart, the development server's pages).
+    allowed_origins: tuple[str, ...] = ()
 
     @property
     def offline_model(self) -> bool:
@@ -233,7 +236,45 @@ class Settings:
             ),
             workers=_workers(env),
             storage=parse_storage(env.get("CHATS_STORAGE", "")),
+            allowed_origins=_origins(env, "CHATS_ALLOWED_ORIGINS"),
         )
+
+
+def web_origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of an http(s) URL, lowercase, default port left out; else None.
+
+    Two spellings of one origin compare equal: ``https://Chats.example:443/x`` and
+    ``https://chats.example`` both give ``https://chats.example``.
+    """
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname
+    if parts.scheme not in ("http", "https") or not host or parts.username or parts.password:
+        return None
+    if ":" in host:
+        host = f"[{host}]"
+    default = 80 if parts.scheme == "http" else 443
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def _origins(env: Mapping[str, str], key: str) -> tuple[str, ...]:
+    """Comma-separated origins: each a scheme, a host and maybe a port, nothing more."""
+    origins = []
+    for raw in env.get(key, "").split(","):
+        if not raw.strip():
+            continue
+        origin = web_origin(raw)
+        rest = urlsplit(raw.strip())
+        if origin is None or rest.path not in ("", "/") or rest.query or rest.fragment:
+            raise ValueError(
+                f"{key} holds {raw.strip()!r}: each entry is an origin such as "
+                "https://chats.example.com or http://192.168.1.5:3000 (no path)"
+            )
+        origins.append(origin)
+    return tuple(dict.fromkeys(origins))
 
 
 def _workers(env: Mapping[str, str]) -> int:

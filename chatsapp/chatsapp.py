@@ -5,7 +5,9 @@ the bridge import each other. Every event passes :class:`chatsapp.auth.guard.Aut
 (who is asking, checked on each event) and every socket connect :mod:`chatsapp.auth.token_binding`
 (a tab's token is linked only for its own person); the sign-in and export routes are mounted
 in front of Reflex's own app, ``GET /`` goes straight to the latest chat, and every HTTP
-response carries the Content-Security-Policy.
+response carries the Content-Security-Policy. A request or socket from another origin is
+refused first (:mod:`chatsapp.routes.origins`), and an upload is checked from its own request
+before its body is read (:mod:`chatsapp.routes.upload_guard`).
 """
 
 import contextlib
@@ -22,20 +24,37 @@ from chatsapp.routes.account_forms import auth_routes
 from chatsapp.routes.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.routes.exports import export_routes
 from chatsapp.routes.home_redirect import LatestChatRedirect
+from chatsapp.routes.origins import OriginGate
+from chatsapp.routes.upload_guard import UploadGuard, attachments_cap, import_cap
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState
-from chatsapp.states.conversation import SharedConversationState
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import SharedChatSettingsState
+from chatsapp.states.settings import SettingsTabState
 
 # An on-screen keyboard resizes the layout (not just the visual viewport), so the composer,
 # last in a 100dvh column, stays above it (assets/layout.css).
 VIEWPORT = "width=device-width, initial-scale=1, interactive-widget=resizes-content"
 
-app = rx.App(
-    api_transformer=[auth_routes(), export_routes(), LatestChatRedirect, ContentSecurityPolicy],
+# Each upload handler of the app, and the most its body may hold (any other: refused).
+UPLOAD_CAPS = {
+    f"{ChatTabState.get_full_name()}.handle_upload": attachments_cap,
+    f"{SettingsTabState.get_full_name()}.upload_import": import_cap,
+}
+
+app: rx.App = rx.App(
+    # Each wraps the ones before it: the origin gate is outermost, the upload guard next.
+    api_transformer=[
+        auth_routes(),
+        export_routes(),
+        LatestChatRedirect,
+        ContentSecurityPolicy,
+        UploadGuard.install(lambda: app, UPLOAD_CAPS),
+        OriginGate,
+    ],
     head_components=[
         rx.el.meta(http_equiv=HEADER, content=META_POLICY),
         rx.el.meta(name="viewport", content=VIEWPORT),

@@ -47,6 +47,7 @@ def _layout(main: rx.Component, drawer_button_in_main: bool) -> rx.Component:
     return rx.hstack(
         rx.script(src="/keys.js"),
         rx.script(src="/drawer.js"),
+        rx.script(src="/upload_credentials.js"),
         rx.el.span(WorkerTabState.worker, id="worker-id", display="none"),
         sidebar(),
         rx.box(id="drawer-backdrop", aria_hidden="true"),

@@ -31,6 +31,8 @@ from reflex_base.vars import VarData
 
 __all__ = [
     "EVENT_LOGGER",
+    "UPLOAD_HANDLER_HEADER",
+    "UPLOAD_TOKEN_HEADER",
     "BaseState",
     "Delta",
     "Environ",
@@ -61,6 +63,7 @@ __all__ = [
     "serve_frontend_from_backend",
     "shared_states_of",
     "skip_router_vars_in_fan_out",
+    "upload_path",
     "var_data_of",
 ]
 
@@ -344,3 +347,16 @@ def run_reflex_cli(args: list[str], prog_name: str) -> None:
     from reflex.reflex import cli
 
     cli.main(args=args, prog_name=prog_name)
+
+
+# The headers Reflex's upload route reads to name the tab and the handler of an upload.
+UPLOAD_TOKEN_HEADER = "reflex-client-token"
+UPLOAD_HANDLER_HEADER = "reflex-event-handler"
+
+
+def upload_path() -> str:
+    """Where Reflex serves uploads (``/_upload`` under the configured backend path)."""
+    from reflex.config import get_config
+    from reflex_base import constants
+
+    return get_config().prepend_backend_path(str(constants.Endpoint.UPLOAD))

@@ -149,8 +149,20 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     "chatsapp.routes.account_forms": {
         "backend.accounts",
+        "backend.config",  # an origin's one spelling (web_origin)
         "backend.errors",
         "chatsapp.auth.identity",
+        "chatsapp.routes.origins",
+        "chatsapp.services",
+    },
+    # The app's own origins (CHATS_ALLOWED_ORIGINS, else the request's Host): plain ASGI.
+    "chatsapp.routes.origins": {"backend.config", "chatsapp.routes.csp", "chatsapp.services"},
+    # An upload is checked from its own request against the token's bound owner.
+    "chatsapp.routes.upload_guard": {
+        "backend.config",
+        "chatsapp.auth.identity",
+        "chatsapp.auth.token_binding",
+        "chatsapp.reflex_seam",
         "chatsapp.services",
     },
     # Downloads decide who is asking per request, as the guard does per event.
@@ -213,11 +225,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.routes.exports",
         "chatsapp.routes.home_redirect",
         "chatsapp.hosting.log_redaction",
+        "chatsapp.routes.origins",
         "chatsapp.pages",
         "chatsapp.services",
         "chatsapp.auth.signout_watch",
         "chatsapp.states",
         "chatsapp.auth.token_binding",
+        "chatsapp.routes.upload_guard",
     },
 }
 

@@ -96,10 +96,10 @@ async def _verdict(app: ReflexApp, sid: str, environ: Environ, token: str) -> Ve
     # The same headers and peer address the guard's events will see on this connection.
     headers, client_ip = handshake_of(app, sid, environ)
     viewer = await offload(identify, headers, client_ip)
-    return verdict(token, await _bound_owner(app, token), viewer.user_id if viewer else "")
+    return verdict(token, await bound_owner(app, token), viewer.user_id if viewer else "")
 
 
-async def _bound_owner(app: ReflexApp, token: str) -> str:
+async def bound_owner(app: ReflexApp, token: str) -> str:
     """The person ``token``'s tab state is bound to ("" = nobody, or no such state)."""
     owner_state = await existing_tab_state(app, token, OwnerTabState)
     if owner_state is None:

@@ -201,6 +201,19 @@ def _pending_reply(entry: EntryRow) -> rx.Component:
     )
 
 
+def _attached_image(url: rx.Var[str]) -> rx.Component:
+    """An image part: inline only when it is the app's own attachment (``data:``/``blob:``).
+
+    An imported message's part may name any address; the browser would fetch it on every
+    view, with the viewer's cookie when it is this app's own (``/export/all.zip``).
+    """
+    return rx.cond(
+        url.startswith("data:") | url.startswith("blob:"),
+        rx.image(src=url, max_width="18rem", border_radius="var(--radius-3)"),
+        rx.el.span("[image not shown]", class_name="image-not-shown"),
+    )
+
+
 def message_view(entry: EntryRow) -> rx.Component:
     is_user = entry.role == "user"
     highlighted = ChatTabState.highlight_message_id == entry.id
@@ -223,10 +236,7 @@ def message_view(entry: EntryRow) -> rx.Component:
                 safe_markdown(entry.text, class_name="message-text"),
             ),
         ),
-        rx.foreach(
-            entry.images,
-            lambda url: rx.image(src=url, max_width="18rem", border_radius="var(--radius-3)"),
-        ),
+        rx.foreach(entry.images, _attached_image),
         rx.cond(
             entry.files.length() > 0,
             rx.hstack(

@@ -7,16 +7,17 @@ and answers ``303`` to the page to show next; a refusal answers ``303`` back to 
 the sentence to show (``?error=``). The page then loads afresh, so its websocket handshake
 carries the new cookie.
 
-Cross-site requests are refused (``403``): a form post must come from a page of this host
-(its ``Origin``, else ``Referer``, names the same host name; ports may differ in development,
-where the page and the API are served apart). That also stops "login CSRF" (being signed in
-to an attacker's account by a page elsewhere).
+A form post from any other origin is refused (``403``): its ``Origin``, else ``Referer``,
+must name one of the app's own origins, scheme, host and port compared whole
+(:mod:`chatsapp.routes.origins`; another app on the same host at another port is the same *site*, so
+its pages would carry the cookie), and the answer redirects to that origin only. That also
+stops "login CSRF" (being signed in to an attacker's account by a page elsewhere).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -24,8 +25,10 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from backend.accounts import SignedIn, client_address
+from backend.config import web_origin
 from backend.errors import ChatsError
 from chatsapp.auth.identity import SESSION_COOKIE, session_token
+from chatsapp.routes.origins import is_allowed
 from chatsapp.services import offload, services
 
 AUTH_PREFIX = "/auth"
@@ -43,13 +46,11 @@ def safe_next(path: object) -> str:
 
 
 def _origin(request: Request) -> str | None:
-    """The page's origin if it belongs to this host (same host name), else None."""
+    """The posting page's origin if it is one of the app's own, else None."""
     source = request.headers.get("origin") or request.headers.get("referer") or ""
-    parts = urlsplit(source)
-    host = (request.headers.get("host") or "").rsplit(":", 1)[0].strip("[]").lower()
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.hostname != host:
+    if not is_allowed(source, services().settings, request.headers.get("host", "")):
         return None
-    return f"{parts.scheme}://{parts.netloc}"
+    return web_origin(source)
 
 
 def _is_https(request: Request, origin: str) -> bool:

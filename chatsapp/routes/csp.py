@@ -45,10 +45,15 @@ _HOST = re.compile(r"^[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^\[[0-9A-Fa-f:.]+\](:[0-9]{1
 META_POLICY = "; ".join(PORTABLE_DIRECTIVES)
 
 
+def is_plain_host(host: str) -> bool:
+    """Whether a Host header is a plain ``host[:port]`` (it is client input)."""
+    return _HOST.match(host) is not None
+
+
 def served_policy(host: str = "") -> str:
     """The full policy for a page served at ``host`` (the request's Host header)."""
     connect = ["'self'"]
-    if _HOST.match(host):  # a Host header is client input: only a plain host[:port] is echoed
+    if is_plain_host(host):  # only a plain host[:port] is echoed
         connect += [f"ws://{host}", f"wss://{host}"]
     directives = [*_SERVED_DIRECTIVES, *PORTABLE_DIRECTIVES, "connect-src " + " ".join(connect)]
     return "; ".join(directives)

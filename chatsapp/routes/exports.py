@@ -7,6 +7,12 @@ header, or the local user) and reads only that person's directory. A chat id tha
 of theirs (someone else's, deleted, malformed) answers ``404``, the same as one that never
 existed, so the routes reveal nothing about other people's chats. Nobody signed in: ``401``.
 
+Only a download the person asked for is answered: a navigation (the browser's fetch metadata
+says ``Sec-Fetch-Mode: navigate`` to a document or a download link). An ``<img>``, script,
+frame or ``fetch`` asking for an export is refused (``403``) before it is built: a message's
+``![x](/export/all.zip)`` would otherwise rebuild the whole export on every view, with the
+viewer's cookie. A request without fetch metadata (an older browser, a script) is answered.
+
 The file is written on a worker thread to a temporary file (a zip is written by path; a large
 chat never sits in memory), streamed from disk in chunks, then deleted.
 
@@ -61,6 +67,22 @@ def chat_export_path(chat_id: str, kind: str) -> str:
     return CHAT_PATH.format(chat_id=chat_id, kind=kind)
 
 
+# What a browser's fetch metadata says for a download the person asked for: the address bar
+# or a link (``document``), a link with ``download`` (``empty``, still a navigation).
+_DOWNLOAD_DESTINATIONS = ("document", "empty")
+
+
+def is_download_navigation(request: Request) -> bool:
+    """Whether the request is a navigation (not a page's image, script, frame or fetch)."""
+    mode = request.headers.get("sec-fetch-mode")
+    destination = request.headers.get("sec-fetch-dest")
+    return mode in (None, "navigate") and destination in (None, *_DOWNLOAD_DESTINATIONS)
+
+
+def _not_a_navigation() -> Response:
+    return PlainTextResponse("Exports download by navigation only.", status_code=403)
+
+
 async def _directory(request: Request) -> Chats | None:
     peer = request.client.host if request.client else ""
     viewer = await offload(identify, dict(request.headers), peer)
@@ -104,6 +126,8 @@ def _bad_request(reason: str) -> Response:
 
 
 async def export_all(request: Request) -> Response:
+    if not is_download_navigation(request):
+        return _not_a_navigation()
     chats = await _directory(request)
     if chats is None:
         return _signed_out()
@@ -123,6 +147,8 @@ async def export_all(request: Request) -> Response:
 
 
 async def export_chat(request: Request) -> Response:
+    if not is_download_navigation(request):
+        return _not_a_navigation()
     chats = await _directory(request)
     if chats is None:
         return _signed_out()

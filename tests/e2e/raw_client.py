@@ -35,10 +35,16 @@ class RawTab:
     """One connection. Every update the server sends is kept in :attr:`received`."""
 
     def __init__(
-        self, backend_url: str, *, session_token: str = "", client_token: str = ""
+        self,
+        backend_url: str,
+        *,
+        session_token: str = "",
+        client_token: str = "",
+        headers: dict[str, str] | None = None,
     ) -> None:
         self.backend_url = backend_url
         self.session_token = session_token
+        self.headers = dict(headers or {})  # more handshake headers (User-Agent, Origin)
         self.client_token = client_token or str(uuid.uuid4())
         self.received: list[dict[str, Any]] = []
         self._settled = 0  # how much of ``received`` earlier settle() calls returned
@@ -91,7 +97,9 @@ class RawTab:
         await self._updates.put(parsed)
 
     def connect(self) -> RawTab:
-        headers = {"Cookie": f"{SESSION_COOKIE}={self.session_token}"} if self.session_token else {}
+        headers = dict(self.headers)
+        if self.session_token:
+            headers["Cookie"] = f"{SESSION_COOKIE}={self.session_token}"
         self._run(
             self._sio.connect(
                 f"{self.backend_url}?token={self.client_token}",

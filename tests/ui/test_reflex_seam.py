@@ -401,3 +401,22 @@ def test_every_function_of_the_seam_has_a_contract_here() -> None:
     ]
     assert functions
     assert [name for name in functions if f"seam.{name}(" not in source] == []
+
+
+# ── uploads ─────────────────────────────────────────────────────────
+
+
+class TestUploads:
+    def test_upload_path_is_where_reflex_adds_its_upload_route(self) -> None:
+        from reflex.app import App
+
+        adds_route = inspect.getsource(App._add_optional_endpoints)
+        assert "prepend_backend_path(str(constants.Endpoint.UPLOAD))" in adds_route
+        assert seam.upload_path() == "/_upload"
+
+    def test_the_upload_headers_are_the_ones_reflexs_upload_route_reads(self) -> None:
+        from reflex_components_core.core import _upload
+
+        reads = inspect.getsource(_upload)
+        assert f'request.headers.get("{seam.UPLOAD_TOKEN_HEADER}")' in reads
+        assert f'request.headers.get("{seam.UPLOAD_HANDLER_HEADER}")' in reads
