@@ -103,6 +103,12 @@ def _missing_chat() -> rx.Component:
     )
 
 
+def standalone(body: rx.Component) -> rx.Component:
+    """A page without the chat layout (account, admin, agents): its body is the ``main``
+    landmark; a tab whose session ended elsewhere shows only a notice."""
+    return rx.cond(AccountTabState.signed_out, signed_out_notice(), rx.el.main(body))
+
+
 ON_LOAD_COMMON = [
     AccountTabState.load,
     SharedDirectoryState.link,
@@ -158,25 +164,25 @@ def register(app: rx.App) -> None:
         setup_page, route="/setup", title="Set up · Chats", on_load=AuthPageTabState.load_setup
     )
     app.add_page(
-        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), account_page_body()),
+        lambda: standalone(account_page_body()),
         route="/account",
         title="Your account · Chats",
         on_load=AccountTabState.load,
     )
     app.add_page(
-        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), admin_page_body()),
+        lambda: standalone(admin_page_body()),
         route="/admin",
         title="Admin · Chats",
         on_load=[AccountTabState.load, AdminTabState.load],
     )
     app.add_page(
-        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), endpoints_admin_body()),
+        lambda: standalone(endpoints_admin_body()),
         route="/admin/models",
         title="Model endpoints · Chats",
         on_load=[AccountTabState.load, EndpointsAdminTabState.load],
     )
     app.add_page(
-        lambda: rx.cond(AccountTabState.signed_out, signed_out_notice(), agents_page_body()),
+        lambda: standalone(agents_page_body()),
         route="/agents",
         title="Agents · Chats",
         on_load=[AccountTabState.load, AgentsTabState.load],

@@ -54,7 +54,12 @@ def _create_user_form() -> rx.Component:
                 auto_complete="new-password",
                 id="new-password",
             ),
-            rx.select(["user", "admin"], name="role", default_value="user"),
+            rx.select(
+                ["user", "admin"],
+                name="role",
+                default_value="user",
+                custom_attrs={"aria-label": "Role"},
+            ),
             rx.button("Create", type="submit", id="create-user"),
             wrap="wrap",
             class_name="form-row",
@@ -68,7 +73,7 @@ def _reset_password_form() -> rx.Component:
     return rx.form(
         rx.hstack(
             rx.select.root(
-                rx.select.trigger(placeholder="Person"),
+                rx.select.trigger(placeholder="Person", aria_label="Person"),
                 rx.select.content(
                     rx.foreach(
                         AdminTabState.users,
@@ -116,7 +121,9 @@ def admin_page_body() -> rx.Component:
                             rx.table.column_header_cell("Username"),
                             rx.table.column_header_cell("Role"),
                             rx.table.column_header_cell("Status"),
-                            rx.table.column_header_cell(""),
+                            rx.table.column_header_cell(
+                                rx.el.span("Actions", class_name="visually-hidden")
+                            ),
                         )
                     ),
                     rx.table.body(rx.foreach(state.users, _user_row)),
@@ -127,7 +134,7 @@ def admin_page_body() -> rx.Component:
                 _reset_password_form(),
                 rx.heading("Sign-up", size="4"),
                 rx.hstack(
-                    rx.text("Who may create an account:"),
+                    rx.el.label("Who may create an account:", html_for="signup-policy"),
                     rx.select(
                         POLICIES,
                         value=state.signup_policy,

@@ -80,9 +80,18 @@ def _version(version: VersionRow) -> rx.Component:
     )
 
 
-def _labelled(label: str, field: rx.Component, hint: rx.Var | str = "") -> rx.Component:
+def _labelled(
+    label: str, field: rx.Component, hint: rx.Var | str = "", *, field_id: str = ""
+) -> rx.Component:
+    """``label`` above ``field``: a <label> of the field named ``field_id``, else a caption
+    (a group of checkboxes has none to point at)."""
+    caption = (
+        rx.el.label(label, html_for=field_id, font_size="var(--font-size-2)", font_weight="500")
+        if field_id
+        else rx.text(label, size="2", weight="medium")
+    )
     return rx.vstack(
-        rx.text(label, size="2", weight="medium"),
+        caption,
         field,
         rx.cond(hint != "", rx.text(hint, size="1", color_scheme="gray")),
         spacing="1",
@@ -106,6 +115,7 @@ def _form() -> rx.Component:
                         id="agent-name",
                         style=FIELD_STYLE,
                     ),
+                    field_id="agent-name",
                 ),
                 _labelled(
                     "Instructions (the system prompt, sent exactly as written)",
@@ -117,6 +127,7 @@ def _form() -> rx.Component:
                         style=FIELD_STYLE,
                     ),
                     "At most " + AgentsTabState.max_instructions.to_string() + " characters.",
+                    field_id="agent-instructions",
                 ),
                 _labelled(
                     "Model",
@@ -132,6 +143,7 @@ def _form() -> rx.Component:
                         # else as wide as its longest model name, past a phone's edge
                         style=FIELD_STYLE,
                     ),
+                    field_id="agent-model",
                 ),
                 rx.hstack(
                     _labelled(
@@ -143,6 +155,7 @@ def _form() -> rx.Component:
                             style=FIELD_STYLE,
                         ),
                         AgentsTabState.temperature_hint,
+                        field_id="agent-temperature",
                     ),
                     _labelled(
                         "Max output tokens",
@@ -153,6 +166,7 @@ def _form() -> rx.Component:
                             style=FIELD_STYLE,
                         ),
                         AgentsTabState.tokens_hint,
+                        field_id="agent-max-tokens",
                     ),
                     width="100%",
                     class_name="form-row",

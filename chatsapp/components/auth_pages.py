@@ -93,15 +93,18 @@ def _messages(error: rx.Var[str], notice: rx.Var[str]) -> rx.Component:
 
 
 def _card(title: str, *children: rx.Component) -> rx.Component:
-    return rx.center(
-        rx.card(
-            rx.vstack(rx.heading(title, size="6"), *children, spacing="4", width="100%"),
-            width="min(24rem, 92vw)",
-            size="3",
-            class_name="auth-card",
-        ),
-        min_height="100vh",
-        padding="1rem",
+    """The page's one card, the page's ``main`` landmark (nothing of it outside a landmark)."""
+    return rx.el.main(
+        rx.center(
+            rx.card(
+                rx.vstack(rx.heading(title, size="6"), *children, spacing="4", width="100%"),
+                width="min(24rem, 92vw)",
+                size="3",
+                class_name="auth-card",
+            ),
+            min_height="100vh",
+            padding="1rem",
+        )
     )
 
 
@@ -258,15 +261,17 @@ def account_page_body() -> rx.Component:
 
 def signed_out_notice() -> rx.Component:
     """What a tab shows once its session ended elsewhere: nothing of the person's data."""
-    return rx.center(
-        rx.card(
-            rx.vstack(
-                rx.heading("You are signed out", size="5"),
-                rx.text("This session ended in another tab or on another device."),
-                rx.link(rx.button("Sign in again"), href="/sign-in"),
-                spacing="3",
+    return rx.el.main(
+        rx.center(
+            rx.card(
+                rx.vstack(
+                    rx.heading("You are signed out", size="5"),
+                    rx.text("This session ended in another tab or on another device."),
+                    rx.link(rx.button("Sign in again"), href="/sign-in"),
+                    spacing="3",
+                ),
+                id="signed-out-notice",
             ),
-            id="signed-out-notice",
-        ),
-        min_height="100vh",
+            min_height="100vh",
+        )
     )

@@ -116,8 +116,11 @@ def endpoints_admin_body() -> rx.Component:
                             rx.table.row(
                                 *(
                                     rx.table.column_header_cell(h)
-                                    for h in ("Name", "URL", "Status", "Models", "Key", "")
-                                )
+                                    for h in ("Name", "URL", "Status", "Models", "Key")
+                                ),
+                                rx.table.column_header_cell(
+                                    rx.el.span("Actions", class_name="visually-hidden")
+                                ),
                             )
                         ),
                         rx.table.body(rx.foreach(EndpointsAdminTabState.endpoints, _endpoint)),

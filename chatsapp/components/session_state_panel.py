@@ -124,6 +124,7 @@ def session_state_panel() -> rx.Component:
                 background="var(--color-panel-solid)",
                 z_index="6",
                 id="state-panel",
+                aria_label="Session state",  # a dialog: named, as its heading reads
             )
         ),
         direction="right",

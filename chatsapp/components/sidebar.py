@@ -294,7 +294,8 @@ def _account_footer() -> rx.Component:
                 min_width="0",
             ),
             href="/account",
-            aria_label="Your account",
+            # The visible name first, so a person who says what they see ("ada") finds it.
+            aria_label=AccountTabState.username + ", your account",
             min_width="0",
         ),
         rx.spacer(),

@@ -1,88 +1,59 @@
-"""Accessibility (issue 15): an axe-core audit of every main view, keyboard use, screen readers.
+"""Accessibility (issues 15, 27): axe-core on every page, landmarks, screen readers.
 
 The audit runs axe-core (pinned, installed from the npm registry into ``.tools/axe`` by
-``scripts/test``) inside the page against the WCAG 2 A and AA rules, in the light and the dark
-colour mode, and fails on any violation of impact *serious* or *critical*, naming the rule and
-the elements. Every story signs in as ``ada``, whose chats come from the ChatGPT fixture
-imported once through Settings (a reply with a code block, a message with two versions).
+``scripts/test``) with every rule it runs by default (WCAG 2.0-2.2 A/AA and best practices:
+landmarks, headings, names), on every page the app serves, in the light and the dark colour
+scheme, at a desktop and a phone width, and fails on a violation of any impact, naming the
+page, the scheme, the width, the rule and the elements. The pages are one list, ``VIEWS``: a
+page added to the app is audited by adding it there.
+
+The file runs its own fresh install, so the first page it audits is the setup form (shown only
+before the first account exists). Then ``root`` is the admin; ``ada`` has the chats of the
+ChatGPT fixture (imported once through Settings: a reply with a code block, a message with two
+versions) and one agent; ``bo`` has no chat; ``cy``'s sessions are ended under an open page.
+The keyboard stories are tests/e2e/test_keyboard.py.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.e2e.app_server import ROOT, AppServer
-from tests.e2e.test_live_sidebar import chat_item
+from backend.accounts import CONSOLE_ACTOR
+from chatsapp.auth.identity import SESSION_COOKIE
+from tests.e2e.app_server import ROOT, AppServer, start_app
 from tests.e2e.test_portability_ui import chat_id_titled, import_chatgpt
 from tests.support.deadlines import WAIT_MS
 
-USER = "ada"
 AXE = ROOT / ".tools/axe/node_modules/axe-core/axe.min.js"
-WCAG_TAGS = ["wcag2a", "wcag2aa"]
-BLOCKING_IMPACTS = ("serious", "critical")
-THEMES = ("light", "dark")
-CONTROL_TAGS = ("a", "button", "input", "select", "textarea")
-MAX_TABS = 150  # more Tab presses than the chat page has stops, so a trap or a gap fails
+SCHEMES = ("light", "dark")
+WIDTHS: dict[str, dict[str, Any]] = {
+    "desktop": {"viewport": {"width": 1280, "height": 800}},
+    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+}
+ADMIN, READER, NEWCOMER, LEAVER = "root", "ada", "bo", "cy"
 
-_RUN_AXE = """async ({tags, impacts}) => {
-    const result = await axe.run(document, {runOnly: {type: "tag", values: tags}});
-    return result.violations
-        .filter((v) => impacts.includes(v.impact))
-        .map((v) => ({
-            id: v.id,
-            impact: v.impact,
-            help: v.help,
-            // Each element, with the measured colours when the rule is about contrast.
-            targets: v.nodes.map((n) => {
-                const data = (n.any[0] || {}).data || {};
-                const colours = data.contrastRatio
-                    ? ` [${data.fgColor} on ${data.bgColor}: ${data.contrastRatio}]`
-                    : "";
-                return n.target.join(" ") + colours;
-            }),
-        }));
+_RUN_AXE = """async () => {
+    const result = await axe.run(document);
+    return result.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        // Each element, with the measured colours when the rule is about contrast.
+        targets: v.nodes.map((n) => {
+            const data = (n.any[0] || {}).data || {};
+            const colours = data.contrastRatio
+                ? ` [${data.fgColor} on ${data.bgColor}: ${data.contrastRatio}]`
+                : "";
+            return n.target.join(" ") + colours;
+        }),
+    }));
 }"""
-
-# What the focused element is, and whether a focus ring is drawn for it. Radix text fields
-# draw the ring on their root (``:focus-within``), not on the <input>/<textarea> itself.
-_FOCUSED = """() => {
-    const el = document.activeElement;
-    if (!el || el === document.body) return null;
-    const drawn = (node) => {
-        if (!node) return false;
-        const style = getComputedStyle(node);
-        const outline = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0;
-        return outline || style.boxShadow !== "none";
-    };
-    const row = el.closest(".chat-item");
-    return {
-        id: el.id,
-        tag: el.tagName.toLowerCase(),
-        label: el.getAttribute("aria-label") || el.className || el.textContent.slice(0, 40),
-        chatRow: row && el.tagName === "A" ? row.dataset.chatId : null,
-        focusVisible: el.matches(":focus-visible"),
-        ring: drawn(el) || drawn(el.closest(".rt-TextFieldRoot, .rt-TextAreaRoot")),
-    };
-}"""
-
-_FROM_THE_TOP = """() => {
-    // Focusing <body> moves the sequential focus starting point to the document's start.
-    document.body.setAttribute("tabindex", "-1");
-    document.body.focus();
-    document.body.removeAttribute("tabindex");
-}"""
-
-_UNNAMED_BUTTONS = """() => [...document.querySelectorAll("button")]
-    .filter((b) => b.textContent.trim() === "")
-    .filter((b) => !(b.getAttribute("aria-label") || "").trim()
-        && !(b.getAttribute("aria-labelledby") || "").trim())
-    .map((b) => b.outerHTML.slice(0, 160))"""
-
 
 # The live regions around the streaming reply once it shows text, and how many live regions
 # it holds itself; the innermost region is kept to be read again when the reply is done.
@@ -104,182 +75,205 @@ _LIVE_REGIONS_OF_THE_REPLY = """() => {
 }"""
 
 
-def open_as(browser: Browser, server: AppServer, path: str, theme: str = "light") -> Page:
-    """A tab signed in as ``USER`` in ``theme`` (the app follows the system colour scheme).
+@dataclass
+class Install:
+    """The file's app, the people on it (one session each, reused by every tab) and ada's ids."""
 
-    ``bypass_csp``: axe is injected with ``add_script_tag(path=…)``, which inlines the file's
-    text in a <script>. The app's policy allows inline scripts (Reflex hydrates through them),
-    so this is not needed today; it keeps the audit independent of a future, stricter policy.
-    """
-    context = server.signed_in_context(
-        browser,
-        USER,
-        viewport={"width": 1280, "height": 800},
-        color_scheme=theme,
-        bypass_csp=True,
-    )
-    page = context.new_page()
-    page.goto(server.url + path)
+    server: AppServer
+    tokens: dict[str, str] = field(default_factory=dict)
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def token(self, person: str) -> str:
+        if person not in self.tokens:
+            self.tokens[person] = self.server.session_token(person, admin=person == ADMIN)
+        return self.tokens[person]
+
+    def context(self, browser: Browser, person: str | None, **options: Any) -> BrowserContext:
+        """A browser context signed in as ``person`` (``None``: nobody), in ``options``."""
+        # bypass_csp: axe is injected with add_script_tag(path=…), an inline <script>. The
+        # app's policy allows inline scripts today; this keeps the audit independent of it.
+        context = browser.new_context(bypass_csp=True, **options)
+        if person is not None:
+            cookie = {"name": SESSION_COOKIE, "value": self.token(person), "url": self.server.url}
+            context.add_cookies([{**cookie, "httpOnly": True, "sameSite": "Strict"}])
+        return context
+
+
+@dataclass(frozen=True)
+class View:
+    """A page as a person sees it: where it is, who looks, what shows once it is ready, and
+    what to do first (open a panel, search) to bring the view about."""
+
+    name: str
+    path: str  # may name one of the install's ids: "/chat/{plot}"
+    person: str | None
+    ready: str  # a selector shown once the page has loaded its data
+    then: Callable[[Page, Install], None] | None = None
+    shell: bool = True  # the signed-in layout (sidebar, chat list)
+
+
+def show_sidebar(page: Page) -> None:
+    """On a phone the sidebar is a drawer: open it with the visible menu button."""
+    if not page.locator("#sidebar").is_visible():
+        page.locator("button.drawer-button:visible").first.click()
     expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
-    expect(page.locator("html")).to_have_class(re.compile(rf"\b{theme}\b"), timeout=WAIT_MS)
-    return page
 
 
-def serious_violations(page: Page) -> list[dict[str, Any]]:
-    """axe-core's WCAG 2 A/AA violations of impact serious or critical on the page as shown."""
-    if not AXE.exists():
-        pytest.fail(f"{AXE} is missing: run scripts/test, which installs axe-core from npm")
-    page.add_script_tag(path=str(AXE))
-    return page.evaluate(_RUN_AXE, {"tags": WCAG_TAGS, "impacts": list(BLOCKING_IMPACTS)})
+def _search_messages(page: Page, _install: Install) -> None:
+    show_sidebar(page)
+    page.locator("#title-search").fill("sine")
+    expect(page.locator(".chat-item")).to_have_count(1, timeout=WAIT_MS)
+    page.locator("#toggle-message-search").click()
+    page.locator("#message-search").fill("matplotlib")
+    expect(page.locator(".message-hit").first).to_be_visible(timeout=WAIT_MS)
 
 
-def assert_no_serious_violations(page: Page, view: str) -> None:
-    found = serious_violations(page)
-    lines = [
-        f"{v['impact']} {v['id']} ({v['help']}): {len(v['targets'])} × {', '.join(v['targets'])}"
-        for v in found
-    ]
-    assert not found, f"{view}: {len(found)} serious/critical rule(s)\n" + "\n".join(lines)
+def _open_memory(page: Page, _install: Install) -> None:
+    page.locator("#toggle-memory").click()
+    expect(page.locator("#memory-panel .memory-content").first).to_be_visible(timeout=WAIT_MS)
+
+
+def _open_state(page: Page, _install: Install) -> None:
+    page.locator("#state-toggle").click()
+    expect(page.locator("#state-panel")).to_be_visible(timeout=WAIT_MS)
+
+
+def _open_agent_editor(page: Page, _install: Install) -> None:
+    page.locator(".agent-edit").first.click()
+    expect(page.locator("#agent-history")).to_be_visible(timeout=WAIT_MS)
+
+
+def _end_the_session(page: Page, install: Install) -> None:
+    # Signed in as far as the page knows (its account loaded) before the session ends.
+    expect(page.locator("#account-name")).to_have_text(LEAVER, timeout=WAIT_MS)
+    accounts = install.server.accounts()
+    try:
+        accounts.sign_out(install.tokens.pop(LEAVER))  # the next tab signs in afresh
+    finally:
+        accounts.close()
+    expect(page.locator("#signed-out-notice")).to_be_visible(timeout=15_000)
+
+
+# Every page the app serves, and the panels that change a page most. Setup comes first: it
+# is shown only before the first account exists.
+VIEWS = [
+    View("setup", "/setup", None, "#setup-form", shell=False),
+    View("sign-in", "/sign-in", None, "#sign-in-form", shell=False),
+    View("sign-up", "/sign-up", None, "#sign-up-form", shell=False),
+    View("empty home", "/", NEWCOMER, "#empty-state"),
+    View("chat", "/chat/{plot}", READER, ".message-assistant .code-block"),
+    View("chat, message search", "/chat/{plot}", READER, ".branch-position", _search_messages),
+    View("chat, memory panel", "/chat/{plot}", READER, ".branch-position", _open_memory),
+    View("chat, session state", "/chat/{plot}", READER, ".branch-position", _open_state),
+    View("missing chat", "/chat/no-such-chat", READER, "#missing-chat"),
+    View("settings", "/settings", READER, "#import-section"),
+    View("agents", "/agents", READER, ".agent-row", shell=False),
+    View("agent editor", "/agents", READER, ".agent-row", _open_agent_editor, shell=False),
+    View("account", "/account", READER, "#password-form", shell=False),
+    View("admin", "/admin", ADMIN, f"#user-{READER}", shell=False),
+    View("admin, refused", "/admin", READER, "#admin-refused", shell=False),
+    View("admin models", "/admin/models", ADMIN, "#ep-save", shell=False),
+    View("signed out", "/", LEAVER, "#empty-state", _end_the_session),
+]
+
+
+def view_named(name: str) -> View:
+    return next(view for view in VIEWS if view.name == name)
 
 
 @pytest.fixture(scope="module")
-def plot_chat_id(app_server: AppServer, browser: Browser) -> Iterator[str]:
-    """The imported "Plotting sine waves" chat: a code block in its reply, two branches."""
-    page = open_as(browser, app_server, "/settings")
-    import_chatgpt(page, app_server)
-    chat_id = chat_id_titled(page, "Plotting sine waves")
+def install(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Install]:
+    """A fresh install of this file's own, answered by the offline assistant (slowed, so a
+    story can watch a reply while it streams)."""
+    base = tmp_path_factory.mktemp("a11y")
+    env = {"CHATS_OFFLINE_CHUNK_DELAY_S": "0.12"}
+    server = start_app(base / "data", base / "app.log", env=env, mode="prod")
+    yield Install(server)
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def people(install: Install, browser: Browser) -> Install:
+    """Everyone but the setup form's visitor: the admin first, sign-up open, ada's chats and
+    agent."""
+    install.token(ADMIN)
+    accounts = install.server.accounts()
+    try:
+        accounts.set_signup_policy(CONSOLE_ACTOR, "open")
+    finally:
+        accounts.close()
+    page = install.context(browser, READER, **WIDTHS["desktop"]).new_page()
+    import_chatgpt(page, install.server)
+    install.ids["plot"] = chat_id_titled(page, "Plotting sine waves")
+    install.ids["short"] = chat_id_titled(page, "Short chat")
+    page.goto(install.server.url + "/agents")
+    page.locator("#agent-new").click()
+    page.locator("#agent-name").fill("Proofreader")
+    page.locator("#agent-instructions").fill("Point out typos; change nothing else.")
+    page.locator("#agent-save").click()
+    expect(page.locator(".agent-row")).to_have_count(1, timeout=WAIT_MS)
     page.context.close()
-    yield chat_id
+    return install
 
 
-def open_chat(page: Page, server: AppServer, chat_id: str) -> None:
-    page.goto(f"{server.url}/chat/{chat_id}")
-    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
-    expect(page.locator(".message-assistant").first).to_be_visible(timeout=WAIT_MS)
+def open_view(browser: Browser, install: Install, view: View, width: str) -> Page:
+    """``view`` loaded at ``width`` in the light scheme, brought about and ready."""
+    context = install.context(browser, view.person, color_scheme="light", **WIDTHS[width])
+    page = context.new_page()
+    page.goto(install.server.url + view.path.format(**install.ids))
+    expect(page.locator(view.ready).first).to_be_visible(timeout=60_000)
+    if view.shell:
+        expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
+    if view.then is not None:
+        view.then(page, install)
+    return page
 
 
-@pytest.mark.parametrize("theme", THEMES)
-class TestAxeAudit:
-    def test_the_chat_page_with_a_code_reply_has_no_serious_violations(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str, theme: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}", theme)
-        open_chat(page, app_server, plot_chat_id)
-        expect(page.locator(".message-assistant .code-block").first).to_be_visible()
-        expect(page.locator(".branch-position").first).to_be_visible()
-        assert_no_serious_violations(page, f"chat page ({theme})")
-
-    def test_the_sidebar_with_message_search_results_has_no_serious_violations(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str, theme: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}", theme)
-        page.locator("#title-search").fill("sine")
-        expect(page.locator(".chat-item")).to_have_count(1, timeout=WAIT_MS)
-        page.locator("#toggle-message-search").click()
-        page.locator("#message-search").fill("matplotlib")
-        expect(page.locator(".message-hit").first).to_be_visible(timeout=WAIT_MS)
-        assert_no_serious_violations(page, f"sidebar with search ({theme})")
-
-    def test_the_settings_page_after_an_import_has_no_serious_violations(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str, theme: str
-    ):
-        page = open_as(browser, app_server, "/settings", theme)
-        expect(page.locator("#import-section")).to_be_visible()
-        assert_no_serious_violations(page, f"settings ({theme})")
-
-    def test_the_open_memory_panel_has_no_serious_violations(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str, theme: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}", theme)
-        open_chat(page, app_server, plot_chat_id)
-        page.locator("#toggle-memory").click()
-        expect(page.locator("#memory-panel")).to_be_visible()
-        expect(page.locator("#memory-panel .memory-content").first).to_be_visible(timeout=WAIT_MS)
-        assert_no_serious_violations(page, f"memory panel ({theme})")
+def violations(page: Page) -> list[dict[str, Any]]:
+    """axe-core's violations of every rule it runs by default, of any impact."""
+    return page.evaluate(_RUN_AXE)
 
 
-def tab_until(page: Page, wanted, limit: int = MAX_TABS) -> list[dict[str, Any]]:
-    """Press Tab from the top of the page until ``wanted(focused)``; every stop, in order."""
-    page.evaluate(_FROM_THE_TOP)
-    stops: list[dict[str, Any]] = []
-    for _ in range(limit):
-        page.keyboard.press("Tab")
-        focused = page.evaluate(_FOCUSED)
-        if focused is None:
-            continue
-        stops.append(focused)
-        if wanted(focused):
-            return stops
-    raise AssertionError(f"not reached in {limit} Tab presses; stops: {stops}")
+def audit(page: Page) -> dict[str, list[str]]:
+    """axe in each colour scheme (switched in place: the app follows the system's), one line
+    per violated rule; axe is injected once."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run scripts/test, which installs axe-core from npm")
+    page.add_script_tag(path=str(AXE))
+    found: dict[str, list[str]] = {}
+    for scheme in SCHEMES:
+        page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        expect(page.locator("html")).to_have_class(re.compile(rf"\b{scheme}\b"))
+        found[scheme] = [
+            f"{v['impact']} {v['id']} ({v['help']}): {len(v['targets'])} × "
+            + ", ".join(v["targets"])
+            for v in violations(page)
+        ]
+    return found
 
 
-class TestKeyboard:
-    def test_tab_from_the_top_reaches_every_main_control_and_every_stop_shows_a_focus_ring(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
-        open_chat(page, app_server, plot_chat_id)
-        stops = tab_until(page, lambda focused: focused["id"] == "send")
-        by_id = {stop["id"]: stop for stop in stops if stop["id"]}
-        rows = [stop for stop in stops if stop["chatRow"]]
-        for control in ("new-chat", "title-search", "composer", "send"):
-            assert control in by_id, f"Tab never reached #{control}: {stops}"
-        assert rows, f"Tab never reached a chat row: {stops}"
-        # One stop per control: no wrapper (a drop zone, a card) takes focus of its own.
-        wrappers = [stop for stop in stops if stop["tag"] not in CONTROL_TAGS]
-        assert wrappers == [], f"Tab stops on elements that are no control: {wrappers}"
-        unringed = [stop for stop in stops if not (stop["focusVisible"] and stop["ring"])]
-        assert unringed == [], f"focused by keyboard with no visible focus ring: {unringed}"
-
-    def test_enter_on_a_focused_chat_row_opens_that_chat(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
-        open_chat(page, app_server, plot_chat_id)
-        other = chat_id_titled(page, "Short chat")
-        tab_until(page, lambda focused: focused["chatRow"] == other)
-        page.keyboard.press("Enter")
-        expect(page.locator("#open-chat-id")).to_have_text(other, timeout=WAIT_MS)
-        expect(chat_item(page, other)).to_be_visible()
-
-    def test_enter_on_the_attach_button_opens_the_file_picker(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
-        # A listener from the start: Playwright turns on file-chooser interception
-        # asynchronously, and a picker opened before it is on is never reported.
-        page.on("filechooser", lambda _chooser: None)
-        open_chat(page, app_server, plot_chat_id)
-        attach = page.get_by_role("button", name="Attach files")
-        attach.focus()
-        expect(attach).to_be_focused()
-        with page.expect_file_chooser(timeout=WAIT_MS) as chooser:
-            page.keyboard.press("Enter")
-        assert chooser.value.is_multiple()
-
-    def test_every_button_without_text_has_an_accessible_name(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str
-    ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
-        open_chat(page, app_server, plot_chat_id)
-        page.locator("#toggle-memory").click()
-        expect(page.locator("#memory-panel")).to_be_visible()
-        assert page.evaluate(_UNNAMED_BUTTONS) == []
-        # The drop zone's own file input is hidden: the button is the one "Attach files".
-        expect(page.get_by_role("button", name="Attach files")).to_have_count(1)
-        page.locator("#state-toggle").click()
-        expect(page.locator("#state-panel")).to_be_visible(timeout=WAIT_MS)
-        assert page.evaluate(_UNNAMED_BUTTONS) == []
+@pytest.mark.parametrize("view", VIEWS, ids=[view.name for view in VIEWS])
+def test_every_page_has_no_axe_violation_in_either_scheme_at_either_width(
+    view: View, install: Install, browser: Browser, request: pytest.FixtureRequest
+):
+    if view.path == "/setup":
+        assert not install.tokens, "the setup form shows only before any account: keep it first"
+    else:
+        request.getfixturevalue("people")
+    report = []
+    for width in WIDTHS:
+        page = open_view(browser, install, view, width)
+        for scheme, lines in audit(page).items():
+            report += [f"{width}, {scheme}: {line}" for line in lines]
+        page.context.close()
+    assert not report, f"{view.name}: {len(report)} violation(s)\n" + "\n".join(report)
 
 
 class TestLandmarks:
     def test_the_sidebar_is_navigation_the_chat_is_main_and_memory_is_complementary(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str
+        self, people: Install, browser: Browser
     ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
-        open_chat(page, app_server, plot_chat_id)
-        page.locator("#toggle-memory").click()
+        page = open_view(browser, people, view_named("chat, memory panel"), "desktop")
         nav = page.get_by_role("navigation", name="Chats")
         expect(nav.locator("#new-chat")).to_be_visible()
         expect(nav.locator("#title-search")).to_be_visible()
@@ -292,10 +286,9 @@ class TestLandmarks:
 
 class TestScreenReaderAnnouncements:
     def test_a_streamed_reply_is_announced_once_by_one_polite_live_region(
-        self, app_server: AppServer, browser: Browser, plot_chat_id: str
+        self, people: Install, browser: Browser
     ):
-        page = open_as(browser, app_server, f"/chat/{plot_chat_id}")
-        open_chat(page, app_server, plot_chat_id)
+        page = open_view(browser, people, view_named("chat"), "desktop")
         page.locator("#composer").fill("Hello there")
         page.locator("#send").click()
         # Read in one go, in the page: the reply may finish soon after its first tokens show.
