@@ -100,7 +100,7 @@ def _m001_accounts(db: Scope) -> None:
 
 MIGRATIONS = (_m001_accounts,)
 
-_DELETE_USER_SESSIONS = (
+_DELETE_USER_SIGN_INS = (
     "DELETE FROM sessions WHERE user_id = ? AND token_hash IS DISTINCT FROM ?::text"
 )
 _INSERT_FAILURE = "INSERT INTO failed_attempts (scope, key, at) VALUES (?, ?, ?) RETURNING id"
@@ -121,8 +121,8 @@ class PgAccountsStore(AccountsStore):
         with self.db.transaction():  # a savepoint when the caller has a transaction open
             self.db.execute(_INSERT_USER, values)
 
-    def delete_user_sessions(self, user_id: str, keep_hash: str | None = None) -> int:
-        return self.db.write(_DELETE_USER_SESSIONS, (user_id, keep_hash))
+    def delete_user_sign_ins(self, user_id: str, keep_hash: str | None = None) -> int:
+        return self.db.write(_DELETE_USER_SIGN_INS, (user_id, keep_hash))
 
     def record_failure(self, scope: str, key: str, now_ms: int) -> int:
         return int(self.db.execute(_INSERT_FAILURE, (scope, key, now_ms)).fetchall()[0][0])
