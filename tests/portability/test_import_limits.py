@@ -18,6 +18,7 @@ from backend.errors import InvalidInputError
 from backend.portability import ImportReport, import_file
 from backend.portability.document import MANIFEST_NAME, ZIP_EXPORT_FORMAT
 from backend.portability.formats.reading import READ_BYTES
+from backend.portability.importer import MAX_FAILURES
 from backend.portability.limits import ImportLimitError, ImportLimits, NestingCheck
 from tests.portability.conftest import FIXTURES
 
@@ -180,3 +181,17 @@ class TestZipBombs:
         report: ImportReport = import_file(chats, path, limits=limits)
         assert report.imported == GOOD
         assert "unpacks to more than 4 MiB" in report.failures[-1].reason
+
+
+class TestRefusalCap:
+    def test_past_a_thousand_refused_records_the_rest_of_the_file_is_not_read(
+        self, chats, tmp_path
+    ):
+        # Millions of unreadable records made a report of millions of lines in the server.
+        first = json.dumps(_chatgpt_records()[0])
+        path = tmp_path / "conversations.json"
+        path.write_text(f"[{first}," + ",".join(["1"] * 5_000) + "]")
+        report = import_file(chats, path)
+        assert report.imported == 1
+        assert len(report.failures) == MAX_FAILURES + 1
+        assert report.failures[-1].item == "the rest of the file"
