@@ -6,9 +6,10 @@ server to 24 GB until the kernel killed it, and every tab with it). The limits o
 rest. :func:`import_file_bounded` starts ``python -m backend.portability.import_process``,
 which lowers its own limits first (address space: its size after start-up plus
 :attr:`ProcessBounds.max_memory_bytes`; processor time: :attr:`ProcessBounds.max_cpu_s`),
-detects the format and sends each conversation, pickled, over its stdout. This process
-writes them as :func:`~backend.portability.importer.import_file` does, one chat at a time,
-each atomically.
+detects the format and sends each conversation, pickled, over its stdout (one larger than
+:attr:`ProcessBounds.max_conversation_bytes` is refused there instead: this process holds each
+one while writing it). This process writes them as
+:func:`~backend.portability.importer.import_file` does, one chat at a time, each atomically.
 
 A child that runs out of memory or time dies alone. Conversations written before stay, each
 complete; the rest is one failure in the report saying which limit stopped it. When that
@@ -57,6 +58,8 @@ class ProcessBounds:
 
     max_memory_bytes: int = 2 * GiB  # one conversation in memory at a time: far more than any
     max_cpu_s: int = 3600  # about 100x a 1 GB export's reading time
+    # One conversation as sent to this process, which holds it while writing it.
+    max_conversation_bytes: int = 512 * MiB
 
 
 def import_file_bounded(
@@ -77,6 +80,7 @@ def import_file_bounded(
         json.dumps(dataclasses.asdict(limits or ImportLimits())),
         str(bounds.max_memory_bytes),
         str(bounds.max_cpu_s),
+        str(bounds.max_conversation_bytes),
     ]
     with tempfile.TemporaryFile() as errors:
         child = subprocess.Popen(
@@ -198,14 +202,21 @@ def _address_space_bytes() -> int | None:
     return None
 
 
-def _send(out: IO[bytes], frame: tuple[str, Any]) -> None:
-    body = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+def _encode(frame: tuple[str, Any]) -> bytes:
+    return pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _write(out: IO[bytes], body: bytes) -> None:
     out.write(_HEADER.pack(len(body)))
     out.write(body)
     out.flush()
 
 
-def _read(out: IO[bytes], path: str, limits: ImportLimits) -> None:
+def _send(out: IO[bytes], frame: tuple[str, Any]) -> None:
+    _write(out, _encode(frame))
+
+
+def _read(out: IO[bytes], path: str, limits: ImportLimits, max_conversation_bytes: int) -> None:
     with ImportSource(path, limits) as source:
         try:
             found = detect(source)
@@ -214,18 +225,24 @@ def _read(out: IO[bytes], path: str, limits: ImportLimits) -> None:
             return
         _send(out, ("format", found.NAME))
         for item in found.conversations(source):
-            _send(out, ("item", (item, source.position())))
+            frame = _encode(("item", (item, source.position())))
+            if len(frame) > max_conversation_bytes and isinstance(item, ImportedConversation):
+                name = f"{item.source.format} conversation {item.source.source_id} {item.title!r}"
+                limit = max_conversation_bytes // MiB
+                refused = Refused(name, f"larger than {limit} MiB, more than one import may hold")
+                frame = _encode(("item", (refused, source.position())))
+            _write(out, frame)
     _send(out, ("done", None))
 
 
 def main(argv: list[str]) -> int:
-    path, limits_json, max_memory, max_cpu = argv
+    path, limits_json, max_memory, max_cpu, max_conversation = argv
     # Frames go to the original stdout; anything printed by mistake goes to stderr instead.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     _lower_limits(int(max_memory), int(max_cpu))
     try:
-        _read(out, path, ImportLimits(**json.loads(limits_json)))
+        _read(out, path, ImportLimits(**json.loads(limits_json)), int(max_conversation))
     except MemoryError:
         os._exit(_OUT_OF_MEMORY)  # nothing can be allocated safely any more
     except BrokenPipeError:

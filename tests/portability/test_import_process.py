@@ -103,3 +103,14 @@ class TestBoundedImport:
         path.write_bytes(b"[" * 5_000 + b"]" * 5_000)
         with pytest.raises(InvalidInputError, match="nested deeper than 200 levels"):
             import_file_bounded(chats, path)
+
+    def test_a_conversation_larger_than_this_process_may_hold_is_refused_the_next_imports(
+        self, chats, tmp_path
+    ):
+        path = _export(tmp_path / "export.zip", _huge_message(2 * MiB), json.dumps(FIRST).encode())
+        bounds = ProcessBounds(max_conversation_bytes=MiB)
+        report = import_file_bounded(chats, path, limits=LOOSE, bounds=bounds)
+        assert report.imported == 1
+        [refused] = report.failures
+        assert refused.item == "chatgpt conversation huge 'Huge'"
+        assert refused.reason == "larger than 1 MiB, more than one import may hold"
