@@ -10,7 +10,7 @@ import click
 from backend.cli.context import EXIT_PARTIAL, EXIT_USAGE, CliContext, fail, pass_cli
 from backend.cli.options import user_option
 from backend.errors import InvalidInputError
-from backend.portability import import_file
+from backend.portability import import_file_bounded
 
 
 @click.command("import")
@@ -24,7 +24,8 @@ def import_chats(cli: CliContext, user: str, path: Path) -> None:
     .zip), a ChatGPT data export (conversations.json or the export .zip, images included),
     a Claude data export, an Open WebUI chat export. Importing the same file again creates
     no duplicates: unchanged chats are skipped, chats with new messages get them added.
-    A conversation that cannot be read is named on stderr (exit 1); the rest import.
+    A conversation that cannot be read is named on stderr (exit 1); the rest import. The
+    file is read in a child process with memory and processor bounds.
     """
     chats = cli.directory(user)
     total = path.stat().st_size
@@ -37,7 +38,7 @@ def import_chats(cli: CliContext, user: str, path: Path) -> None:
             seen = done
 
         try:
-            report = import_file(chats, path, progress=progress)
+            report = import_file_bounded(chats, path, progress=progress)
         except InvalidInputError as exc:
             click.echo(f"chats: {exc}", err=True)
             fail(EXIT_USAGE)

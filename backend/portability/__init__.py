@@ -10,6 +10,7 @@ Modules, one concern each:
 * ``detect``           which format a file holds, from its content
 * ``formats/``         one module per import format (native, chatgpt, claude, openwebui)
 * ``importer``         writing conversations into a directory: atomic, de-duplicated
+* ``import_process``   the same, the reading in a child process under memory and CPU bounds
 * ``report``           what an import did
 * ``backup``           consistent online snapshots of a data folder, and restoring one
 
@@ -28,6 +29,7 @@ from backend.portability.document import (
 )
 from backend.portability.export_json import all_chat_ids, write_chat, write_zip_export
 from backend.portability.export_markdown import write_markdown, write_markdown_archive
+from backend.portability.import_process import ProcessBounds, import_file_bounded
 from backend.portability.importer import import_file
 from backend.portability.report import Failure, ImportReport
 
@@ -40,11 +42,13 @@ __all__ = [
     "ImportReport",
     "ImportedConversation",
     "ImportedMessage",
+    "ProcessBounds",
     "Refused",
     "all_chat_ids",
     "backup_data_dir",
     "detect",
     "import_file",
+    "import_file_bounded",
     "restore_data_dir",
     "write_chat",
     "write_markdown",

@@ -22,7 +22,7 @@ skipped; the others import.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from backend.chats import Chats
@@ -34,6 +34,7 @@ from backend.portability.report import Failure, ImportReport
 from backend.runtime.state_schema import check_state
 from backend.runtime.store import RuntimeStore
 
+MAX_FAILURES = 1000
 ProgressCallback = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)`` after each conversation."""
 
@@ -58,9 +59,31 @@ def import_from(
     progress: ProgressCallback | None = None,
 ) -> ImportReport:
     report = ImportReport(format=found.NAME)
-    for item in found.conversations(source):
+    positioned = ((item, source.position()) for item in found.conversations(source))
+    write_all(chats, positioned, report, total=source.size, progress=progress)
+    return report
+
+
+def write_all(
+    chats: Chats,
+    items: Iterable[tuple[ImportedConversation | Refused, int]],
+    report: ImportReport,
+    *,
+    total: int,
+    progress: ProgressCallback | None = None,
+) -> None:
+    """Write each conversation (with how far into the file it was read), report each refusal.
+
+    Past ``MAX_FAILURES`` refusals the rest of the file is not read: a file of millions of
+    unreadable records would otherwise make a report of millions of lines.
+    """
+    for item, position in items:
         if isinstance(item, Refused):
             report.failures.append(Failure(item.item, item.reason))
+            if len(report.failures) >= MAX_FAILURES:
+                reason = f"over {MAX_FAILURES} conversations could not be read; stopped there"
+                report.failures.append(Failure("the rest of the file", reason))
+                return
         else:
             try:
                 write_conversation(chats, item, report)
@@ -68,8 +91,7 @@ def import_from(
                 name = f"{item.source.format} conversation {item.source.source_id} {item.title!r}"
                 report.failures.append(Failure(name, f"{type(exc).__name__}: {exc}"))
         if progress is not None:
-            progress(source.position(), source.size)
-    return report
+            progress(position, total)
 
 
 def write_conversation(

@@ -72,7 +72,7 @@ class NestingCheck:
             chunk, self._escaped = chunk[1:], False
         if self._in_string:
             chunk = b'"' + chunk
-        text = _ESCAPE.sub(b"", chunk)
+        text = _ESCAPE.sub(b"", chunk) if b"\\" in chunk else chunk
         if text.endswith(b"\\"):  # an escape cut by the chunk's end
             text, self._escaped = text[:-1], True
         text = _STRING.sub(b"", text)

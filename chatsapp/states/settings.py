@@ -2,9 +2,11 @@
 
 The upload arrives as chunks (``rx.upload_files_chunk``) written straight to a temporary
 file, so a file of any size costs one chunk of memory; past ``CHATS_MAX_IMPORT_BYTES`` reading
-stops and nothing is imported. The import (:func:`backend.portability.import_file`, which
-detects the format) then runs on a worker thread into the signed-in person's directory, while
-this background handler shows its progress; the state lock is taken only to show a step.
+stops and nothing is imported. The import (:func:`backend.portability.import_file_bounded`,
+which detects the format and reads the file in a child process under memory and processor
+bounds, so no file can take the server down) then writes on a worker thread into the
+signed-in person's directory, while this background handler shows its progress; the state
+lock is taken only to show a step.
 New chats reach every tab's sidebar through the directory's own change events.
 
 Export needs no state: its links are plain downloads (:mod:`chatsapp.routes.exports`).
@@ -22,7 +24,7 @@ from pathlib import Path
 import reflex as rx
 
 from backend.errors import ChatsError
-from backend.portability import ImportReport, import_file
+from backend.portability import ImportReport, import_file_bounded
 from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 
@@ -148,7 +150,9 @@ class SettingsTabState(rx.State):
             fraction[0] = done / total if total else 1.0
 
         with services().hold(user_id) as chats:  # not released while the import runs
-            task = asyncio.ensure_future(offload(import_file, chats, path, progress=progress))
+            task = asyncio.ensure_future(
+                offload(import_file_bounded, chats, path, progress=progress)
+            )
             while not task.done():
                 await asyncio.wait([task], timeout=SHOW_EVERY_S)
                 async with self:

@@ -57,6 +57,14 @@ class TestImport:
         path.write_text("[1, 2]")
         assert chats("import", "--user", "local", str(path)).exit_code == 2
 
+    def test_a_deeply_nested_file_is_bad_usage_with_the_reason(self, chats, tmp_path):
+        # Issue 27, hole 3: 40 KB of brackets cost the reader about 1 GiB.
+        path = tmp_path / "deep.json"
+        path.write_bytes(b"[" * 20_000 + b"]" * 20_000)
+        result = chats("import", "--user", "local", str(path))
+        assert result.exit_code == 2
+        assert "nested deeper than 200 levels" in result.stderr
+
     def test_a_clean_import_then_a_repeat_exit_0_without_duplicates(self, chats, data_dir):
         path = str(FIXTURES / "claude_conversations.json")
         assert chats("import", "--user", "local", path).exit_code == 0

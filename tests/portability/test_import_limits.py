@@ -17,6 +17,8 @@ import pytest
 from backend.errors import InvalidInputError
 from backend.portability import ImportReport, import_file
 from backend.portability.document import MANIFEST_NAME, ZIP_EXPORT_FORMAT
+from backend.portability.formats.reading import READ_BYTES
+from backend.portability.importer import MAX_FAILURES
 from backend.portability.limits import ImportLimitError, ImportLimits, NestingCheck
 from tests.portability.conftest import FIXTURES
 
@@ -68,7 +70,7 @@ class TestDeepNesting:
 
     def test_a_deep_record_after_good_ones_keeps_them_and_refuses_the_rest(self, chats, tmp_path):
         records = json.dumps(_chatgpt_records()).encode()[:-1]
-        padding = b" " * 200_000  # the deep part well past what the detector reads
+        padding = b" " * 2 * READ_BYTES  # the deep part well past what the detector reads
         path = tmp_path / "conversations.json"
         path.write_bytes(records + padding + b"," + _nested(5_000) + b"]")
         report = import_file(chats, path)
@@ -172,10 +174,24 @@ class TestZipBombs:
         assert report.imported == GOOD - 1
 
     def test_everything_unpacked_from_one_file_is_capped(self, chats, tmp_path):
-        limits = ImportLimits(max_total_bytes=MiB)
+        limits = ImportLimits(max_total_bytes=4 * MiB)  # detection reads 1 MiB of it first
         path = tmp_path / "chatgpt.zip"
         with zipfile.ZipFile(path, "w") as archive:  # the fixture, then padding past the cap
-            archive.writestr("conversations.json", json.dumps(_chatgpt_records()) + " " * 2 * MiB)
+            archive.writestr("conversations.json", json.dumps(_chatgpt_records()) + " " * 8 * MiB)
         report: ImportReport = import_file(chats, path, limits=limits)
         assert report.imported == GOOD
-        assert "unpacks to more than 1 MiB" in report.failures[-1].reason
+        assert "unpacks to more than 4 MiB" in report.failures[-1].reason
+
+
+class TestRefusalCap:
+    def test_past_a_thousand_refused_records_the_rest_of_the_file_is_not_read(
+        self, chats, tmp_path
+    ):
+        # Millions of unreadable records made a report of millions of lines in the server.
+        first = json.dumps(_chatgpt_records()[0])
+        path = tmp_path / "conversations.json"
+        path.write_text(f"[{first}," + ",".join(["1"] * 5_000) + "]")
+        report = import_file(chats, path)
+        assert report.imported == 1
+        assert len(report.failures) == MAX_FAILURES + 1
+        assert report.failures[-1].item == "the rest of the file"

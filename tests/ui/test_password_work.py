@@ -98,3 +98,25 @@ class TestPasswordHashingHasItsOwnPool:
         ratio = during / baseline
         # Sharing the default pool, the lookups waited behind the queue of hashes (~100x).
         assert ratio < 10, f"{SAMPLES} lookups {baseline * 1000:.1f} -> {during * 1000:.1f} ms"
+
+    async def test_setup_posts_with_a_wrong_code_or_after_setup_hash_nothing(
+        self,
+        client,
+        app_services,  # noqa: F811
+        slow_hashing,
+    ):
+        # Issue 27, hole 4: each post hashed first, for anyone, setup done or not.
+        code = app_services.accounts().setup_code_for_console()
+        form = {"setup_code": "0000-0000-0000", "username": "racer", "password": "x" * 12}
+        wrong = await client.post("/auth/setup", data=form, headers=ORIGIN)
+        assert "error=" in wrong.headers["location"]
+        assert slow_hashing == []
+        form |= {"setup_code": code, "username": "owner"}
+        assert (
+            "error="
+            not in (await client.post("/auth/setup", data=form, headers=ORIGIN)).headers["location"]
+        )
+        assert len(slow_hashing) == 1
+        again = await client.post("/auth/setup", data=form | {"username": "late"}, headers=ORIGIN)
+        assert "error=" in again.headers["location"]
+        assert len(slow_hashing) == 1
