@@ -25,8 +25,8 @@ DEFAULT_SIGN_IN_TTL_S = 30 * 24 * 3600
 DEFAULT_MAX_IMPORT_BYTES = 1024**3  # an import file (ChatGPT exports with images run to GBs)
 AUTH_MODES = ("local", "header", "none")
 PASSWORD_HASH_PROFILES = ("default", "cheapest")
-# SQLite durability (backend.storage.durability says what each promises; a test pins the two
-# lists together, since config may not import storage). The first is the default.
+# SQLite durability (backend.storage.durability says what each promises and issues each as
+# its PRAGMA). The first is the default.
 SQLITE_SYNCHRONOUS_LEVELS = ("normal", "full")
 # Model client limits: a model server is untrusted input (see backend.models.openai_compatible).
 DEFAULT_MODEL_TIMEOUT_S = 60.0  # idle: longest wait for the next data event
@@ -160,7 +160,7 @@ class Settings:
     sign_in_ttl_s: int = DEFAULT_SIGN_IN_TTL_S
     # "cheapest" is for tests only: argon2 at its minimum cost keeps the suite fast.
     password_hash_profile: str = "default"
-    sqlite_synchronous: str = "normal"  # one of SQLITE_SYNCHRONOUS_LEVELS
+    sqlite_synchronous: str = SQLITE_SYNCHRONOUS_LEVELS[0]
     listen_host: str = "0.0.0.0"  # where scripts/run serves (CHATS_AUTH=none needs loopback)
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES  # largest file the Settings page imports
     workers: int = 1  # server processes (chatsapp.hosting.server); more than one needs Redis

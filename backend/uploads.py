@@ -10,7 +10,9 @@ stored (the runtime), so a client that skips the UI meets the same limits:
   are valid UTF-8 with no NUL (an executable renamed ``notes.txt`` is refused);
 * a file is read in chunks and refused as soon as it passes ``max_file_bytes``, so a 100 MB
   upload costs at most the limit in memory, not the file (and its base64 copies);
-* a message holds at most ``max_files`` attachments totalling at most ``max_total_bytes``.
+* a message holds at most ``max_files`` attachments totalling at most ``max_total_bytes``;
+* its text is at most ``max_message_bytes`` of UTF-8 (:func:`check_message_text`, called by
+  the composer before sending and by the runtime before storing).
 """
 
 from __future__ import annotations
@@ -169,6 +171,14 @@ async def read_attachment(
     if "\0" in text:
         raise InvalidInputError(f"{name} is not UTF-8 text, so it cannot be attached.")
     return Upload(name, media_type, data)
+
+
+def check_message_text(text: str, settings: Settings) -> None:
+    """Refuse a message text over ``settings.max_message_bytes`` of UTF-8 (a lone surrogate,
+    made well-formed when stored, counts as its three bytes and is no error here)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > settings.max_message_bytes:
+        raise InputTooLargeError("the message", size, settings.max_message_bytes)
 
 
 def check_message_files(sizes: Iterable[int], limits: AttachmentLimits) -> None:

@@ -30,7 +30,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
-    # The engine is picked from the settings (CHATS_STORAGE).
+    # The engine is picked from the settings (CHATS_STORAGE), durability too.
     "backend.storage": {"backend.clock", "backend.config", "backend.errors"},
     "backend.sessions": {"backend.clock", "backend.errors", "backend.storage"},
     # A reply's usage is read with the models' ReplyUsage (one reader of metadata.usage).

@@ -2,16 +2,19 @@
 
 import asyncio
 import base64
+import dataclasses
 import tracemalloc
 from collections.abc import AsyncIterator
 
 import pytest
 
+from backend.config import Settings
 from backend.errors import InputTooLargeError, InvalidInputError
 from backend.uploads import (
     AttachmentLimits,
     accepted_extensions,
     check_message_files,
+    check_message_text,
     decode_image_url,
     format_size,
     read_attachment,
@@ -88,6 +91,18 @@ class TestAMessageHasACeiling:
 
     def test_a_message_within_both_limits_passes(self):
         check_message_files([1000, 2000], LIMITS)
+
+    def test_a_text_over_the_byte_limit_is_refused_with_its_size_and_the_limit(self):
+        settings = dataclasses.replace(Settings.from_env({}), max_message_bytes=10)
+        check_message_text("é" * 5, settings)  # 10 bytes: at the limit
+        with pytest.raises(InputTooLargeError, match="the message is 12 bytes; the limit is 10"):
+            check_message_text("é" * 6, settings)
+
+    def test_a_lone_surrogate_counts_its_bytes_and_is_no_error(self):
+        settings = dataclasses.replace(Settings.from_env({}), max_message_bytes=3)
+        check_message_text("\ud800", settings)
+        with pytest.raises(InputTooLargeError):
+            check_message_text("\ud800a", settings)
 
 
 class TestImagesSentWithAMessage:

@@ -16,8 +16,6 @@ from backend.agents.definition import (
     MAX_STARTER_PROMPTS,
     MAX_TEMPERATURE,
     MIN_TEMPERATURE,
-    SEARCH_CHATS_TOOL,
-    UPDATE_STATE_TOOL,
     AgentSpec,
     AgentSummary,
     AgentVersion,
@@ -25,6 +23,7 @@ from backend.agents.definition import (
     checked_spec,
 )
 from backend.agents.library import AgentLibrary
+from backend.models import SEARCH_CHATS_TOOL, UPDATE_STATE_TOOL
 
 __all__ = [
     "KNOWN_TOOLS",

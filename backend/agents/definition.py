@@ -22,11 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backend.errors import InvalidAgentError
-from backend.models import REMEMBER_TOOL, ModelRef
+from backend.models import TOOL_NAMES, ModelRef
 
-UPDATE_STATE_TOOL = "update_session_state"
-SEARCH_CHATS_TOOL = "search_chats"
-KNOWN_TOOLS: tuple[str, ...] = (REMEMBER_TOOL, UPDATE_STATE_TOOL, SEARCH_CHATS_TOOL)
+KNOWN_TOOLS: tuple[str, ...] = TOOL_NAMES  # the order an agent's tools are kept in
 MAX_NAME_CHARS = 80
 MAX_INSTRUCTIONS_CHARS = 32_000
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.0, 2.0

@@ -45,6 +45,7 @@ from backend.chats.events import (
 )
 from backend.chats.imports import ChatImports, ImportTarget, SourceKey
 from backend.chats.lifecycle import TitleGenerator
+from backend.chats.shared import MEMORY_LABEL
 from backend.chats.text import (
     MAX_PREVIEW_CHARS,
     MAX_TITLE_CHARS,
@@ -59,6 +60,7 @@ __all__ = [
     "MAX_AUTO_ARCHIVE_DAYS",
     "MAX_PREVIEW_CHARS",
     "MAX_TITLE_CHARS",
+    "MEMORY_LABEL",
     "MIN_AUTO_ARCHIVE_DAYS",
     "SNIPPET_ELLIPSIS",
     "SNIPPET_END",

@@ -2,10 +2,10 @@
 
 ``Chat.session`` opens the chat's ``Sessions`` once and caches it here (LRU,
 ``max_open_chats``); it creates the file, so only a writer uses it. ``Chat.reader`` never
-does: a chat never written reads as an empty conversation (SPEC: the file is created on first
-write), so opening a new chat in the UI leaves nothing on disk. An entry is never closed while
-a ``Chat`` handle that used it is alive, so **hold the Chat** (not only ``chat.session``) for
-as long as you use the session.
+does: a chat never written reads as an empty conversation (the SPEC, in
+docs/design-sources.md: the file is created on first write), so opening a new chat in the UI
+leaves nothing on disk. An entry is never closed while a ``Chat`` handle that used it is
+alive, so **hold the Chat** (not only ``chat.session``) for as long as you use the session.
 
 Each open file is wired to the message index (:mod:`backend.chats.index`): a lease is taken
 before the file opens, the file's change feed is observed, and closing flushes and releases

@@ -35,6 +35,8 @@ from backend.sessions.search import FTS_TOKENIZER
 from backend.storage import Database, well_formed_text
 
 COMPONENT = "chats.shared"
+MEMORY_LABEL = "user_memory"
+"""The person's memory: the block the memory panel edits and the default agent reads."""
 SEARCH_LIMIT = 5
 SEARCH_SEPARATOR = "\n\n"
 MAX_LABEL_CHARS = 200

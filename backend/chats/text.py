@@ -29,6 +29,7 @@ SNIPPET_TOKENS = 12
 MAX_TITLE_CHARS = 200
 MAX_PREVIEW_CHARS = 120
 DEFAULT_TITLE_PREFIX = "Chat — "
+PLACEHOLDER_TITLE = "New chat"  # when a title is made from a message that offers none
 
 _WHITESPACE = re.compile(r"\s+")
 
@@ -40,6 +41,12 @@ def default_title(now_ms: int) -> str:
     """The RFC's default: ``Chat — YYYY-MM-DD`` (UTC), no model call, no side effects."""
     day = datetime.fromtimestamp(now_ms / 1000, tz=UTC).date().isoformat()
     return f"{DEFAULT_TITLE_PREFIX}{day}"
+
+
+def is_default_title(title: str) -> bool:
+    """Whether ``title`` is one the app gave, never one a person chose: blank, the dated
+    default, or the placeholder. Only such a chat is titled after its first reply."""
+    return not title.strip() or title.startswith(DEFAULT_TITLE_PREFIX) or title == PLACEHOLDER_TITLE
 
 
 def clean_title(title: object) -> str:

@@ -27,7 +27,7 @@ from backend.accounts import ACCOUNTS_FILE, Accounts
 from backend.chats import Chats
 from backend.config import Settings
 from backend.errors import ChatsError, InvalidInputError
-from backend.storage.durability import set_default_synchronous
+from backend.storage.durability import apply_storage_settings
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -39,7 +39,7 @@ class CliContext:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        set_default_synchronous(settings.sqlite_synchronous)  # as durable as the app's writes
+        apply_storage_settings(settings)  # as durable as the app's writes
         self._accounts: Accounts | None = None
         self._directories: dict[str, Chats] = {}
 

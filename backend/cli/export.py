@@ -18,7 +18,7 @@ from backend.portability import (
     all_chat_ids,
     write_chat,
     write_markdown,
-    write_markdown_archive,
+    write_markdown_zip,
     write_zip_export,
 )
 
@@ -68,7 +68,7 @@ def export(
         with click.progressbar(length=len(ids), label="Exporting", file=sys.stderr) as bar:
             exported = write_zip_export(chats, _counted(ids, bar), str(out), on_refused=on_refused)
     else:
-        exported = _markdown_archive(chats, ids, out, on_refused)
+        exported = _markdown_zip(chats, ids, out, on_refused)
     if refused:
         status = EXIT_PARTIAL
     click.echo(f"Exported {len(exported)} chat(s) to {out}.")
@@ -108,7 +108,7 @@ def _export_one(chats: Chats, chat_id: str, fmt: str, out: Path | None) -> None:
         click.echo(f"Exported {chat_id} to {out}.", err=True)
 
 
-def _markdown_archive(
+def _markdown_zip(
     chats: Chats, ids: list[str], out: Path, on_refused: Callable[[str, Exception], None]
 ) -> list[str]:
     live = []
@@ -119,4 +119,4 @@ def _markdown_archive(
             on_refused(chat_id, exc)
             continue
         live.append(chat_id)
-    return write_markdown_archive(chats, live, str(out))
+    return write_markdown_zip(chats, live, str(out))

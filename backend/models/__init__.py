@@ -7,7 +7,6 @@ Pick a provider with :func:`provider_from_settings`; the runtime talks only to
 
 from backend.models.offline import (
     OFFLINE_LABEL,
-    REMEMBER_TOOL,
     OfflineAssistant,
     extractive_summary,
     heuristic_title,
@@ -18,7 +17,11 @@ from backend.models.openai_wire import StreamDecoder, request_body
 from backend.models.provider import ModelProvider, provider_for_endpoint, provider_from_settings
 from backend.models.refs import DEFAULT_ENDPOINT, OFFLINE_ENDPOINT, OFFLINE_REF, ModelRef
 from backend.models.types import (
+    REMEMBER_TOOL,
     REPLY_CUT_REASON,
+    SEARCH_CHATS_TOOL,
+    TOOL_NAMES,
+    UPDATE_STATE_TOOL,
     ContextItem,
     ContextSection,
     Finish,
@@ -40,6 +43,9 @@ __all__ = [
     "OFFLINE_REF",
     "REMEMBER_TOOL",
     "REPLY_CUT_REASON",
+    "SEARCH_CHATS_TOOL",
+    "TOOL_NAMES",
+    "UPDATE_STATE_TOOL",
     "ContextItem",
     "ContextSection",
     "Finish",

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
 from backend.models.types import (
+    REMEMBER_TOOL,
     ContextItem,
     Finish,
     ModelEvent,
@@ -38,7 +39,6 @@ from backend.models.types import (
 
 OFFLINE_LABEL = "Offline assistant (no model configured)"
 OFFLINE_MODEL_NAME = "offline"
-REMEMBER_TOOL = "remember"
 DEFAULT_CHUNK_DELAY_S = 0.03
 DEFAULT_WORDS_PER_CHUNK = 3
 MAX_QUOTES = 5
@@ -121,7 +121,7 @@ def keywords(text: str, *, limit: int = 8) -> list[str]:
 
 
 def heuristic_title(text: str) -> str:
-    """A short chat title from the first user message; ``"New chat"`` when nothing fits."""
+    """A short chat title from the first user message; ``""`` when nothing fits."""
     first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     sentence = _SENTENCE_END.split(first_line, maxsplit=1)[0]
     sentence = re.sub(
@@ -135,9 +135,7 @@ def heuristic_title(text: str) -> str:
     title = " ".join(words).strip(" .,:;!?-—\"'“”")
     if len(title) > TITLE_MAX_CHARS:
         title = title[:TITLE_MAX_CHARS].rsplit(" ", 1)[0]
-    if not title:
-        return "New chat"
-    return title[0].upper() + title[1:]
+    return title[:1].upper() + title[1:]
 
 
 def extractive_summary(

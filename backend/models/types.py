@@ -80,6 +80,14 @@ def _human_bytes(size: int) -> str:
     return f"{size:,} bytes"
 
 
+# The tools the app offers a model, by the name the model calls (one list: the agent form
+# checks a choice against it, the runtime runs each, the offline assistant calls ``remember``).
+REMEMBER_TOOL = "remember"
+UPDATE_STATE_TOOL = "update_session_state"
+SEARCH_CHATS_TOOL = "search_chats"
+TOOL_NAMES: tuple[str, ...] = (REMEMBER_TOOL, UPDATE_STATE_TOOL, SEARCH_CHATS_TOOL)
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool the model may call; ``parameters`` is a JSON schema object."""

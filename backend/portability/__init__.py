@@ -28,7 +28,7 @@ from backend.portability.document import (
     Refused,
 )
 from backend.portability.export_json import all_chat_ids, write_chat, write_zip_export
-from backend.portability.export_markdown import write_markdown, write_markdown_archive
+from backend.portability.export_markdown import write_markdown, write_markdown_zip
 from backend.portability.import_process import ProcessBounds, import_file_bounded
 from backend.portability.importer import import_file
 from backend.portability.report import Failure, ImportReport
@@ -52,6 +52,6 @@ __all__ = [
     "restore_data_dir",
     "write_chat",
     "write_markdown",
-    "write_markdown_archive",
+    "write_markdown_zip",
     "write_zip_export",
 ]

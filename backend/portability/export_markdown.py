@@ -99,20 +99,20 @@ def _file(part: dict[str, Any], images: ImageSink, folder: str) -> str:
     return f"[{name}]({relative})"
 
 
-def write_markdown_archive(chats: Chats, chat_ids: Iterable[str], path: str) -> list[str]:
+def write_markdown_zip(chats: Chats, chat_ids: Iterable[str], path: str) -> list[str]:
     """A ``.zip`` with ``<id>.md`` per chat and the images they link to."""
     written: list[str] = []
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zip_file:
         names: set[str] = set()
 
         def add(relative: str, data: bytes) -> None:
             if relative not in names:
                 names.add(relative)
-                archive.writestr(relative, data)
+                zip_file.writestr(relative, data)
 
         for chat_id in chat_ids:
             buffer = io.StringIO()
             write_markdown(chats, chat_id, buffer, images=add)
-            archive.writestr(f"{chat_id}.md", buffer.getvalue())
+            zip_file.writestr(f"{chat_id}.md", buffer.getvalue())
             written.append(chat_id)
     return written

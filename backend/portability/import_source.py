@@ -2,7 +2,7 @@
 
 Nothing is extracted to disk: JSON is read as (decompressing) streams, and
 :meth:`ImportSource.position` (bytes of the file consumed so far) drives progress. Files beside
-the conversations (a ChatGPT export's images, an archive's attachments) are looked up by name
+the conversations (a ChatGPT export's images, a zip export's attachments) are looked up by name
 and read whole only when a message points at them. Every byte is read through
 :mod:`backend.portability.limits`: counted against per-member and whole-file caps and the
 member's compressed size, and JSON checked for nesting, so a zip bomb or a deeply nested file

@@ -14,12 +14,12 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from backend.chats import MEMORY_LABEL
 from backend.errors import AgentNotFoundError
-from backend.models import ModelRef
+from backend.models import REMEMBER_TOOL, UPDATE_STATE_TOOL, ModelRef
 
 DEFAULT_AGENT_ID = "assistant"
 DEFAULT_CONTEXT_TOKENS = 8_000
-MEMORY_LABEL = "user_memory"  # the directory's shared-memory block the UI also edits
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +73,11 @@ DEFAULT_AGENT = AgentDefinition(
     system_prompt=(
         "You are a helpful assistant in a multi-chat app. Be accurate and concise. "
         "Use the shared memory below when it is relevant. When the user asks you to remember "
-        "something, call the `remember` tool. Keep task progress that must survive between "
-        "turns in the session state with `update_session_state`."
+        f"something, call the `{REMEMBER_TOOL}` tool. Keep task progress that must survive "
+        f"between turns in the session state with `{UPDATE_STATE_TOOL}`."
     ),
     model=ModelSettings(compact_after_tokens=6_000),
-    tools=("remember", "update_session_state"),
+    tools=(REMEMBER_TOOL, UPDATE_STATE_TOOL),
     context_blocks=(
         ContextBlock(MEMORY_LABEL, "Shared memory (facts about the user, from every chat)"),
     ),

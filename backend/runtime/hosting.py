@@ -1,7 +1,8 @@
 """What a process serving chats builds from its settings: storage durability, the lock store.
 
 The app (``chatsapp/services.py``) and any other host call these once, so the choice each
-setting makes is written here and nowhere else.
+setting makes is written in one place (durability's in :mod:`backend.storage.durability`,
+shared with the ``chats`` command).
 """
 
 from __future__ import annotations
@@ -9,12 +10,9 @@ from __future__ import annotations
 from backend.config import Settings
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
 from backend.runtime.redis_locks import RedisLockStore
-from backend.storage.durability import set_default_synchronous
+from backend.storage.durability import apply_storage_settings
 
-
-def apply_storage_settings(settings: Settings) -> None:
-    """Make ``CHATS_SQLITE_SYNCHRONOUS`` the level of every database opened from now on."""
-    set_default_synchronous(settings.sqlite_synchronous)
+__all__ = ["apply_storage_settings", "lock_store_from_settings"]
 
 
 def lock_store_from_settings(settings: Settings) -> DistributedLockStore:

@@ -42,7 +42,6 @@ from backend.config import Settings
 from backend.errors import (
     ChatNotFoundError,
     ChatsError,
-    InputTooLargeError,
     InvalidInputError,
     NotFoundError,
 )
@@ -77,7 +76,7 @@ from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
 from backend.runtime.window import HistoryWindow, path_head
 from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChat, WorkingChats
-from backend.uploads import attachment_limits, image_file_parts
+from backend.uploads import attachment_limits, check_message_text, image_file_parts
 
 logger = logging.getLogger(__name__)
 
@@ -490,9 +489,7 @@ class ChatRuntime:
         """The parts of a user message; bad input raises before anything is stored."""
         if not isinstance(text, str):
             raise TypeError("message text must be a string")
-        size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is no error
-        if size > self.settings.max_message_bytes:
-            raise InputTooLargeError("message", size, self.settings.max_message_bytes)
+        check_message_text(text, self.settings)
         parts: list[dict[str, Any]] = [dict(p) for p in attachments]
         parts += image_file_parts(images, attachments, attachment_limits(self.settings))
         if text.strip():

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from backend.chats.text import DEFAULT_TITLE_PREFIX
+from backend.chats.text import PLACEHOLDER_TITLE, is_default_title
 from backend.errors import ModelError
 from backend.models import ModelProvider, heuristic_title
 from backend.runtime.ports import DirectoryPort
@@ -54,7 +54,7 @@ class TurnFollowUp:
         await asyncio.to_thread(self._directory.record_chat_turn, conv.chat_id, preview)
 
     async def _title(self, user_text: str, reply: str, model: ModelProvider) -> str:
-        fallback = heuristic_title(user_text or reply)
+        fallback = heuristic_title(user_text or reply) or PLACEHOLDER_TITLE
         if model.offline:
             return fallback
         try:
@@ -75,7 +75,7 @@ class TurnFollowUp:
         if conv.store.count_runs(conv.chat_id, RunStatus.COMPLETED) != 1:
             return False
         current = chat_title(self._directory, conv.chat_id, default=None)
-        return current is not None and _is_default_title(current)
+        return current is not None and is_default_title(current)
 
     def _set_title(self, conv: WorkingChat, title: str) -> None:
         self._directory.rename_chat(conv.chat_id, title)
@@ -90,7 +90,3 @@ def chat_title(
         return str(directory.get_summary(chat_id).title)
     except Exception:  # a deleted chat, a directory without summaries: no title to show
         return default
-
-
-def _is_default_title(title: str) -> bool:
-    return not title.strip() or title.startswith(DEFAULT_TITLE_PREFIX) or title == "New chat"

@@ -19,12 +19,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from backend.errors import ChatsError
-from backend.models import REMEMBER_TOOL, ToolCall, ToolSpec
+from backend.models import (
+    REMEMBER_TOOL,
+    SEARCH_CHATS_TOOL,
+    UPDATE_STATE_TOOL,
+    ToolCall,
+    ToolSpec,
+)
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.state_schema import path_deeper_than
 
-UPDATE_STATE_TOOL = "update_session_state"
-SEARCH_CHATS_TOOL = "search_chats"
 MAX_QUERY_CHARS = 200
 MAX_FACT_CHARS = 1_000
 # A call's input is published and stored with the reply. One nested deeper than this is

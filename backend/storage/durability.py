@@ -10,18 +10,21 @@ loses nothing it committed. They differ on **power loss or an OS crash**:
   at the price of one ``fsync`` per transaction (see ``bench/sessions_bench.py``).
 
 The level is a process-wide default (``CHATS_SQLITE_SYNCHRONOUS``, applied once at start by
-:func:`backend.runtime.hosting.apply_storage_settings`), because every store opens its own
-files and one process should not mix promises. A :class:`~backend.storage.Database` may still
-be given a level explicitly (the benchmark measures both side by side).
+:func:`apply_storage_settings`: the app's services and the ``chats`` command both call it),
+because every store opens its own files and one process should not mix promises. A
+:class:`~backend.storage.Database` may still be given a level explicitly (the benchmark
+measures both side by side).
 """
 
 from __future__ import annotations
 
 import threading
 
+from backend.config import SQLITE_SYNCHRONOUS_LEVELS, Settings
+
 # Setting value → the PRAGMA value it issues.
-SYNCHRONOUS_PRAGMAS = {"normal": "NORMAL", "full": "FULL"}
-DEFAULT_SYNCHRONOUS = "normal"
+SYNCHRONOUS_PRAGMAS = {level: level.upper() for level in SQLITE_SYNCHRONOUS_LEVELS}
+DEFAULT_SYNCHRONOUS = SQLITE_SYNCHRONOUS_LEVELS[0]
 
 _lock = threading.Lock()
 _default = DEFAULT_SYNCHRONOUS
@@ -47,3 +50,8 @@ def set_default_synchronous(level: str) -> str:
 def default_synchronous() -> str:
     with _lock:
         return _default
+
+
+def apply_storage_settings(settings: Settings) -> None:
+    """Make ``CHATS_SQLITE_SYNCHRONOUS`` the level of every database opened from now on."""
+    set_default_synchronous(settings.sqlite_synchronous)

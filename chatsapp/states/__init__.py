@@ -1,4 +1,4 @@
-"""Reflex states mirroring the RFC's ``useChats()`` hook.
+"""Reflex states mirroring the RFC's ``useChats()`` hook (``docs/design-sources.md``).
 
 The name says who sees a state (``tests/test_layering.py`` pins it):
 

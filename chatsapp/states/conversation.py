@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 
 import reflex as rx
 
-from backend.errors import ChatNotFoundError, ChatsError
+from backend.errors import ChatNotFoundError, ChatsError, InputTooLargeError
 from backend.transcript import (
     BranchViews,
     SessionReader,
@@ -32,6 +32,7 @@ from backend.uploads import (
     accepted_extensions,
     attachment_limits,
     check_message_files,
+    check_message_text,
     data_url_size,
     format_size,
     read_attachment,
@@ -287,13 +288,11 @@ class ChatTabState(rx.State):
         self.input_error = ""
         if not text and not self.pending_images and not self._pending_parts:
             return None
-        limit = services().settings.max_message_bytes
-        size = len(text.encode())
-        if size > limit:
-            self.input_error = (
-                f"This message is {size:,} bytes; the limit is {limit:,}. Nothing was sent."
-            )
-            return None  # the composer keeps the text: nothing was sent
+        try:
+            check_message_text(text, services().settings)
+        except InputTooLargeError as exc:
+            self.input_error = f"Nothing was sent: {exc}."
+            return None  # the composer keeps the text
         runtime = services().runtime(self._user())
         images = list(self.pending_images)
         documents = list(self._pending_parts)
@@ -406,9 +405,10 @@ class ChatTabState(rx.State):
         text = text.strip()
         if not message_id or not text:
             return None
-        limit = services().settings.max_message_bytes
-        if len(text.encode()) > limit:
-            return rx.toast.error(f"The edited message is over the {limit:,}-byte limit.")
+        try:
+            check_message_text(text, services().settings)
+        except InputTooLargeError as exc:
+            return rx.toast.error(f"Could not edit the message: {exc}")
         self.editing_message_id = ""
         runtime = services().runtime(self._user())
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from backend.chats import MEMORY_LABEL
 from backend.errors import ChatsError
 from chatsapp.auth.identity import current_user_id, directory_token
 from chatsapp.reflex_seam import link_to
@@ -11,7 +12,6 @@ from chatsapp.services import offload, services
 from chatsapp.states.rows import MemoryRow
 from chatsapp.states.server_only import server_only
 
-DEFAULT_LABEL = "user_memory"
 APPEND_FIELD_ID = "memory-append"  # the "Add a fact" field, emptied once its fact is saved
 
 
@@ -33,7 +33,7 @@ class SharedMemoryState(rx.SharedState):
         chats = services().directory(user_id)
         blocks = await offload(chats.list_shared_contexts)
         labels = dict(blocks)
-        labels.setdefault(DEFAULT_LABEL, "")
+        labels.setdefault(MEMORY_LABEL, "")
         self.blocks = [MemoryRow(label, content) for label, content in sorted(labels.items())]
         self.loaded = True
 
@@ -42,7 +42,7 @@ class MemoryEditorTabState(rx.State):
     """Per tab: whether the panel is open, which block is being edited, the draft text."""
 
     open: bool = False
-    label: str = DEFAULT_LABEL
+    label: str = MEMORY_LABEL
     draft: str = ""
     editing: bool = False
 
@@ -101,4 +101,4 @@ class MemoryEditorTabState(rx.State):
     @rx.event
     async def append_form(self, form_data: dict[str, object]):  # noqa: ANN201
         text = form_data.get("text")
-        return await self.append(DEFAULT_LABEL, text if isinstance(text, str) else "")
+        return await self.append(MEMORY_LABEL, text if isinstance(text, str) else "")

@@ -9,6 +9,7 @@ def test_backend_chats_exports_exactly_its_public_names():
         backend.chats,
         {
             "MAX_AUTO_ARCHIVE_DAYS",
+            "MEMORY_LABEL",
             "MAX_PREVIEW_CHARS",
             "MAX_TITLE_CHARS",
             "MIN_AUTO_ARCHIVE_DAYS",

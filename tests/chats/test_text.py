@@ -7,12 +7,14 @@ import pytest
 from backend.chats.text import (
     MAX_PREVIEW_CHARS,
     MAX_TITLE_CHARS,
+    PLACEHOLDER_TITLE,
     SNIPPET_END,
     SNIPPET_START,
     any_terms_query,
     clean_preview,
     clean_title,
     default_title,
+    is_default_title,
     phrase_query,
     prefix_query,
     split_snippet,
@@ -38,6 +40,14 @@ NASTY_QUERIES = [
 class TestTitles:
     def test_the_default_title_is_chat_dash_iso_date(self):
         assert default_title(0) == "Chat — 1970-01-01"
+
+    @pytest.mark.parametrize("given", [default_title(0), PLACEHOLDER_TITLE, "", "  "])
+    def test_a_title_the_app_gave_is_a_default_title(self, given):
+        assert is_default_title(given)
+
+    @pytest.mark.parametrize("chosen", ["Trip plans", "Chat about tea", "New chat with Ana"])
+    def test_a_title_a_person_chose_is_not(self, chosen):
+        assert not is_default_title(chosen)
 
     def test_a_title_is_trimmed_and_inner_whitespace_collapsed(self):
         assert clean_title("  Trip \n plans  ") == "Trip plans"

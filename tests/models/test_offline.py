@@ -178,7 +178,7 @@ class TestPureHelpers:
         assert heuristic_title("can you help me plan a trip to Lisbon? thanks") == (
             "Plan a trip to Lisbon"
         )
-        assert heuristic_title("   \n  ") == "New chat"
+        assert heuristic_title("   \n  ") == ""
         assert len(heuristic_title("word " * 100)) <= 60
 
     def test_extractive_summaries_quote_first_sentences_in_order(self):

@@ -33,10 +33,10 @@ def other(tmp_path: Path) -> Iterator[Chats]:
 def chatgpt_zip(tmp_path: Path) -> Path:
     """The ChatGPT fixture as the export .zip, with the image its message points at."""
     path = tmp_path / "chatgpt-export.zip"
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.write(FIXTURES / "chatgpt_conversations.json", "conversations.json")
-        archive.writestr("file-Plot123-sine.png", PNG)
-        archive.writestr("chat.html", "<html></html>")
+    with zipfile.ZipFile(path, "w") as zip_file:
+        zip_file.write(FIXTURES / "chatgpt_conversations.json", "conversations.json")
+        zip_file.writestr("file-Plot123-sine.png", PNG)
+        zip_file.writestr("chat.html", "<html></html>")
     return path
 
 

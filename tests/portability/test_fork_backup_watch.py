@@ -160,10 +160,10 @@ class TestForkSharesAttachmentsByHash:
     def test_an_exported_fork_imports_elsewhere_with_its_image(self, chats, tmp_path):
         source = chat_with_image(chats)
         fork_id = chats.fork_chat(source.id, "a").id
-        archive = tmp_path / "fork.zip"
-        write_zip_export(chats, [fork_id], str(archive))
+        exported = tmp_path / "fork.zip"
+        write_zip_export(chats, [fork_id], str(exported))
         with Chats(tmp_path / "elsewhere", "owner") as elsewhere:
-            report = import_file(elsewhere, archive)
+            report = import_file(elsewhere, exported)
             assert report.imported == 1, report.summary()
             imported = elsewhere.get_chat(report.chat_ids[0])
             url = imported.session.get_message("a")["parts"][0]["url"]

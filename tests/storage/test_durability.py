@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from backend.config import SQLITE_SYNCHRONOUS_LEVELS, Settings
-from backend.runtime.hosting import apply_storage_settings
 from backend.storage import Database
 from backend.storage.durability import (
     DEFAULT_SYNCHRONOUS,
-    SYNCHRONOUS_PRAGMAS,
+    apply_storage_settings,
     default_synchronous,
     set_default_synchronous,
 )
@@ -65,6 +64,3 @@ class TestTheSynchronousLevel:
         with pytest.raises(ValueError, match="normal, full"):
             Database(tmp_path / "d.sqlite", synchronous="extra")
         assert default_synchronous() == "normal"
-
-    def test_the_settings_offer_exactly_the_levels_the_store_knows(self):
-        assert tuple(SYNCHRONOUS_PRAGMAS) == SQLITE_SYNCHRONOUS_LEVELS

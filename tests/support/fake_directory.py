@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.chats import ChatHit, ChatSummary
+from backend.chats.text import PLACEHOLDER_TITLE
 from backend.runtime.ports import ChatPort, DirectoryPort
 from backend.sessions import Session, Sessions
 from backend.storage import Database
@@ -25,7 +26,7 @@ class FakeChat:
     id: str
     sessions: Sessions
     session: Session
-    title: str = "New chat"
+    title: str = PLACEHOLDER_TITLE
     preview: str = ""
     archived_at: int | None = None
     generation: int = 1
@@ -56,7 +57,7 @@ class FakeDirectory:
             chat_id = f"chat{next(self._ids)}"
             sessions = Sessions(self.root / f"{chat_id}.sqlite")
             self._chats[chat_id] = FakeChat(
-                chat_id, sessions, sessions.session(), title or "New chat"
+                chat_id, sessions, sessions.session(), title or PLACEHOLDER_TITLE
             )
         return self.get_summary(chat_id)
 
