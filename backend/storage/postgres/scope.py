@@ -60,6 +60,8 @@ _TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL"
 class PostgresScope:
     """A scope named ``name`` on ``engine`` (see the module docstring)."""
 
+    engine_kind = "postgresql"
+
     def __init__(self, engine: PostgresEngine, name: str) -> None:
         self.engine = engine
         self.name = name
