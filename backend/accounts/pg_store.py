@@ -13,6 +13,8 @@ schema and the few statements that differ:
   number instead: the ``UPDATE`` takes its row lock until commit, so appends commit in number
   order, a rollback gives the number back, and ``last_event_seq`` is the counter (numbers only
   grow, also after pruning, as ``AUTOINCREMENT`` promises on SQLite).
+* Each override says ``@override``: mypy fails if a rename in the base store leaves one
+  overriding nothing (it would silently run the SQLite statement).
 * **A username conflict** inside the caller's transaction is taken in a savepoint: on
   PostgreSQL an error ends the whole transaction, and the caller carries on after this one
   (it mints another id, or reports the name as taken).
@@ -21,6 +23,8 @@ schema and the few statements that differ:
 from __future__ import annotations
 
 from typing import Any
+
+from typing_extensions import override
 
 from backend.accounts.store import _INSERT_USER, AccountsStore
 from backend.storage import Scope
@@ -117,22 +121,28 @@ class PgAccountsStore(AccountsStore):
 
     migrations = MIGRATIONS
 
+    @override
     def _insert_user_row(self, values: tuple[Any, ...]) -> None:
         with self.db.transaction():  # a savepoint when the caller has a transaction open
             self.db.execute(_INSERT_USER, values)
 
+    @override
     def delete_user_sign_ins(self, user_id: str, keep_hash: str | None = None) -> int:
         return self.db.write(_DELETE_USER_SIGN_INS, (user_id, keep_hash))
 
+    @override
     def record_failure(self, scope: str, key: str, now_ms: int) -> int:
         return int(self.db.execute(_INSERT_FAILURE, (scope, key, now_ms)).fetchall()[0][0])
 
+    @override
     def delete_failure(self, rowid: int) -> None:
         self.db.write(_DELETE_FAILURE, (rowid,))
 
+    @override
     def append_event(self, user_id: str, kind: str, now_ms: int) -> None:
         self.db.write(_APPEND_EVENT, (user_id, kind, now_ms))
 
+    @override
     def last_event_seq(self) -> int:
         row = self.db.query_one(_LAST_SEQ)
         return 0 if row is None else int(row[0])

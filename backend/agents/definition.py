@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from backend.errors import InvalidAgentError
 from backend.models import TOOL_NAMES, ModelRef
+from backend.storage import well_formed_text
 
 KNOWN_TOOLS: tuple[str, ...] = TOOL_NAMES  # the order an agent's tools are kept in
 MAX_NAME_CHARS = 80
@@ -77,8 +78,12 @@ class VersionInfo:
 
 
 def checked_spec(spec: AgentSpec) -> AgentSpec:
-    """``spec`` trimmed and normalised, or :class:`InvalidAgentError` for its first bad field."""
-    name = spec.name.strip() if isinstance(spec.name, str) else None
+    """``spec`` trimmed and normalised, or :class:`InvalidAgentError` for its first bad field.
+
+    Its text follows the storage text rule (``well_formed_text``: no lone surrogates, no
+    U+0000) here, so the version a save returns is the version a load reads back.
+    """
+    name = well_formed_text(spec.name).strip() if isinstance(spec.name, str) else None
     if not name:
         raise InvalidAgentError("name", "a name is required")
     if len(name) > MAX_NAME_CHARS:
@@ -92,7 +97,7 @@ def checked_spec(spec: AgentSpec) -> AgentSpec:
         )
     return AgentSpec(
         name=name,
-        instructions=spec.instructions,
+        instructions=well_formed_text(spec.instructions),
         model=_model(spec.model),
         temperature=_temperature(spec.temperature),
         max_output_tokens=_max_tokens(spec.max_output_tokens),
@@ -147,7 +152,7 @@ def _starters(prompts: Sequence[str]) -> tuple[str, ...]:
         raise InvalidAgentError("starter_prompts", "must be a list of prompts")
     cleaned = []
     for prompt in prompts:
-        text = prompt.strip() if isinstance(prompt, str) else ""
+        text = well_formed_text(prompt).strip() if isinstance(prompt, str) else ""
         if not text:
             raise InvalidAgentError("starter_prompts", "a starter prompt is empty")
         if len(text) > MAX_STARTER_CHARS:

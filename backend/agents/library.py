@@ -34,7 +34,7 @@ from backend.agents.store import AgentStore
 from backend.clock import now_ms
 from backend.errors import AgentNotFoundError, StaleVersionError
 from backend.models import ModelRef
-from backend.storage import Database
+from backend.storage import Scope
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100
@@ -46,13 +46,13 @@ class AgentLibrary:
 
     def __init__(
         self,
-        database: Database,
+        database: Scope,
         *,
         check_model: Callable[[ModelRef], None] | None = None,
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self._db = database
-        self._store = AgentStore(database)
+        self._store = _store_for(database)
         self._check_model = check_model
         self._clock = clock
 
@@ -142,3 +142,14 @@ class AgentLibrary:
         if spec.model is not None and self._check_model is not None:
             self._check_model(spec.model)  # outside any transaction: it may ask a server
         return spec
+
+
+def _store_for(database: Scope) -> AgentStore:
+    """The store twin for the database's engine (psycopg is imported only on PostgreSQL)."""
+    if database.engine_kind == "postgresql":
+        from backend.agents.pg_store import PgAgentStore
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(database, PostgresScope)
+        return PgAgentStore(database)
+    return AgentStore(database)

@@ -14,23 +14,26 @@ reader never sees a head pointing at a missing row. A deleted agent keeps its ro
 bound to it still run. Reads take one version by key: no query loads an agent's whole
 history (LibreChat loaded 125 versions to show one agent); history is paged.
 
-Callers (:mod:`backend.agents.library`) own transactions.
+Callers (:mod:`backend.agents.library`) own transactions. The PostgreSQL twin
+(:mod:`backend.agents.pg_store`) keeps the same tables for every person in one database, keyed
+by the person's scope: its statements are the class attributes below, rewritten to take the
+scope as their first parameter (``_key``), and every method here runs on both.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
+from typing import Any
 
 from backend.agents.definition import AgentSpec, AgentSummary, AgentVersion, VersionInfo
 from backend.models import ModelRef
-from backend.storage import Database, well_formed_text
+from backend.storage import Row, Scope, well_formed_text
 
 COMPONENT = "agents"
 DEFAULT_AGENT_KEY = "default_agent"
 
 
-def _m001_agents(db: Database) -> None:
+def _m001_agents(db: Scope) -> None:
     db.execute(
         """
         CREATE TABLE agents (
@@ -109,22 +112,38 @@ _DROP_SETTING = "DELETE FROM agent_settings WHERE key = ?"
 class AgentStore:
     """SQL of the agent library (see the module docstring)."""
 
-    def __init__(self, db: Database) -> None:
+    migrations: tuple[Any, ...] = MIGRATIONS
+    SELECT_HEAD = _SELECT_HEAD
+    INSERT_AGENT = _INSERT_AGENT
+    ADVANCE_HEAD = _ADVANCE_HEAD
+    INSERT_VERSION = _INSERT_VERSION
+    SELECT_VERSION = _SELECT_VERSION
+    SELECT_LATEST = _SELECT_LATEST
+    LIST_LIVE = _LIST_LIVE
+    PAGE_VERSIONS = _PAGE_VERSIONS
+    DELETE_AGENT = _DELETE_AGENT
+    GET_SETTING = _GET_SETTING
+    VERSIONS_SAVED = _VERSIONS_SAVED
+    PUT_SETTING = _PUT_SETTING
+    DROP_SETTING = _DROP_SETTING
+
+    def __init__(self, db: Scope) -> None:
         self.db = db
-        db.migrate(COMPONENT, MIGRATIONS)
+        self._key: tuple[Any, ...] = ()  # the parameters every statement starts with
+        db.migrate(COMPONENT, self.migrations)
 
     def head(self, agent_id: str) -> tuple[int, bool] | None:
         """``(latest_version, deleted)`` of an agent, or ``None``."""
-        row = self.db.query_one(_SELECT_HEAD, (agent_id,))
+        row = self.db.query_one(self.SELECT_HEAD, (*self._key, agent_id))
         return (int(row[0]), row[1] is not None) if row else None
 
     def insert_agent(self, agent_id: str, spec: AgentSpec, now: int) -> None:
-        self.db.execute(_INSERT_AGENT, (agent_id, now, now))
+        self.db.execute(self.INSERT_AGENT, (*self._key, agent_id, now, now))
         self._insert_version(agent_id, 1, spec, now)
 
     def append_version(self, agent_id: str, after: int, spec: AgentSpec, now: int) -> bool:
         """Insert version ``after + 1`` if ``after`` is still the newest; False otherwise."""
-        if self.db.write(_ADVANCE_HEAD, (after + 1, now, agent_id, after)) != 1:
+        if self.db.write(self.ADVANCE_HEAD, (*self._key, after + 1, now, agent_id, after)) != 1:
             return False
         self._insert_version(agent_id, after + 1, spec, now)
         return True
@@ -132,8 +151,9 @@ class AgentStore:
     def _insert_version(self, agent_id: str, version: int, spec: AgentSpec, now: int) -> None:
         model = spec.model
         self.db.execute(
-            _INSERT_VERSION,
+            self.INSERT_VERSION,
             (
+                *self._key,
                 agent_id,
                 version,
                 well_formed_text(spec.name),
@@ -150,40 +170,40 @@ class AgentStore:
 
     def load(self, agent_id: str, version: int | None) -> AgentVersion | None:
         if version is None:
-            row = self.db.query_one(_SELECT_LATEST, (agent_id,))
+            row = self.db.query_one(self.SELECT_LATEST, (*self._key, agent_id))
         else:
-            row = self.db.query_one(_SELECT_VERSION, (agent_id, version))
+            row = self.db.query_one(self.SELECT_VERSION, (*self._key, agent_id, version))
         return _version(row) if row else None
 
     def list_live(self) -> list[AgentSummary]:
         return [
             AgentSummary(row["id"], row["name"], row["latest_version"], row["updated_at"])
-            for row in self.db.query(_LIST_LIVE)
+            for row in self.db.query(self.LIST_LIVE, self._key)
         ]
 
     def versions(self, agent_id: str, before: int, limit: int) -> list[VersionInfo]:
-        rows = self.db.query(_PAGE_VERSIONS, (agent_id, before, limit))
+        rows = self.db.query(self.PAGE_VERSIONS, (*self._key, agent_id, before, limit))
         return [VersionInfo(row["version"], row["name"], row["created_at"]) for row in rows]
 
     def mark_deleted(self, agent_id: str, now: int) -> bool:
-        return self.db.write(_DELETE_AGENT, (now, agent_id)) == 1
+        return self.db.write(self.DELETE_AGENT, (*self._key, now, agent_id)) == 1
 
     def versions_saved(self) -> int:
-        row = self.db.query_one(_VERSIONS_SAVED, ())
+        row = self.db.query_one(self.VERSIONS_SAVED, self._key)
         return int(row[0]) if row is not None else 0
 
     def default_agent(self) -> str | None:
-        row = self.db.query_one(_GET_SETTING, (DEFAULT_AGENT_KEY,))
+        row = self.db.query_one(self.GET_SETTING, (*self._key, DEFAULT_AGENT_KEY))
         return str(row[0]) if row else None
 
     def set_default_agent(self, agent_id: str | None) -> None:
         if agent_id is None:
-            self.db.write(_DROP_SETTING, (DEFAULT_AGENT_KEY,))
+            self.db.write(self.DROP_SETTING, (*self._key, DEFAULT_AGENT_KEY))
         else:
-            self.db.write(_PUT_SETTING, (DEFAULT_AGENT_KEY, agent_id))
+            self.db.write(self.PUT_SETTING, (*self._key, DEFAULT_AGENT_KEY, agent_id))
 
 
-def _version(row: sqlite3.Row) -> AgentVersion:
+def _version(row: Row) -> AgentVersion:
     endpoint, model = row["model_endpoint"], row["model_name"]
     spec = AgentSpec(
         name=row["name"],

@@ -108,6 +108,8 @@ class Database:
     :mod:`backend.storage.durability`).
     """
 
+    engine_kind = "sqlite"  # which twin of a store runs on it (backend.storage.scope)
+
     def __init__(
         self, path: str | Path, *, synchronous: str | None = None, on_demand: bool = False
     ) -> None:

@@ -64,6 +64,7 @@ class ResultCursor(Protocol):
 class Scope(Protocol):
     """The engine-neutral database of one store (see the module docstring)."""
 
+    engine_kind: str  # "sqlite" or "postgresql": which twin of a store to run on it
     lock: threading.RLock
 
     def execute(self, sql: str, params: Params = ...) -> ResultCursor: ...

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backend.agents import (
@@ -16,6 +16,7 @@ from backend.agents import (
     AgentSpec,
     AgentVersion,
 )
+from backend.config import StorageChoice
 from backend.errors import (
     AgentNotFoundError,
     InvalidAgentError,
@@ -23,7 +24,8 @@ from backend.errors import (
     UnknownModelError,
 )
 from backend.models import ModelRef
-from backend.storage import Database
+from backend.storage import Scope
+from tests.support.storage_engines import directory_scope
 
 
 def refuse_unlisted(ref: ModelRef) -> None:
@@ -32,14 +34,14 @@ def refuse_unlisted(ref: ModelRef) -> None:
 
 
 @pytest.fixture
-def database(tmp_path: Path) -> Iterator[Database]:
-    db = Database(tmp_path / "directory.sqlite")
-    yield db
-    db.close()
+def database(tmp_path: Path, storage: StorageChoice) -> Iterator[Scope]:
+    """The person's directory database, on each engine in turn."""
+    with directory_scope(storage, tmp_path) as db:
+        yield db
 
 
 @pytest.fixture
-def library(database: Database) -> AgentLibrary:
+def library(database: Scope) -> AgentLibrary:
     return AgentLibrary(database, check_model=refuse_unlisted)
 
 
@@ -66,18 +68,16 @@ class TestVersioning:
         assert library.latest_version(first.agent_id) == 2
 
     def test_every_save_of_any_agent_grows_the_save_count_another_process_reads(
-        self, library: AgentLibrary, tmp_path: Path
+        self, library: AgentLibrary, tmp_path: Path, storage: StorageChoice
     ):
-        other = Database(tmp_path / "directory.sqlite")  # another process's connection
-        try:
+        # another process's connection
+        with directory_scope(storage, tmp_path) as other:
             seen = [AgentLibrary(other, check_model=refuse_unlisted).versions_saved()]
             first = library.create(spec())
             seen.append(AgentLibrary(other, check_model=refuse_unlisted).versions_saved())
             library.save(first.agent_id, spec(instructions="v2"))
             library.create(spec(name="Second"))
             seen.append(AgentLibrary(other, check_model=refuse_unlisted).versions_saved())
-        finally:
-            other.close()
         assert seen == [0, 1, 3]
 
     def test_a_save_from_a_stale_form_is_refused(self, library: AgentLibrary):
@@ -97,7 +97,7 @@ class TestVersioning:
         assert [v.version for v in rest] == [4, 3, 2, 1]
 
     def test_loading_one_version_of_a_long_history_reads_one_row(
-        self, library: AgentLibrary, database: Database
+        self, library: AgentLibrary, database: Scope
     ):
         agent = library.create(spec())
         for _ in range(124):
@@ -134,22 +134,27 @@ class TestVersioning:
             library.load("agent_missing")
 
 
-class TestVersioningProperties:
-    @settings(max_examples=25, deadline=None)
-    @given(st.lists(st.text(max_size=40), min_size=1, max_size=12))
-    def test_version_n_is_always_exactly_the_nth_save(self, tmp_path_factory, texts: list[str]):
-        db = Database(tmp_path_factory.mktemp("lib") / "directory.sqlite")
-        try:
-            library = AgentLibrary(db)
-            saved: list[AgentVersion] = [library.create(spec(instructions=texts[0]))]
-            for text in texts[1:]:
-                saved.append(library.save(saved[0].agent_id, spec(instructions=text)))
-            assert [v.version for v in saved] == list(range(1, len(texts) + 1))
-            for version in saved:
-                assert library.load(version.agent_id, version.version) == version
-            assert library.load(saved[0].agent_id) == saved[-1]
-        finally:
-            db.close()
+# A function, not a method: hypothesis runs it once per engine (a parameter), and a method
+# would be called from a different test object for each, which it refuses.
+# ``storage`` only names the engine; each example opens a directory of its own.
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(st.text(max_size=40), min_size=1, max_size=12))
+def test_version_n_is_always_exactly_the_nth_save(
+    tmp_path_factory, storage: StorageChoice, texts: list[str]
+):
+    with directory_scope(storage, tmp_path_factory.mktemp("lib")) as db:
+        library = AgentLibrary(db)
+        saved: list[AgentVersion] = [library.create(spec(instructions=texts[0]))]
+        for text in texts[1:]:
+            saved.append(library.save(saved[0].agent_id, spec(instructions=text)))
+        assert [v.version for v in saved] == list(range(1, len(texts) + 1))
+        for version in saved:
+            assert library.load(version.agent_id, version.version) == version
+        assert library.load(saved[0].agent_id) == saved[-1]
 
 
 class TestBadAgentInput:

@@ -232,3 +232,17 @@ class TestMigrations:
         assert not scope.table_exists("half")
         assert scope.migrate("m", [_m001_half]) == ["_m001_half"]
         assert scope.migrate("m", [_m001_half]) == []
+
+
+class TestConnectionsTheServerDropped:
+    def test_a_scope_replaces_them_and_carries_on(self, postgres_server, engine, scope):
+        scope.execute("INSERT INTO t VALUES ('a', '1')")
+        with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+            ended = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = 'chats' AND pid <> pg_backend_pid()"
+            ).fetchone()[0]
+        assert ended >= 1
+        assert values(scope) == [("a", "1")]  # a read on a fresh connection
+        scope.execute("INSERT INTO t VALUES ('b', '2')")  # a write: BEGIN on a fresh one
+        assert values(scope) == [("a", "1"), ("b", "2")]

@@ -4,10 +4,16 @@ an unprivileged user, one empty database per test, gone at the end."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import psycopg
 import pytest
 
+from tests.conftest import ROOT
 from tests.support.postgres_server import ROLE, start_postgres
 
 
@@ -52,3 +58,39 @@ def test_the_server_runs_unprivileged_on_loopback_and_leaves_nothing_behind():
         server.stop()
     assert server.process.poll() is not None
     assert not server.folder.exists()
+
+
+_STARTER = """
+from tests.support.postgres_server import start_postgres
+server = start_postgres()
+print(server.process.pid, server.folder, flush=True)
+import time
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(bool(os.environ.get("CHATS_TEST_POSTGRES_URL")), reason="a given server")
+def test_a_killed_test_process_does_not_leave_its_server_running():
+    starter = subprocess.Popen(
+        [sys.executable, "-c", _STARTER], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    pid_text, folder = starter.stdout.readline().split()
+    starter.kill()  # SIGKILL: no finaliser runs
+    starter.wait()
+    try:
+        deadline = time.monotonic() + 120  # generous: only a server that never stops fails
+        while time.monotonic() < deadline and _running(int(pid_text)):
+            time.sleep(0.1)
+        assert not _running(int(pid_text))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is gone for our purposes (its parent, the killed starter, is gone too).
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "State:\tZ" not in status.read_text()

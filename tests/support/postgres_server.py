@@ -9,6 +9,9 @@ carry a password exactly as a deployment's do (what must never be printed).
 
 One server per test process, started by the first test that asks for it (the session-scoped
 ``postgres_server`` fixture in ``tests/conftest.py``) and removed, folder and all, at the end.
+A test process killed outright cannot remove it: the server is told to stop when its parent
+dies (``PR_SET_PDEATHSIG``), and the next start removes folders older than
+:data:`STALE_AFTER_S` whose server is gone.
 Under pytest-xdist each worker has its own: nothing is shared, nothing can be left to a
 worker that finished first. ``CHATS_TEST_POSTGRES_URL`` (an admin URL of a server someone
 else runs) skips the start: tests then create and drop their databases there.
@@ -22,6 +25,7 @@ stores and the engine create lands in it).
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import os
 import pwd
@@ -59,6 +63,8 @@ TEST_SETTINGS = {
 }
 """Fast and unsafe on power loss: a test server holds nothing worth keeping."""
 
+STALE_AFTER_S = 1800
+_PR_SET_PDEATHSIG = 1
 _names = itertools.count(1)
 
 
@@ -165,6 +171,7 @@ def start_postgres(settings: dict[str, str] | None = None) -> PostgresServer:
     if given:
         return PostgresServer(admin_url=given)
     bin_dir = postgres_bin_dir()
+    _remove_stale_folders()
     folder = Path(tempfile.mkdtemp(prefix="chats-pg-"))
     as_user = _unprivileged_user()
     if as_user is not None:
@@ -194,7 +201,8 @@ def start_postgres(settings: dict[str, str] | None = None) -> PostgresServer:
         process = subprocess.Popen(
             [str(bin_dir / "postgres"), "-D", str(data),
              *itertools.chain.from_iterable(("-c", f"{k}={v}") for k, v in options.items())],
-            stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True, **run_as,
+            stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True,
+            preexec_fn=_stop_with_parent, **run_as,
         )  # fmt: skip
     server = PostgresServer(
         admin_url=f"postgresql://{ROLE}:{quote(password, safe='')}@127.0.0.1:{port}/postgres",
@@ -220,3 +228,38 @@ def _unprivileged_user() -> pwd.struct_passwd | None:
     if os.geteuid() != 0:
         return None
     return pwd.getpwnam(UNPRIVILEGED_USER)
+
+
+def _stop_with_parent() -> None:
+    """In the server's process before exec (after the switch to its user): a "fast" shutdown
+    when the test process that started it dies, however it dies."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+
+
+def _remove_stale_folders() -> None:
+    """Folders of servers that are gone (a killed test process's), once they are old enough
+    that no ``initdb`` can still be filling them."""
+    now = time.time()
+    for folder in Path(tempfile.gettempdir()).glob("chats-pg-*"):
+        try:
+            if now - folder.stat().st_mtime < STALE_AFTER_S or _server_alive(folder):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _server_alive(folder: Path) -> bool:
+    pid_file = folder / "data" / "postmaster.pid"
+    try:
+        pid = int(pid_file.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

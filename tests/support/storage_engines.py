@@ -10,12 +10,16 @@ themselves is marked ``sqlite_only`` and runs on SQLite alone.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from backend.config import PostgresLocation, StorageChoice
+from backend.storage import Database, Scope
+from backend.storage.engines import PostgresStorage
 
 ENGINES = ("sqlite", "postgresql")
 
@@ -38,3 +42,25 @@ def raw_rows(storage: StorageChoice, sqlite_file: Path, sql: str) -> list[tuple[
             return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
     with sqlite3.connect(sqlite_file) as conn:
         return conn.execute(sql).fetchall()
+
+
+@contextmanager
+def directory_scope(storage: StorageChoice, folder: Path) -> Iterator[Scope]:
+    """A person's directory database on ``storage``: the ``directory.sqlite`` file in
+    ``folder``, or the PostgreSQL scope that location names (the same folder, the same scope)."""
+    if not isinstance(storage, PostgresLocation):
+        database = Database(folder / "directory.sqlite")
+        try:
+            yield database
+        finally:
+            database.close()
+        return
+    engine = PostgresStorage(storage)
+    try:
+        scope = engine.open_scope(f"directory:{folder}")
+        try:
+            yield scope
+        finally:
+            scope.close()
+    finally:
+        engine.close()

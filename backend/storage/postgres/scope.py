@@ -60,6 +60,8 @@ _TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL"
 class PostgresScope:
     """A scope named ``name`` on ``engine`` (see the module docstring)."""
 
+    engine_kind = "postgresql"
+
     def __init__(self, engine: PostgresEngine, name: str) -> None:
         self.engine = engine
         self.name = name
@@ -73,6 +75,8 @@ class PostgresScope:
         self._on_rollback: list[Callable[[], None]] = []
         self._own_commits = 0
         self._closed = False
+        # Every pooled connection may have died at once (a server restart): one try each, +1.
+        self._attempts = engine.pool.max_size + 1
         # The BEGIN + version bump, one round trip (no parameters: several statements allowed).
         literal = name.replace("'", "''")
         self._begin = (
@@ -92,11 +96,20 @@ class PostgresScope:
         try:
             if conn is not None:
                 return use(conn)
-            borrowed = self.engine.pool.getconn()
-            try:
-                return use(borrowed)
-            finally:
-                self.engine.pool.putconn(borrowed)
+            for attempt in range(self._attempts):
+                borrowed = self.engine.pool.getconn()
+                try:
+                    return use(borrowed)
+                except psycopg.OperationalError:
+                    # A pooled connection the server dropped (restart, idle timeout, failover)
+                    # fails its first use. Outside a transaction this is a read (or the
+                    # idempotent scope row), so it runs again on the next connection; every
+                    # dead one is discarded on the way.
+                    if attempt + 1 == self._attempts or not _dead(borrowed):
+                        raise
+                finally:
+                    self.engine.pool.putconn(borrowed)  # a broken one is discarded
+            raise AssertionError("unreachable")
         except psycopg.Error as exc:
             raise translated(exc, sql, self.engine.location) from exc
         except PoolTimeout as exc:
@@ -115,6 +128,26 @@ class PostgresScope:
             raise unavailable(self.engine.location, exc) from exc
         self._conn = conn
         return conn
+
+    def _begin_outermost(self) -> None:
+        """``BEGIN`` + the version bump on a pinned connection; again on the next one while
+        pooled connections are found dead (nothing committed: safe to repeat)."""
+        for attempt in range(self._attempts):
+            conn = self._pin()
+            try:
+                conn.execute(self._begin)
+                return
+            except psycopg.OperationalError as exc:
+                self._unpin()
+                if attempt + 1 == self._attempts or not _dead(conn):
+                    raise translated(exc, "BEGIN", self.engine.location) from exc
+            except BaseException as exc:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                self._unpin()
+                if isinstance(exc, psycopg.Error):
+                    raise translated(exc, "BEGIN", self.engine.location) from exc
+                raise
 
     def _unpin(self) -> None:
         """Give the pinned connection back (the pool rolls back anything left open)."""
@@ -317,14 +350,7 @@ class _Transaction:
                 scope._borrowed(lambda conn: conn.execute(sql), sql)
                 scope._savepoint_marks.append((len(scope._after_commit), len(scope._on_rollback)))
             else:
-                conn = scope._pin()
-                try:
-                    scope._borrowed(lambda c: c.execute(scope._begin), "BEGIN")
-                except BaseException:
-                    with contextlib.suppress(psycopg.Error):
-                        conn.execute("ROLLBACK")
-                    scope._unpin()
-                    raise
+                scope._begin_outermost()
             scope._stats.statements += 1
             scope._depth = depth + 1
         except BaseException:
@@ -366,6 +392,10 @@ class _Transaction:
             scope.lock.release()
         for callback in callbacks:  # outside the lock, as on SQLite
             callback()
+
+
+def _dead(conn: psycopg.Connection[PgRow]) -> bool:
+    return conn.closed or conn.broken
 
 
 def _is_read(sql: str) -> bool:
