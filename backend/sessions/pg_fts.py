@@ -6,7 +6,8 @@ bound parameters (``%s::tsvector``, ``%s::tsquery``). A literal quotes every lex
 token can be read as an operator; the SQL text itself never holds user input.
 
 **Queries** are the FTS5 queries of ``backend.sessions.search`` and ``backend.chats.text``,
-word for word (the same query rule, :func:`~backend.sessions.search.query_words`):
+word for word (the same query rule, :func:`~backend.sessions.search.query_words`, and the
+storage text rule on each quoted phrase, as ``quote_phrase`` applies it):
 
 * a phrase (messages): ``'a' <-> 'b'``, the query's tokens at consecutive positions;
 * all words, the last as a prefix (titles): ``'trip' & 'li':*``; a word of several tokens is a
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.search import MAX_QUERY_CHARS, query_words
+from backend.storage import well_formed_text
 
 MAX_LEXEME_CHARS = MAX_QUERY_CHARS
 LONG_TOKEN_MARK = "\x01"
@@ -156,7 +158,7 @@ def _phrase(tokens: Sequence[str], *, prefix: bool = False) -> str:
 def phrase_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None:
     """``backend.sessions.search.phrase_query`` as a ``tsquery`` literal."""
     words = query_words(query) if isinstance(query, str) else []
-    tokens = tokenizer.tokens(" ".join(words))
+    tokens = tokenizer.tokens(well_formed_text(" ".join(words)))
     return _phrase(tokens) if tokens else None
 
 
@@ -178,4 +180,7 @@ def any_terms_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | N
 
 def _word_tokens(words: Sequence[str], tokenizer: Tokenizer) -> list[tuple[bool, list[str]]]:
     """``(is the last word, its tokens)`` for each word."""
-    return [(index == len(words) - 1, tokenizer.tokens(word)) for index, word in enumerate(words)]
+    return [
+        (index == len(words) - 1, tokenizer.tokens(well_formed_text(word)))
+        for index, word in enumerate(words)
+    ]

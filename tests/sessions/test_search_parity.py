@@ -8,6 +8,7 @@ the last as a prefix (titles), any word (shared memory). PostgreSQL is the tests
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 
 import psycopg
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from backend.chats.snippets import snippets
 from backend.chats.text import any_terms_query, prefix_query
+from backend.sessions import Sessions
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.pg_fts import (
     RANK_EXPRESSION,
@@ -27,7 +29,9 @@ from backend.sessions.pg_fts import (
     tsvector_literal,
 )
 from backend.sessions.search import phrase_query
-from backend.storage import Database
+from backend.storage import Database, well_formed_text
+from tests.sessions.conftest import text_message
+from tests.support.unicode_text import any_text
 
 _RANK = RANK_EXPRESSION.format(document="tsv", query="%(q)s::tsquery")
 
@@ -192,10 +196,38 @@ def test_words_and_a_prefix_find_the_same_titles_on_both_engines(titles, corpus,
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(corpus=st.lists(st.text(max_size=40), min_size=1, max_size=6), query=st.text(max_size=20))
+@given(corpus=st.lists(st.text(max_size=40), min_size=1, max_size=6), query=any_text)
 def test_any_unicode_text_and_query_find_the_same_messages(messages, corpus, query):
-    well_formed = [text.encode("utf-8", "replace").decode("utf-8") for text in corpus]
-    _check(messages, well_formed, query, phrase_query, phrase_tsquery)
+    """Stored texts follow the storage text rule; a query may hold anything (lone surrogates)."""
+    _check(
+        messages, [well_formed_text(text) for text in corpus], query, phrase_query, phrase_tsquery
+    )
+    _check(
+        messages,
+        [well_formed_text(text) for text in corpus],
+        query,
+        any_terms_query,
+        any_terms_tsquery,
+    )
+
+
+_session_ids = itertools.count()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(corpus=st.lists(texts, min_size=1, max_size=6), query=queries)
+def test_a_conversation_s_own_search_finds_what_postgresql_finds(
+    messages, tmp_path_factory, corpus, query
+):
+    """The real SQLite path (``Session.search``, its lazily built index) against PostgreSQL."""
+    messages.load(corpus)
+    path = tmp_path_factory.getbasetemp() / "parity.sqlite"
+    with Sessions(path) as store:
+        session = store.session(f"s{next(_session_ids)}")
+        for index, text in enumerate(corpus):
+            session.append_message(text_message(f"m{index}", text))
+        found = {int(hit.id[1:]) for hit in session.search(query, limit=None)}
+    assert found == set(messages.pg_ranked(phrase_tsquery(query))), (corpus, query)
 
 
 # ── where PostgreSQL's own parser would read differently ────────────
