@@ -162,6 +162,23 @@ def phrase_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None
     return _phrase(tokens) if tokens else None
 
 
+def phrase_match_tsquery(match: str, tokenizer: Tokenizer = MESSAGES) -> str | None:
+    """The ``tsquery`` of an FTS5 phrase ``quote_phrase`` built (``"..."``, inner quotes doubled).
+
+    Stores receive the FTS5 query their callers built; the phrase's text is read back exactly
+    (FTS5 tokenizes that same text), anything else is a ``ValueError``.
+    """
+    if (
+        len(match) < 2
+        or match[0] != '"'
+        or match[-1] != '"'
+        or '"' in match[1:-1].replace('""', "")
+    ):
+        raise ValueError("not one quoted FTS5 phrase")
+    tokens = tokenizer.tokens(match[1:-1].replace('""', '"'))
+    return _phrase(tokens) if tokens else None
+
+
 def prefix_tsquery(query: object, tokenizer: Tokenizer = TITLES) -> str | None:
     """``backend.chats.text.prefix_query`` as a ``tsquery`` literal."""
     words = query_words(query, distinct=True) if isinstance(query, str) else []
