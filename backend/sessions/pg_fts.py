@@ -36,6 +36,7 @@ Pure code: no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -162,21 +163,38 @@ def phrase_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None
     return _phrase(tokens) if tokens else None
 
 
-def phrase_match_tsquery(match: str, tokenizer: Tokenizer = MESSAGES) -> str | None:
-    """The ``tsquery`` of an FTS5 phrase ``quote_phrase`` built (``"..."``, inner quotes doubled).
+_MATCH_PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
-    Stores receive the FTS5 query their callers built; the phrase's text is read back exactly
-    (FTS5 tokenizes that same text), anything else is a ``ValueError``.
+
+def match_tsquery(match: str, tokenizer: Tokenizer = MESSAGES) -> str | None:
+    """The ``tsquery`` of an FTS5 query this project built, read back exactly.
+
+    Stores receive the FTS5 query their callers built (``phrase_query``, ``prefix_query``,
+    ``any_terms_query``): quoted phrases (inner quotes doubled), a ``*`` after a prefix, joined
+    all by spaces (every phrase) or all by `` OR `` (any phrase). FTS5 tokenizes each phrase's
+    text, so its tokens are read the same way here; anything else is a ``ValueError``.
     """
-    if (
-        len(match) < 2
-        or match[0] != '"'
-        or match[-1] != '"'
-        or '"' in match[1:-1].replace('""', "")
-    ):
-        raise ValueError("not one quoted FTS5 phrase")
-    tokens = tokenizer.tokens(match[1:-1].replace('""', '"'))
-    return _phrase(tokens) if tokens else None
+    phrases: list[str] = []
+    joins: set[str] = set()
+    at = 0
+    while True:
+        found = _MATCH_PHRASE.match(match, at)
+        if found is None:
+            raise ValueError("not an FTS5 query of quoted phrases")
+        tokens = tokenizer.tokens(found[1].replace('""', '"'))
+        if tokens:
+            phrases.append(_phrase(tokens, prefix=bool(found[2])))
+        at = found.end()
+        if at == len(match):
+            break
+        join = " OR " if match.startswith(" OR ", at) else " " if match[at] == " " else ""
+        if not join:
+            raise ValueError("not an FTS5 query of quoted phrases")
+        joins.add(join)
+        at += len(join)
+    if len(joins) > 1:
+        raise ValueError("an FTS5 query mixing AND and OR is not one this project builds")
+    return (" | " if joins == {" OR "} else " & ").join(phrases) or None
 
 
 def prefix_tsquery(query: object, tokenizer: Tokenizer = TITLES) -> str | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from backend.sessions.overlays import COMPACTION_PREFIX
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, phrase_match_tsquery
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
 from backend.sessions.records import SearchResult
 from backend.sessions.search import fts_rowid
 from backend.sessions.search_index import Document, SearchIndex
@@ -96,8 +96,8 @@ class PgSearchIndex(SearchIndex):
             )
 
     def search(self, session_id: str, match: str, limit: int) -> list[SearchResult]:
-        """``match`` is the FTS5 phrase ``phrase_query`` built: read back as its tsquery."""
-        query = phrase_match_tsquery(match)
+        """``match`` is the FTS5 phrase ``phrase_query`` built, read back as its tsquery."""
+        query = match_tsquery(match)
         if query is None:
             return []
         rows = self.db.query(

@@ -24,6 +24,7 @@ from backend.sessions.pg_fts import (
     RANK_EXPRESSION,
     any_terms_tsquery,
     document_parts,
+    match_tsquery,
     phrase_tsquery,
     prefix_tsquery,
     tsvector_literal,
@@ -228,6 +229,19 @@ def test_a_conversation_s_own_search_finds_what_postgresql_finds(
             session.append_message(text_message(f"m{index}", text))
         found = {int(hit.id[1:]) for hit in session.search(query, limit=None)}
     assert found == set(messages.pg_ranked(phrase_tsquery(query))), (corpus, query)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=st.one_of(queries, any_text))
+def test_a_store_reads_the_fts5_query_it_receives_as_the_tsquery_of_the_same_words(query):
+    """Stores get built FTS5 queries; reading one back gives the tsquery built from the words."""
+    assert _read_back(phrase_query(query), MESSAGES) == phrase_tsquery(query)
+    assert _read_back(any_terms_query(query), MESSAGES) == any_terms_tsquery(query)
+    assert _read_back(prefix_query(query), TITLES) == prefix_tsquery(query)
+
+
+def _read_back(match: str | None, tokenizer: Tokenizer) -> str | None:
+    return None if match is None else match_tsquery(match, tokenizer)
 
 
 # ── where PostgreSQL's own parser would read differently ────────────
