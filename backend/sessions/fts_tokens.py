@@ -53,9 +53,10 @@ class Tokenizer:
         memo = _memo(self)
         if len(memo) > _MEMO_SIZE:
             memo.clear()
-        read = self._read
+        known, read = memo.get, self._read
+        # One lookup per token (another thread may clear the memo between two).
         return [
-            memo[raw] if raw in memo else memo.setdefault(raw, read(raw))
+            token if (token := known(raw)) is not None else memo.setdefault(raw, read(raw))
             for raw in _TOKEN.findall(text)
         ]
 
