@@ -91,14 +91,19 @@ class Conversation:
 
 
 @pytest.fixture
-def engines(postgres_url: str) -> Iterator[tuple[Conversation, Conversation]]:
-    engine = PostgresEngine(parse_storage(postgres_url))
+def engine(postgres_url: str) -> Iterator[PostgresEngine]:
+    opened = PostgresEngine(parse_storage(postgres_url))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def engines(engine: PostgresEngine) -> Iterator[tuple[Conversation, Conversation]]:
     scope = PostgresScope(engine, "conversation")
     database = Database(":memory:")
     yield Conversation(database, SearchIndex), Conversation(scope, PgSearchIndex)
     database.close()
     scope.close()
-    engine.close()
 
 
 def both(engines, action: str, *args):
@@ -171,7 +176,7 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=operations)
 def test_any_sequence_of_writes_leaves_both_indexes_finding_the_same_messages(postgres_url, steps):
     engine = PostgresEngine(parse_storage(postgres_url))
@@ -207,4 +212,3 @@ def test_any_sequence_of_writes_leaves_both_indexes_finding_the_same_messages(po
     finally:
         database.close()
         scope.close()
-        engine.close()
