@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from backend.chats.snippets import snippets
 from backend.chats.text import any_terms_query, prefix_query
-from backend.sessions import Sessions
+from backend.sessions import Sessions, pg_fts
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.pg_fts import (
     RANK_EXPRESSION,
@@ -336,3 +336,29 @@ def test_a_lexeme_with_a_quote_or_a_backslash_is_quoted_not_parsed(pg):
     lexemes = ["it's", "a\\b", "x' | 'y", "'"]
     row = pg.execute("SELECT tsvector_to_array(%s::tsvector)", (tsvector_literal(lexemes),))
     assert sorted(row.fetchone()[0]) == sorted(lexemes)
+
+
+_PART_WORDS = [f"w{index}" for index in range(40)] + ["deploy", "deployed", "a"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    corpus=st.lists(
+        st.lists(st.sampled_from(_PART_WORDS), min_size=13, max_size=60), min_size=1, max_size=3
+    ),
+    data=st.data(),
+)
+def test_texts_cut_into_many_small_parts_find_every_phrase_fts5_finds(
+    messages, monkeypatch, corpus, data
+):
+    """The part rule at a small scale: parts of 12 tokens, a lexeme at most 7 times in one,
+    overlaps of 5 (phrases of up to 6 tokens), so most texts here span several parts; the
+    phrase asked is a piece of one of the texts, wherever it falls."""
+    monkeypatch.setattr(pg_fts, "PART_TOKENS", 12)
+    monkeypatch.setattr(pg_fts, "MAX_LEXEME_POSITIONS", 7)
+    monkeypatch.setattr(pg_fts, "OVERLAP_TOKENS", 5)
+    words = data.draw(st.sampled_from(corpus))
+    start = data.draw(st.integers(0, len(words) - 1))
+    length = data.draw(st.sampled_from([1, 2, 5, 6, 6, 6]))
+    query = " ".join(words[start : start + length])
+    _check(messages, [" ".join(text) for text in corpus], query, phrase_query, phrase_tsquery)
