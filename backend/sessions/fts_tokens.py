@@ -28,7 +28,6 @@ from functools import cache
 
 from backend.sessions import fts_unicode
 from backend.sessions.porter import stem
-from backend.storage import well_formed_text
 
 
 @dataclass(frozen=True)
@@ -46,14 +45,19 @@ class Tokenizer:
         return f"porter {base}" if self.porter else base
 
     def tokens(self, text: str) -> list[str]:
-        """The tokens of ``text``, in order (lone surrogates read as U+FFFD, as stored)."""
+        """The tokens of ``text``, in order.
+
+        ``text`` is stored text (``backend.storage.well_formed_text``): FTS5 never sees a lone
+        surrogate; here one would end a token.
+        """
         memo = _memo(self)
         if len(memo) > _MEMO_SIZE:
             memo.clear()
-        read = self._read
+        known, read = memo.get, self._read
+        # One lookup per token (another thread may clear the memo between two).
         return [
-            memo[raw] if raw in memo else memo.setdefault(raw, read(raw))
-            for raw in _TOKEN.findall(well_formed_text(text))
+            token if (token := known(raw)) is not None else memo.setdefault(raw, read(raw))
+            for raw in _TOKEN.findall(text)
         ]
 
     def forget(self) -> None:

@@ -6,7 +6,8 @@ bound parameters (``%s::tsvector``, ``%s::tsquery``). A literal quotes every lex
 token can be read as an operator; the SQL text itself never holds user input.
 
 **Queries** are the FTS5 queries of ``backend.sessions.search`` and ``backend.chats.text``,
-word for word (the same query rule, :func:`~backend.sessions.search.query_words`):
+word for word (the same query rule, :func:`~backend.sessions.search.query_words`, and the
+storage text rule on each quoted phrase, as ``quote_phrase`` applies it):
 
 * a phrase (messages): ``'a' <-> 'b'``, the query's tokens at consecutive positions;
 * all words, the last as a prefix (titles): ``'trip' & 'li':*``; a word of several tokens is a
@@ -35,11 +36,13 @@ Pure code: no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.search import MAX_QUERY_CHARS, query_words
+from backend.storage import well_formed_text
 
 MAX_LEXEME_CHARS = MAX_QUERY_CHARS
 LONG_TOKEN_MARK = "\x01"
@@ -156,8 +159,42 @@ def _phrase(tokens: Sequence[str], *, prefix: bool = False) -> str:
 def phrase_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None:
     """``backend.sessions.search.phrase_query`` as a ``tsquery`` literal."""
     words = query_words(query) if isinstance(query, str) else []
-    tokens = tokenizer.tokens(" ".join(words))
+    tokens = tokenizer.tokens(well_formed_text(" ".join(words)))
     return _phrase(tokens) if tokens else None
+
+
+_MATCH_PHRASE = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+
+
+def match_tsquery(match: str, tokenizer: Tokenizer = MESSAGES) -> str | None:
+    """The ``tsquery`` of an FTS5 query this project built, read back exactly.
+
+    Stores receive the FTS5 query their callers built (``phrase_query``, ``prefix_query``,
+    ``any_terms_query``): quoted phrases (inner quotes doubled), a ``*`` after a prefix, joined
+    all by spaces (every phrase) or all by `` OR `` (any phrase). FTS5 tokenizes each phrase's
+    text, so its tokens are read the same way here; anything else is a ``ValueError``.
+    """
+    phrases: list[str] = []
+    joins: set[str] = set()
+    at = 0
+    while True:
+        found = _MATCH_PHRASE.match(match, at)
+        if found is None:
+            raise ValueError("not an FTS5 query of quoted phrases")
+        tokens = tokenizer.tokens(found[1].replace('""', '"'))
+        if tokens:
+            phrases.append(_phrase(tokens, prefix=bool(found[2])))
+        at = found.end()
+        if at == len(match):
+            break
+        join = " OR " if match.startswith(" OR ", at) else " " if match[at] == " " else ""
+        if not join:
+            raise ValueError("not an FTS5 query of quoted phrases")
+        joins.add(join)
+        at += len(join)
+    if len(joins) > 1:
+        raise ValueError("an FTS5 query mixing AND and OR is not one this project builds")
+    return (" | " if joins == {" OR "} else " & ").join(phrases) or None
 
 
 def prefix_tsquery(query: object, tokenizer: Tokenizer = TITLES) -> str | None:
@@ -178,4 +215,7 @@ def any_terms_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | N
 
 def _word_tokens(words: Sequence[str], tokenizer: Tokenizer) -> list[tuple[bool, list[str]]]:
     """``(is the last word, its tokens)`` for each word."""
-    return [(index == len(words) - 1, tokenizer.tokens(word)) for index, word in enumerate(words)]
+    return [
+        (index == len(words) - 1, tokenizer.tokens(well_formed_text(word)))
+        for index, word in enumerate(words)
+    ]

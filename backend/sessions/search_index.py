@@ -23,7 +23,7 @@ Callers own the transaction and hold ``database.lock``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from backend.sessions.compaction_store import CompactionStore
 from backend.sessions.encoding import decode_content
@@ -31,16 +31,18 @@ from backend.sessions.overlays import COMPACTION_PREFIX
 from backend.sessions.records import SearchResult
 from backend.sessions.rows import RowReader
 from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text
-from backend.storage import Database
+from backend.storage import Scope
 
 _FTS_BACKFILL_BATCH_ROWS = 500
+Document = tuple[int, str, str, str, str]
+"""``(rowid, message id, session id, role, indexed text)``: one message's search document."""
 _FTS_EXISTS = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_fts'"
 
 
 class SearchIndex:
     """SQL of ``session_fts`` for one conversation file."""
 
-    def __init__(self, database: Database, rows: RowReader, compactions: CompactionStore) -> None:
+    def __init__(self, database: Scope, rows: RowReader, compactions: CompactionStore) -> None:
         self.db = database
         self._rows = rows
         self._compactions = compactions
@@ -79,7 +81,7 @@ class SearchIndex:
         if self.exists:
             return
         if not self._table_exists():  # another process may have built it
-            self.db.execute(self._CREATE_FTS)
+            self._create()
             self._backfill()
         self.exists = True
         # Until the commit, a caller's savepoint rollback could still take the table away.
@@ -94,8 +96,21 @@ class SearchIndex:
         self.exists = False
         self._unconfirmed = False
 
+    def _create(self) -> None:
+        self.db.execute(self._CREATE_FTS)
+
     def _backfill(self) -> None:
-        batch: list[tuple[int, str, str, str, str]] = []
+        batch: list[Document] = []
+        for document in self._stored_documents():
+            batch.append(document)
+            if len(batch) >= _FTS_BACKFILL_BATCH_ROWS:
+                self._write_documents(batch)
+                batch = []
+        if batch:
+            self._write_documents(batch)
+
+    def _stored_documents(self) -> Iterator[Document]:
+        """The document of every stored message with indexed text, all sessions."""
         for row in self.db.iterate(self._SELECT_ALL_FOR_INDEX):
             content = row["content"]
             if row["content_chunks"]:
@@ -105,12 +120,10 @@ class SearchIndex:
             text = indexed_text(message) if message is not None else ""
             if text:
                 rowid = fts_rowid(row["session_id"], row["id"])
-                batch.append((rowid, row["id"], row["session_id"], row["role"], text))
-            if len(batch) >= _FTS_BACKFILL_BATCH_ROWS:
-                self.db.executemany(self._INDEX, batch)
-                batch = []
-        if batch:
-            self.db.executemany(self._INDEX, batch)
+                yield (rowid, row["id"], row["session_id"], row["role"], text)
+
+    def _write_documents(self, documents: Sequence[Document]) -> None:
+        self.db.executemany(self._INDEX, documents)
 
     def index(self, session_id: str, message_id: str, role: str, text: str) -> None:
         """Add a new row's document (nothing for a row without indexed text)."""

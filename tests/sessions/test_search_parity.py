@@ -8,6 +8,7 @@ the last as a prefix (titles), any word (shared memory). PostgreSQL is the tests
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 
 import psycopg
@@ -17,17 +18,21 @@ from hypothesis import strategies as st
 
 from backend.chats.snippets import snippets
 from backend.chats.text import any_terms_query, prefix_query
+from backend.sessions import Sessions, pg_fts
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.pg_fts import (
     RANK_EXPRESSION,
     any_terms_tsquery,
     document_parts,
+    match_tsquery,
     phrase_tsquery,
     prefix_tsquery,
     tsvector_literal,
 )
 from backend.sessions.search import phrase_query
-from backend.storage import Database
+from backend.storage import Database, well_formed_text
+from tests.sessions.conftest import text_message
+from tests.support.unicode_text import any_text
 
 _RANK = RANK_EXPRESSION.format(document="tsv", query="%(q)s::tsquery")
 
@@ -192,10 +197,51 @@ def test_words_and_a_prefix_find_the_same_titles_on_both_engines(titles, corpus,
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(corpus=st.lists(st.text(max_size=40), min_size=1, max_size=6), query=st.text(max_size=20))
+@given(corpus=st.lists(st.text(max_size=40), min_size=1, max_size=6), query=any_text)
 def test_any_unicode_text_and_query_find_the_same_messages(messages, corpus, query):
-    well_formed = [text.encode("utf-8", "replace").decode("utf-8") for text in corpus]
-    _check(messages, well_formed, query, phrase_query, phrase_tsquery)
+    """Stored texts follow the storage text rule; a query may hold anything (lone surrogates)."""
+    _check(
+        messages, [well_formed_text(text) for text in corpus], query, phrase_query, phrase_tsquery
+    )
+    _check(
+        messages,
+        [well_formed_text(text) for text in corpus],
+        query,
+        any_terms_query,
+        any_terms_tsquery,
+    )
+
+
+_session_ids = itertools.count()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(corpus=st.lists(texts, min_size=1, max_size=6), query=queries)
+def test_a_conversation_s_own_search_finds_what_postgresql_finds(
+    messages, tmp_path_factory, corpus, query
+):
+    """The real SQLite path (``Session.search``, its lazily built index) against PostgreSQL."""
+    messages.load(corpus)
+    path = tmp_path_factory.getbasetemp() / "parity.sqlite"
+    with Sessions(path) as store:
+        session = store.session(f"s{next(_session_ids)}")
+        for index, text in enumerate(corpus):
+            session.append_message(text_message(f"m{index}", text))
+        found = {int(hit.id[1:]) for hit in session.search(query, limit=None)}
+    assert found == set(messages.pg_ranked(phrase_tsquery(query))), (corpus, query)
+
+
+@settings(max_examples=300, deadline=None)
+@given(query=st.one_of(queries, any_text))
+def test_a_store_reads_the_fts5_query_it_receives_as_the_tsquery_of_the_same_words(query):
+    """Stores get built FTS5 queries; reading one back gives the tsquery built from the words."""
+    assert _read_back(phrase_query(query), MESSAGES) == phrase_tsquery(query)
+    assert _read_back(any_terms_query(query), MESSAGES) == any_terms_tsquery(query)
+    assert _read_back(prefix_query(query), TITLES) == prefix_tsquery(query)
+
+
+def _read_back(match: str | None, tokenizer: Tokenizer) -> str | None:
+    return None if match is None else match_tsquery(match, tokenizer)
 
 
 # ── where PostgreSQL's own parser would read differently ────────────
@@ -290,3 +336,29 @@ def test_a_lexeme_with_a_quote_or_a_backslash_is_quoted_not_parsed(pg):
     lexemes = ["it's", "a\\b", "x' | 'y", "'"]
     row = pg.execute("SELECT tsvector_to_array(%s::tsvector)", (tsvector_literal(lexemes),))
     assert sorted(row.fetchone()[0]) == sorted(lexemes)
+
+
+_PART_WORDS = [f"w{index}" for index in range(40)] + ["deploy", "deployed", "a"]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    corpus=st.lists(
+        st.lists(st.sampled_from(_PART_WORDS), min_size=13, max_size=60), min_size=1, max_size=3
+    ),
+    data=st.data(),
+)
+def test_texts_cut_into_many_small_parts_find_every_phrase_fts5_finds(
+    messages, monkeypatch, corpus, data
+):
+    """The part rule at a small scale: parts of 12 tokens, a lexeme at most 7 times in one,
+    overlaps of 5 (phrases of up to 6 tokens), so most texts here span several parts; the
+    phrase asked is a piece of one of the texts, wherever it falls."""
+    monkeypatch.setattr(pg_fts, "PART_TOKENS", 12)
+    monkeypatch.setattr(pg_fts, "MAX_LEXEME_POSITIONS", 7)
+    monkeypatch.setattr(pg_fts, "OVERLAP_TOKENS", 5)
+    words = data.draw(st.sampled_from(corpus))
+    start = data.draw(st.integers(0, len(words) - 1))
+    length = data.draw(st.sampled_from([1, 2, 5, 6, 6, 6]))
+    query = " ".join(words[start : start + length])
+    _check(messages, [" ".join(text) for text in corpus], query, phrase_query, phrase_tsquery)

@@ -1,0 +1,167 @@
+"""Cross-chat message search on PostgreSQL (tsvector parts from FTS5's tokens) vs SQLite FTS5.
+
+Run: ``.venv/bin/python bench/search_engines_bench.py [--chats 500] [--messages 200]
+[--url postgresql://...]`` (without ``--url`` it starts a throwaway server the way the tests
+do, ``tests/support/postgres_server.py``). Both engines hold the same messages (paragraphs of
+this repository's docs, each chat a rotation of them), indexed as the project indexes them:
+SQLite an FTS5 table with ``porter unicode61``; PostgreSQL ``backend.sessions.pg_fts``
+documents in a table with a GIN index. Then the same phrase queries (rare, medium and common
+words, two-word phrases) run on both, best rank first, 20 hits, each query 20 times:
+
+``search_p95_pg_vs_sqlite``: ratio = PostgreSQL p95 / SQLite p95 over all queries;
+goal <= 3 (issue 26). Per-query-kind p50s are printed beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import psycopg  # noqa: E402
+
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, phrase_tsquery  # noqa: E402
+from backend.sessions.search import FTS_TOKENIZER, phrase_query  # noqa: E402
+from backend.storage import Database  # noqa: E402
+from tests.support.postgres_server import start_postgres  # noqa: E402
+
+QUERIES = {
+    "rare word": ["haystack", "patroni", "quetzal"],
+    "medium word": ["sidebar", "websocket", "migration"],
+    "common word": ["the", "chat", "test"],
+    "phrase": ["the chat", "a message", "search index"],
+}
+RUNS = 20
+LIMIT = 20
+_RANK = RANK_EXPRESSION.format(document="tsv", query="%(q)s::tsquery")
+PG_SEARCH = (
+    f"SELECT doc, -max({_RANK}) AS rank FROM message_parts WHERE tsv @@ %(q)s::tsquery "
+    "GROUP BY doc ORDER BY rank, doc LIMIT %(limit)s"
+)
+SQLITE_SEARCH = (
+    "SELECT rowid, rank FROM message_fts WHERE message_fts MATCH ? ORDER BY rank LIMIT ?"
+)
+
+
+def paragraphs() -> list[str]:
+    found: list[str] = []
+    for path in [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]:
+        found += [p.strip() for p in path.read_text().split("\n\n") if len(p.strip()) > 40]
+    return found
+
+
+def messages(chats: int, per_chat: int) -> list[str]:
+    texts = paragraphs()
+    return [
+        texts[(chat * 7 + index) % len(texts)] for chat in range(chats) for index in range(per_chat)
+    ]
+
+
+def load_sqlite(texts: list[str]) -> Database:
+    db = Database(":memory:")
+    db.execute(
+        f"CREATE VIRTUAL TABLE message_fts USING fts5(content, tokenize = '{FTS_TOKENIZER}')"
+    )
+    with db.transaction():
+        db.executemany(
+            "INSERT INTO message_fts (rowid, content) VALUES (?, ?)", list(enumerate(texts))
+        )
+    return db
+
+
+def load_pg(url: str, texts: list[str]) -> psycopg.Connection:
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute("DROP TABLE IF EXISTS message_parts")
+    conn.execute("CREATE TABLE message_parts (doc int NOT NULL, part int NOT NULL, tsv tsvector)")
+    with conn.cursor().copy("COPY message_parts (doc, part, tsv) FROM STDIN") as copy:
+        for doc, text in enumerate(texts):
+            for number, part in enumerate(document_parts(text)):
+                copy.write_row((doc, number, part.tsvector))
+    conn.execute("CREATE INDEX message_parts_tsv ON message_parts USING gin (tsv)")
+    conn.execute("VACUUM ANALYZE message_parts")
+    return conn
+
+
+def timed(run: Callable[..., object], *args: object) -> float:
+    start = time.perf_counter()
+    run(*args)
+    return time.perf_counter() - start
+
+
+def _pg_hits(pg: psycopg.Connection, tsquery: str | None) -> list[object]:
+    return pg.execute(PG_SEARCH, {"q": tsquery, "limit": LIMIT}).fetchall()
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[-1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chats", type=int, default=500)
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--url")
+    args = parser.parse_args()
+    server = None if args.url else start_postgres()
+    try:
+        with server.fresh_database() if server else _given(args.url) as url:
+            texts = messages(args.chats, args.messages)
+            start = time.perf_counter()
+            sqlite = load_sqlite(texts)
+            sqlite_load = time.perf_counter() - start
+            start = time.perf_counter()
+            pg = load_pg(url, texts)
+            pg_load = time.perf_counter() - start
+            print(f"loaded {len(texts)} messages: sqlite {sqlite_load:.1f} s, pg {pg_load:.1f} s")
+            all_pg: list[float] = []
+            all_sqlite: list[float] = []
+            for kind, queries in QUERIES.items():
+                kind_pg: list[float] = []
+                kind_sqlite: list[float] = []
+                for query in queries:
+                    match, tsquery = phrase_query(query), phrase_tsquery(query)
+                    pg_hits = _pg_hits(pg, tsquery)
+                    sqlite_hits = sqlite.query(SQLITE_SEARCH, (match, LIMIT))
+                    assert len(pg_hits) == len(sqlite_hits), query
+                    for _ in range(RUNS):
+                        kind_sqlite.append(timed(sqlite.query, SQLITE_SEARCH, (match, LIMIT)))
+                        kind_pg.append(timed(_pg_hits, pg, tsquery))
+                print(
+                    f"  {kind}: p50 sqlite {statistics.median(kind_sqlite) * 1000:.2f} ms, "
+                    f"postgresql {statistics.median(kind_pg) * 1000:.2f} ms"
+                )
+                all_pg += kind_pg
+                all_sqlite += kind_sqlite
+            ratio = p95(all_pg) / p95(all_sqlite)
+            print(
+                f"search_p95_pg_vs_sqlite: ratio={ratio:.2f} goal=<=3 ({len(texts)} messages, "
+                f"p95 pg {p95(all_pg) * 1000:.2f} ms, sqlite {p95(all_sqlite) * 1000:.2f} ms)"
+            )
+            pg.close()
+            sqlite.close()
+    finally:
+        if server:
+            server.stop()
+
+
+class _given:
+    """A URL someone else's server serves, as a context like ``fresh_database``."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __enter__(self) -> str:
+        return self.url
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    main()
