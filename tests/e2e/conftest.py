@@ -8,20 +8,16 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.e2e.app_server import AppServer, dump_threads, model_env, start_app
+from tests.support.app_server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    AppServer,
+    dump_threads,
+    model_env,
+    start_app,
+)
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 # Every ``expect`` waits for its condition up to the suite's hang guard, not Playwright's 5 s:
 # a live update can take seconds to reach a tab on 2 busy cores, and a passing check returns

@@ -26,8 +26,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from backend.accounts import CONSOLE_ACTOR
 from chatsapp.auth.identity import SESSION_COOKIE
-from tests.e2e.app_server import ROOT, AppServer, start_app
-from tests.e2e.test_portability_ui import chat_id_titled, import_chatgpt
+from tests.e2e.helpers import chat_id_titled, import_chatgpt
+from tests.support.app_server import ROOT, AppServer, start_app
 from tests.support.deadlines import WAIT_MS
 
 AXE = ROOT / ".tools/axe/node_modules/axe-core/axe.min.js"

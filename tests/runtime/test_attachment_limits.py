@@ -6,7 +6,6 @@ import base64
 
 import pytest
 
-from backend.chats import Chats
 from backend.errors import InputTooLargeError, InvalidInputError
 from backend.runtime import ChatRuntime
 from tests.runtime.helpers import settings
@@ -15,13 +14,6 @@ from tests.support.scripted_model import ScriptedModel
 pytestmark = pytest.mark.anyio
 
 PNG_SIGNATURE = "iVBORw0KGgo="  # the 8 signature bytes of every PNG
-
-
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
 
 
 def png_url(padding: int = 0) -> str:

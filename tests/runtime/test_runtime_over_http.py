@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import pytest
 
-from backend.chats import Chats
 from backend.models import OpenAICompatibleProvider, reply_cut_marker
 from backend.runtime import ChatRuntime, RunStatus
 from tests.runtime.helpers import events_until_done
@@ -18,13 +17,6 @@ from tests.support.deadlines import MARGIN_S, WAIT_S
 from tests.support.fake_replies import cut, hang, http_error, huge_reply, text, tool_call
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
 
 
 def runtime_for(fake_openai, tmp_path, chats, *, timeout_s=MARGIN_S):

@@ -1,4 +1,4 @@
-"""Start and stop the real Chats app (Reflex frontend + backend) for browser tests."""
+"""Start and stop the real Chats app (Reflex frontend + backend) for browser tests and benches."""
 
 from __future__ import annotations
 
@@ -36,6 +36,17 @@ SERVERS: dict[str, tuple[tuple[str, ...], str]] = {
     "granian": (REFLEX_LAUNCHER, "GRANIAN_WORKERS"),
 }
 TEST_PASSWORD = "correct horse battery staple"
+# The browser that browser tests, benches and screenshots drive (Debian's, not a download).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
