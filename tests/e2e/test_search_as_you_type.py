@@ -8,10 +8,12 @@ from tests.e2e.helpers import chat_item, create_chat, open_tab, rename, send, wa
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
-# About five keys a second: an ordinary typist, each key inside the 250 ms debounce.
-KEY_DELAY_MS = 180
-# Keystroke events a burst may send: one, plus slack for a pause the shared CI machine adds.
-MAX_SENT = 5
+# Ten keys a second, a quick typist: each key 150 ms inside the 250 ms debounce, so a stall
+# of the loaded machine between two keys has to outlast that margin to send a search early.
+KEY_DELAY_MS = 100
+# Searches a burst of 30-36 keys may send: one, plus one for each such stall (a third of the
+# keys); without the debounce it would be one per key.
+MAX_SENT = 12
 
 
 def open_counting_tab(browser: Browser, server: AppServer, handler: str) -> tuple[Page, list[int]]:
