@@ -14,6 +14,7 @@ from tests.support.app_server import (
     AppServer,
     dump_threads,
     model_env,
+    share_builds_in,
     start_app,
 )
 from tests.support.deadlines import WAIT_MS
@@ -29,6 +30,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_build_per_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> None:
+    """The browser-test workers of a run serve one production build: the first to need it
+    makes it in the run's temporary folder (pytest removes it with the run's)."""
+    if worker_id != "master":
+        share_builds_in(tmp_path_factory.getbasetemp().parent / "app-build")
 
 
 @pytest.fixture(scope="session")
