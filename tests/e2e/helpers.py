@@ -297,3 +297,21 @@ def rename(page: Page, chat_id: str, title: str) -> None:
     page.locator(".rename-input input").fill(title)
     page.locator(".rename-input input").press("Enter")
     expect(main_list_item(page, chat_id)).to_contain_text(title, timeout=WAIT_MS)
+
+
+# The upload route's stories
+
+ATTACH = f"{ChatTabState.get_full_name()}.handle_upload"
+OWNERS_AGENT = "Ulla-Browser/7.7 (kestrel-4471)"  # what her tab's socket told the server
+
+
+def open_and_close_tab(server: AppServer, session: str) -> str:
+    """A tab of the owner's, linked to her sidebar as a page opens it, then closed."""
+    tab = RawTab(
+        server.backend_url, session_token=session, headers={"User-Agent": OWNERS_AGENT}
+    ).connect()
+    tab.send(HYDRATE)
+    tab.send(f"{SharedDirectoryState.get_full_name()}.link")
+    tab.settle()
+    tab.close()
+    return tab.client_token
