@@ -10,7 +10,7 @@ from backend.storage import Database
 from tests.runtime.helpers import make_runtime
 from tests.support.fixtures import anyio_backend, fake_openai
 
-__all__ = ["anyio_backend", "chats", "fake_openai", "open_runtime", "store"]
+__all__ = ["anyio_backend", "chats", "closing", "fake_openai", "open_runtime", "store"]
 
 
 @pytest.fixture
@@ -22,19 +22,28 @@ def chats(tmp_path):
 
 
 @pytest.fixture
-async def open_runtime(tmp_path, chats) -> AsyncIterator[Callable[..., ChatRuntime]]:
-    """``open_runtime(model, **options)``: a runtime over ``chats``, closed after the test
-    whether it passed or not (a failed assertion must not leave its workers running)."""
+async def closing() -> AsyncIterator[Callable[[ChatRuntime], ChatRuntime]]:
+    """``closing(runtime)`` returns ``runtime``, closed after the test whether it passed or
+    not (a failed assertion must not leave its workers running)."""
     opened: list[ChatRuntime] = []
 
-    def open_(*args: Any, **options: Any) -> ChatRuntime:
-        runtime = make_runtime(tmp_path, chats, *args, **options)
+    def close_after(runtime: ChatRuntime) -> ChatRuntime:
         opened.append(runtime)
         return runtime
 
-    yield open_
+    yield close_after
     for runtime in reversed(opened):
         await runtime.aclose()  # closing twice is harmless: a test may close it itself
+
+
+@pytest.fixture
+def open_runtime(tmp_path, chats, closing) -> Callable[..., ChatRuntime]:
+    """``open_runtime(model, **options)``: a runtime over ``chats``, closed after the test."""
+
+    def open_(*args: Any, **options: Any) -> ChatRuntime:
+        return closing(make_runtime(tmp_path, chats, *args, **options))
+
+    return open_
 
 
 @pytest.fixture

@@ -121,10 +121,12 @@ class TestStreaming:
             {"type": "text", "text": "what is this?"},
         ]
 
-    async def test_invalid_sends_are_refused_before_anything_is_stored(self, tmp_path, chats):
+    async def test_invalid_sends_are_refused_before_anything_is_stored(
+        self, tmp_path, chats, closing
+    ):
         chat_id = chats.create_chat().id
-        runtime = ChatRuntime(
-            settings(tmp_path, CHATS_MAX_MESSAGE_BYTES="10"), chats, ScriptedModel()
+        runtime = closing(
+            ChatRuntime(settings(tmp_path, CHATS_MAX_MESSAGE_BYTES="10"), chats, ScriptedModel())
         )
         with pytest.raises(InputTooLargeError):
             await runtime.send_message(chat_id, "x" * 11)
@@ -137,7 +139,6 @@ class TestStreaming:
         with pytest.raises(ValueError):
             await runtime.send_message("../../etc/passwd", "hi")
         assert session_of(chats, chat_id).get_history() == []
-        await runtime.aclose()
 
 
 class TestCheckpoints:
