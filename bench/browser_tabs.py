@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page
 
-from tests.e2e.app_server import AppServer
+from tests.support.app_server import AppServer
 
 ROOT = Path(__file__).resolve().parent.parent
 USERNAME = "bench"  # signed in through the app's accounts, as every tab is now
@@ -34,7 +34,7 @@ def bench_user(app: AppServer) -> str:
 def private_tree(target: Path) -> Path:
     """A private copy of the app to run from, so a benchmark measures the code it started with.
 
-    Each app builds its pages in a frontend folder of its own (``tests/e2e/app_server``), but
+    Each app builds its pages in a frontend folder of its own (``tests/support/app_server``), but
     it still runs the sources it is started from: an edit, a checkout or an e2e run's set-up
     during a long run would change what is measured. The sources are copied; ``.web`` is copied
     without its build output and ``node_modules``, which is hard-linked (nothing writes into

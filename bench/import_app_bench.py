@@ -53,8 +53,8 @@ from chatsapp.auth.identity import SESSION_COOKIE  # noqa: E402
 from chatsapp.live.bridge import DIRECTORY_REFRESH_S  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState  # noqa: E402
 from chatsapp.states.settings import SettingsTabState  # noqa: E402
-from tests.e2e.app_server import free_port  # noqa: E402
 from tests.e2e.raw_client import HYDRATE, NAMESPACE  # noqa: E402
+from tests.support.app_server import free_port  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
 STARTUP_TIMEOUT_S = 300.0

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
 [--workers 1] [--server app|granian] [--no-deflate]`` (a few minutes;
 ``--workers 2`` runs two workers on a private Redis). Starts the production app
-(``tests/e2e/app_server.start_app`` from a private copy, see
+(``tests/support/app_server.start_app`` from a private copy, see
 ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
 (hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
@@ -70,8 +70,8 @@ from chatsapp.live.bridge import DIRECTORY_REFRESH_S  # noqa: E402
 from chatsapp.live.run_pump import FLUSH_INTERVAL_S  # noqa: E402
 from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
-from tests.e2e import app_server  # noqa: E402
-from tests.e2e.app_server import AppServer, start_app, start_redis  # noqa: E402
+from tests.support import app_server  # noqa: E402
+from tests.support.app_server import AppServer, start_app, start_redis  # noqa: E402
 from tests.support.streamed_text import StreamedText  # noqa: E402
 
 CHUNK_DELAY_S = 0.05  # the offline assistant's pace: one word per chunk

@@ -23,8 +23,8 @@ from backend.chats import Chats
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
-from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, NAMESPACE
+from tests.support.app_server import AppServer
 
 TIMEOUT_S = 120.0
 CONNECT_AT_ONCE = 20

@@ -29,7 +29,7 @@ import pytest
 from backend.chats import Chats
 from bench.load_bench import group_rss_kb
 from bench.socket_tabs import Tab
-from tests.e2e.app_server import AppServer, start_app
+from tests.support.app_server import AppServer, start_app
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from playwright.sync_api import Browser, Page, WebSocket
 
 from bench.browser_tabs import TIMEOUT_MS, close_tab, load_average, new_page
-from tests.e2e.app_server import AppServer
+from tests.support.app_server import AppServer
 from tests.support.streamed_text import StreamedText, piece_level
 
 SMALL_HISTORY, LARGE_HISTORY = 10, 1000

@@ -19,11 +19,16 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.app_server import AppServer, model_env, start_app  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.e2e.test_chat_flows import send, wait_for_reply_end  # noqa: E402
-from tests.e2e.test_live_sidebar import TIMEOUT_MS, create_chat  # noqa: E402
-from tests.e2e.test_phone_layout import DESKTOP, PHONE, open_drawer  # noqa: E402
+from tests.e2e.helpers import (  # noqa: E402
+    DESKTOP,
+    PHONE,
+    create_chat,
+    open_drawer,
+    send,
+    wait_for_reply_end,
+)
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, AppServer, model_env, start_app  # noqa: E402  # noqa: E402
+from tests.support.deadlines import WAIT_MS  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI  # noqa: E402
 from tests.support.fake_replies import Reply, text  # noqa: E402
 
@@ -84,26 +89,24 @@ def _exchange(page: Page, message: str) -> None:
     replies = page.locator(".message-assistant")
     before = replies.count()
     send(page, message)
-    expect(replies).to_have_count(before + 1, timeout=TIMEOUT_MS)
+    expect(replies).to_have_count(before + 1, timeout=WAIT_MS)
     wait_for_reply_end(page)
-    expect(page.locator("#stop")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator("#stop")).to_have_count(0, timeout=WAIT_MS)
     ending = REPLIES[message][-12:].strip("`.$ \n")
-    expect(replies.last).to_contain_text(ending, timeout=TIMEOUT_MS)
+    expect(replies.last).to_contain_text(ending, timeout=WAIT_MS)
 
 
 def _wait_until_rendered(page: Page) -> None:
     """Math typeset, code highlighted, and the web fonts loaded."""
-    expect(page.locator(".message-assistant .katex").first).to_be_visible(timeout=TIMEOUT_MS)
-    expect(page.locator(".message-assistant pre span.token").first).to_be_visible(
-        timeout=TIMEOUT_MS
-    )
+    expect(page.locator(".message-assistant .katex").first).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator(".message-assistant pre span.token").first).to_be_visible(timeout=WAIT_MS)
     page.evaluate("document.fonts.ready.then(() => true)")
 
 
 def _new_chat(page: Page) -> None:
     """A new chat, once its empty transcript shows (the last one's replies would be counted)."""
     create_chat(page)
-    expect(page.locator(".message-assistant")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator(".message-assistant")).to_have_count(0, timeout=WAIT_MS)
 
 
 def _seed(page: Page) -> str:
@@ -117,7 +120,7 @@ def _seed(page: Page) -> str:
     page.locator("#toggle-memory").click()
     page.locator("#memory-append").fill("My sister Ana lives in Lisbon")
     page.locator("#memory-append").press("Enter")
-    expect(page.locator(".memory-content")).to_contain_text("Lisbon", timeout=TIMEOUT_MS)
+    expect(page.locator(".memory-content")).to_contain_text("Lisbon", timeout=WAIT_MS)
     page.locator("#toggle-memory").click()
     return page.url.split("?")[0]
 
@@ -145,12 +148,12 @@ def take(browser: Browser, server: AppServer) -> None:
     desktop.screenshot(path=SHOTS / "desktop.png")
 
     desktop.locator("#toggle-memory").click()
-    expect(desktop.locator("#memory-panel")).to_contain_text("Lisbon", timeout=TIMEOUT_MS)
+    expect(desktop.locator("#memory-panel")).to_contain_text("Lisbon", timeout=WAIT_MS)
     desktop.screenshot(path=SHOTS / "memory.png")
     desktop.locator("#toggle-memory").click()
     desktop.locator("#toggle-message-search").click()
     desktop.locator("#message-search").fill("sourdough")
-    expect(desktop.locator(".message-hit").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(desktop.locator(".message-hit").first).to_be_visible(timeout=WAIT_MS)
     desktop.screenshot(path=SHOTS / "search.png")
 
     dark = _open(browser, server, chat_url, **DESKTOP, color_scheme="dark")
@@ -164,7 +167,7 @@ def take(browser: Browser, server: AppServer) -> None:
     open_drawer(phone)
     phone.screenshot(path=SHOTS / "phone-drawer.png")
     phone.goto(server.url + "/settings")
-    expect(phone.locator("#export-all")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(phone.locator("#export-all")).to_be_visible(timeout=WAIT_MS)
     phone.screenshot(path=SHOTS / "phone-settings.png")
 
 

@@ -18,14 +18,13 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.app_server import AppServer, model_env, start_app  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.e2e.test_phone_layout import PHONE  # noqa: E402
+from tests.e2e.helpers import PHONE  # noqa: E402
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, AppServer, model_env, start_app  # noqa: E402  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI  # noqa: E402
 from tests.support.fake_replies import text  # noqa: E402
 
 SHOTS = ROOT / "docs" / "screenshots"
-TIMEOUT_MS = 60_000
+WAIT_MS = 60_000
 VIEWPORT = {"width": 1280, "height": 800}
 REPLY = (
     "Here is a plan for Saturday: start at the **Ribeira** riverside, cross the Dom Luís I"
@@ -42,22 +41,22 @@ def _send(page: Page, words: str) -> None:
     before = replies.count()
     page.locator("#composer").fill(words)
     page.locator("#composer").press("Enter")
-    expect(replies).to_have_count(before + 1, timeout=TIMEOUT_MS)
-    expect(page.locator(".reply-usage").last).to_be_visible(timeout=TIMEOUT_MS)
+    expect(replies).to_have_count(before + 1, timeout=WAIT_MS)
+    expect(page.locator(".reply-usage").last).to_be_visible(timeout=WAIT_MS)
 
 
 def _settled(page: Page) -> None:
     """Wait until the drawer's opening animation has finished (no running animations)."""
     page.wait_for_function(
         "() => document.getAnimations().every((a) => a.playState !== 'running')",
-        timeout=TIMEOUT_MS,
+        timeout=WAIT_MS,
     )
 
 
 def _agent_editor(browser: Browser, server: AppServer) -> Page:
     page = server.signed_in_context(browser, "alice", viewport=VIEWPORT).new_page()
     page.goto(server.url + "/agents")
-    expect(page.locator("#agent-new")).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("#agent-new")).to_be_visible(timeout=WAIT_MS)
     page.locator("#agent-new").click()
     page.locator("#agent-name").fill("Trip planner")
     page.locator("#agent-instructions").fill(INSTRUCTIONS)
@@ -65,11 +64,11 @@ def _agent_editor(browser: Browser, server: AppServer) -> Page:
     page.get_by_text("remember", exact=True).click()
     page.get_by_text("update_session_state", exact=True).click()
     page.locator("#agent-save").click()
-    expect(page.locator(".agent-version")).to_have_count(1, timeout=TIMEOUT_MS)
+    expect(page.locator(".agent-version")).to_have_count(1, timeout=WAIT_MS)
     page.locator("#agent-instructions").fill(INSTRUCTIONS + " Mention one viewpoint.")
     page.locator("#agent-save").click()
-    expect(page.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
-    expect(page.locator("[data-sonner-toast]")).to_have_count(0, timeout=TIMEOUT_MS)
+    expect(page.locator(".agent-version")).to_have_count(2, timeout=WAIT_MS)
+    expect(page.locator("[data-sonner-toast]")).to_have_count(0, timeout=WAIT_MS)
     page.locator("#agent-new").scroll_into_view_if_needed()
     return page
 
@@ -79,7 +78,7 @@ def _phone_agent_editor(browser: Browser, server: AppServer) -> None:
     page = server.signed_in_context(browser, "alice", **PHONE).new_page()
     page.goto(server.url + "/agents")
     page.locator(".agent-edit").first.click()
-    expect(page.locator(".agent-version")).to_have_count(2, timeout=TIMEOUT_MS)
+    expect(page.locator(".agent-version")).to_have_count(2, timeout=WAIT_MS)
     page.screenshot(path=SHOTS / "phone-agent-editor.png", full_page=True)
     page.context.close()
 
@@ -98,7 +97,7 @@ def main() -> None:
                 _phone_agent_editor(browser, server)
 
                 editor.locator(".agent-new-chat").first.click()
-                editor.wait_for_url("**/chat/*", timeout=TIMEOUT_MS)
+                editor.wait_for_url("**/chat/*", timeout=WAIT_MS)
                 # A page of its own: the editor's "Saved" notices would cover the composer.
                 chat = editor.context.new_page()
                 chat.goto(editor.url)
@@ -108,7 +107,7 @@ def main() -> None:
                 _send(chat, "And if it rains?")
                 chat.locator("#model-picker").select_option("default:other-model")
                 expect(chat.locator("#model-picker")).to_have_attribute(
-                    "data-next-model", "other-model · default", timeout=TIMEOUT_MS
+                    "data-next-model", "other-model · default", timeout=WAIT_MS
                 )
                 chat.screenshot(path=SHOTS / "picker.png")
 
@@ -117,7 +116,7 @@ def main() -> None:
                     '{"city": "Porto", "day": "Saturday", "rain_plan": true}'
                 )
                 chat.locator("#state-save").click()
-                expect(chat.locator("#state-version")).to_have_text("1", timeout=TIMEOUT_MS)
+                expect(chat.locator("#state-version")).to_have_text("1", timeout=WAIT_MS)
                 _settled(chat)
                 chat.screenshot(path=SHOTS / "session-state.png")
                 browser.close()

@@ -78,8 +78,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     Playwright's sync API keeps an event loop running in the main thread for as long as the
     session-scoped browser lives; async tests collected after it would find that loop and fail.
     Browser tests need no order among themselves (a worker's first app builds the pages and
-    its later apps serve them, tests/e2e/app_server.py); the files that start apps are the longest,
-    and two workers taking files in turn finish together when the longest go first.
+    its later apps serve them, tests/support/app_server.py); the files that start apps are the
+    longest, and two workers taking files in turn finish together when the longest go first.
     """
     items.sort(key=_run_order)
 

@@ -13,6 +13,7 @@ from backend.accounts import MAX_PASSWORD_BYTES, MIN_PASSWORD_CHARS, Accounts
 from backend.accounts.passwords import Passwords, PasswordWork, check_password_policy
 from backend.errors import InvalidPasswordError, ThrottledError
 from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
+from tests.support.deadlines import WAIT_S
 
 
 class TestHashing:
@@ -78,7 +79,7 @@ class TestPasswordWork:
         release = threading.Event()
 
         async def scenario() -> list[str]:
-            running = asyncio.ensure_future(work.run(lambda: release.wait(10) and "first"))
+            running = asyncio.ensure_future(work.run(lambda: release.wait(WAIT_S) and "first"))
             waiting = asyncio.ensure_future(work.run(lambda: "second"))
             await asyncio.sleep(0)
             with pytest.raises(ThrottledError):

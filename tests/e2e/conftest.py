@@ -8,20 +8,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.e2e.app_server import AppServer, dump_threads, model_env, start_app
+from tests.support.app_server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    AppServer,
+    dump_threads,
+    model_env,
+    share_builds_in,
+    start_app,
+)
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 # Every ``expect`` waits for its condition up to the suite's hang guard, not Playwright's 5 s:
 # a live update can take seconds to reach a tab on 2 busy cores, and a passing check returns
@@ -33,6 +30,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_build_per_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> None:
+    """The browser-test workers of a run serve one production build: the first to need it
+    makes it in the run's temporary folder (pytest removes it with the run's)."""
+    if worker_id != "master":
+        share_builds_in(tmp_path_factory.getbasetemp().parent / "app-build")
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from backend.accounts import CONSOLE_ACTOR
 from chatsapp.auth.identity import SESSION_COOKIE
-from tests.e2e.app_server import ROOT, AppServer, start_app
-from tests.e2e.test_portability_ui import chat_id_titled, import_chatgpt
+from tests.e2e.helpers import chat_id_titled, import_chatgpt
+from tests.support.app_server import ROOT, AppServer, start_app
 from tests.support.deadlines import WAIT_MS
 
 AXE = ROOT / ".tools/axe/node_modules/axe-core/axe.min.js"
@@ -151,7 +151,7 @@ def _end_the_session(page: Page, install: Install) -> None:
         accounts.sign_out(install.tokens.pop(LEAVER))  # the next tab signs in afresh
     finally:
         accounts.close()
-    expect(page.locator("#signed-out-notice")).to_be_visible(timeout=15_000)
+    expect(page.locator("#signed-out-notice")).to_be_visible(timeout=WAIT_MS)
 
 
 # Every page the app serves, and the panels that change a page most. Setup comes first: it
@@ -221,7 +221,7 @@ def open_view(browser: Browser, install: Install, view: View, width: str) -> Pag
     context = install.context(browser, view.person, color_scheme="light", **WIDTHS[width])
     page = context.new_page()
     page.goto(install.server.url + view.path.format(**install.ids))
-    expect(page.locator(view.ready).first).to_be_visible(timeout=60_000)
+    expect(page.locator(view.ready).first).to_be_visible(timeout=WAIT_MS)
     if view.shell:
         expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
     if view.then is not None:

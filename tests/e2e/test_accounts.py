@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.accounts import CONSOLE_ACTOR, MAX_FAILURES_PER_ACCOUNT
-from tests.e2e.app_server import TEST_PASSWORD, AppServer, start_app
-from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.e2e.helpers import chat_item, create_chat, open_tab, send, wait_for_reply_end
+from tests.support.app_server import TEST_PASSWORD, AppServer, start_app
 from tests.support.deadlines import WAIT_MS
 
 

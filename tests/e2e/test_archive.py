@@ -6,36 +6,19 @@ from __future__ import annotations
 from playwright.sync_api import Browser, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.e2e.helpers import (
+    archive,
+    archived_item,
+    create_chat,
+    main_list_item,
+    open_archived,
+    open_tab,
+    rename,
+)
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 USER = "archie"  # a person of their own: other stories' chats stay out of these lists
-
-
-def main_list_item(page: Page, chat_id: str):
-    return page.locator(f'#chat-list .chat-item[data-chat-id="{chat_id}"]')
-
-
-def archived_item(page: Page, chat_id: str):
-    return page.locator(f'#archived-list .chat-item[data-chat-id="{chat_id}"]')
-
-
-def rename(page: Page, chat_id: str, title: str) -> None:
-    chat_item(page, chat_id).locator(".chat-menu").click()
-    page.locator(".rename-chat").click()
-    page.locator(".rename-input input").fill(title)
-    page.locator(".rename-input input").press("Enter")
-    expect(main_list_item(page, chat_id)).to_contain_text(title, timeout=WAIT_MS)
-
-
-def archive(page: Page, chat_id: str) -> None:
-    main_list_item(page, chat_id).locator(".chat-menu").click()
-    page.locator(".archive-chat").click()
-    # The row leaves the list and its menu closes (a menu still closing would be a second
-    # "Archive" item for the next call to find).
-    expect(main_list_item(page, chat_id)).to_have_count(0, timeout=WAIT_MS)
-    expect(page.locator(".archive-chat")).to_have_count(0, timeout=WAIT_MS)
 
 
 def pick_agent(page: Page, name: str) -> None:
@@ -51,11 +34,6 @@ def pick_agent(page: Page, name: str) -> None:
         except (AssertionError, PlaywrightTimeoutError):
             page.keyboard.press("Escape")
     raise AssertionError(f"no {name!r} in the New chat with menu")
-
-
-def open_archived(page: Page) -> None:
-    page.locator("#toggle-archived").click()
-    expect(page.locator("#archived-filter")).to_be_visible(timeout=WAIT_MS)
 
 
 class TestArchive:

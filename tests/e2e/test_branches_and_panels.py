@@ -7,10 +7,8 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
-from tests.e2e.test_search_as_you_type import rename
+from tests.e2e.helpers import chat_item, create_chat, open_tab, rename, send, wait_for_reply_end
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 

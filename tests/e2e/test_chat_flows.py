@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import re
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.e2e.helpers import TINY_PNG, create_chat, open_tab, send, wait_for_reply_end
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
-
-
-def send(page: Page, text: str) -> None:
-    page.locator("#composer").fill(text)
-    page.locator("#composer").press("Enter")
-
 
 # Keeps the longest text the reply being written showed (it arrives in pieces: the page joins
 # them, chatsapp.live.stream_pieces).
@@ -116,17 +109,6 @@ class TestSafety:
         assert tab.locator(".message-user").count() == 0
 
 
-def wait_for_reply_end(page: Page) -> None:
-    """Wait until the reply to what was just sent has ended.
-
-    First a reply is seen (the one streaming, or the one stored): right after a send nothing
-    streams *yet*, and "nothing streaming" alone would pass before the reply began.
-    """
-    expect(page.locator(".message-assistant").first).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#streaming-reply")).to_have_count(0, timeout=WAIT_MS)
-    expect(page.locator(".pending-reply")).to_have_count(0, timeout=WAIT_MS)
-
-
 class TestInterruptions:
     def test_a_reload_mid_stream_resumes_the_reply_where_it_was(
         self, app_server: AppServer, browser: Browser
@@ -222,12 +204,6 @@ class TestSearchEverything:
         expect(tab).to_have_url(re.compile(rf"/chat/{target}\?m="), timeout=WAIT_MS)
         highlighted = tab.locator(".message-user").filter(has_text="quokka named Pebble")
         expect(highlighted).to_be_visible(timeout=WAIT_MS)
-
-
-# A 1x1 transparent PNG.
-TINY_PNG = base64.b64decode(
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
-)
 
 
 class TestAttachments:

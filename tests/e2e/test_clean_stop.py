@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
-from tests.e2e.app_server import AppServer, restart_app, start_app
+from tests.support.app_server import AppServer, restart_app, start_app
 from tests.support.deadlines import WAIT_MS, WAIT_S
 
 SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a stop lands mid-stream

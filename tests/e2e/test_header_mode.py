@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer, restart_app, start_app
+from tests.support.app_server import AppServer, restart_app, start_app
 from tests.support.deadlines import WAIT_MS
 
 HEADER = "X-Remote-User"

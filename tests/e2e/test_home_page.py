@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.e2e.helpers import create_chat, open_tab
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 # Records, from the first script the page runs, whether "Start a conversation" was ever shown.

@@ -17,8 +17,8 @@ from chatsapp.auth.guard import OwnerTabState
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
-from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_S
 
 SECRET_TITLE = "Zanzibar expansion plan"

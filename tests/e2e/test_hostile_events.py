@@ -31,8 +31,8 @@ from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState, SharedChatSettingsState
 from chatsapp.states.search import SearchTabState
-from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_S
 
 # alice's part, under a name no other story uses: what is planted here (an agent, memory, an

@@ -11,91 +11,32 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from backend.chats import Chats
-from chatsapp.auth.token_binding import REFUSAL
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
-from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
-from tests.e2e.app_server import AppServer
-from tests.e2e.raw_client import HYDRATE, RawTab
-from tests.support.deadlines import WAIT_MS, WAIT_S
-
-VICTIM = "alicia"  # alice's part, under a name no other browser test uses
-SECRET_TITLE = "Okavango heron survey"
-SECRET_TEXT = "the heron count is 4412-okapi"
-NEW_TITLE = "Okavango census renamed"
-SECRETS = ("Okavango", "4412-okapi")
-
-
-@dataclass(frozen=True)
-class Alice:
-    user_id: str
-    chat_id: str
-
-    @property
-    def path(self) -> str:
-        return f"/chat/{self.chat_id}"
-
-
-def event(state: type, handler: str) -> str:
-    return f"{state.get_full_name()}.{handler}"
-
-
-def streaming(update: dict[str, Any]) -> Any:
-    values = (update.get("delta") or {}).get(SharedConversationState.get_full_name(), {})
-    return values.get("streaming_rx_state_")
-
-
-def alice_on(server: AppServer) -> Alice:
-    server.session_token(VICTIM)
-    user_id = server.user_id(VICTIM)
-    with Chats(server.data_dir, user_id) as chats:
-        return Alice(user_id, chats.create_chat(SECRET_TITLE).id)
+from chatsapp.states.conversation import ChatTabState
+from tests.e2e.helpers import (
+    NEW_TITLE,
+    SECRETS,
+    VICTIM,
+    Alice,
+    alice_on,
+    alices_tab,
+    assert_refused,
+    connect_with,
+    event,
+    stream_and_rename,
+    streaming,
+)
+from tests.e2e.raw_client import RawTab
+from tests.support.app_server import AppServer
+from tests.support.deadlines import WAIT_MS
 
 
 @pytest.fixture(scope="module")
 def alice(app_server: AppServer) -> Alice:
     return alice_on(app_server)
-
-
-def alices_tab(server: AppServer, alice: Alice, client_token: str = "") -> RawTab:
-    """A tab of alice's on her chat, as the page opens it (hydrate, sidebar, chat)."""
-    tab = RawTab(
-        server.backend_url, session_token=server.session_token(VICTIM), client_token=client_token
-    ).connect()
-    tab.send(HYDRATE, path=alice.path)
-    tab.send(event(SharedDirectoryState, "link"), path=alice.path)
-    tab.send(event(ChatTabState, "open_chat"), path=alice.path)
-    tab.settle()
-    return tab
-
-
-def stream_and_rename(tab: RawTab, alice: Alice, title: str) -> None:
-    """Alice's chat streams a reply to its end, then she renames it: both fan out."""
-    tab.send(event(ChatTabState, "send"), {"text": SECRET_TEXT}, alice.path)
-    tab.wait_for(lambda u: streaming(u) is True)
-    tab.wait_for(lambda u: streaming(u) is False)
-    tab.send(event(SidebarTabState, "start_rename"), {"chat_id": alice.chat_id, "title": ""})
-    tab.send(event(SidebarTabState, "set_edit_title"), {"value": title})
-    tab.send(event(SidebarTabState, "commit_rename"))
-    tab.wait_for(lambda u: title in str(u.get("delta")))
-
-
-def connect_with(server: AppServer, client_token: str, session_token: str = "") -> RawTab:
-    """A socket that connects with ``client_token`` and sends no event."""
-    tab = RawTab(server.backend_url, session_token=session_token, client_token=client_token)
-    return tab.connect()
-
-
-def assert_refused(thief: RawTab, stolen: str) -> None:
-    assert thief.refused.wait(WAIT_S), "the socket was not told its token was refused"
-    assert thief.refusals == [REFUSAL]
-    assert thief.new_tokens and stolen not in thief.new_tokens
 
 
 def assert_learned_nothing(thief: RawTab, alice: Alice, stolen: str) -> None:

@@ -11,9 +11,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer, start_app
-from tests.e2e.test_live_sidebar import open_tab
-from tests.e2e.test_portability_ui import CHATGPT
+from tests.e2e.helpers import CHATGPT, open_tab
+from tests.support.app_server import AppServer, start_app
 from tests.support.deadlines import WAIT_MS
 
 

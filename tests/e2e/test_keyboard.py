@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import chat_item
-from tests.e2e.test_portability_ui import chat_id_titled, import_chatgpt
+from tests.e2e.helpers import chat_id_titled, chat_item, import_chatgpt
+from tests.support.app_server import AppServer
+from tests.support.deadlines import WAIT_MS
 
-TIMEOUT_MS = 30_000
 USER, ADMIN, NEWCOMER = "kay", "kit", "kim"  # kim has no chat
 CONTROL_TAGS = ("a", "button", "input", "select", "textarea")
 MAX_TABS = 200  # more Tab presses than any page has stops, so a trap or a gap fails
@@ -128,9 +127,9 @@ def open_page(
         context = server.signed_in_context(browser, person, viewport=viewport)
     page = context.new_page()
     page.goto(server.url + path)
-    expect(page.locator(ready).first).to_be_visible(timeout=60_000)
+    expect(page.locator(ready).first).to_be_visible(timeout=WAIT_MS)
     if shell:
-        expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=TIMEOUT_MS)
+        expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
     return page
 
 
@@ -168,7 +167,7 @@ def test_tab_goes_round_every_control_once_and_every_stop_shows_a_focus_ring(
     )
     if where.open_editor:
         page.locator("#agent-new").click()
-        expect(page.locator("#agent-form")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#agent-form")).to_be_visible(timeout=WAIT_MS)
     controls = page.evaluate(_CONTROLS)
     stops = tab_round(page)
     marks = [stop["mark"] for stop in stops]
@@ -192,7 +191,7 @@ class TestChatPage:
         other = chat_id_titled(page, "Short chat")
         tab_until(page, lambda focused, _stops: focused["chatRow"] == other)
         page.keyboard.press("Enter")
-        expect(page.locator("#open-chat-id")).to_have_text(other, timeout=TIMEOUT_MS)
+        expect(page.locator("#open-chat-id")).to_have_text(other, timeout=WAIT_MS)
         expect(chat_item(page, other)).to_be_visible()
 
     def test_enter_on_the_attach_button_opens_the_file_picker(
@@ -203,13 +202,13 @@ class TestChatPage:
         # asynchronously, and a picker opened before it is on is never reported.
         page.on("filechooser", lambda _chooser: None)
         page.goto(f"{app_server.url}/chat/{plot_chat_id}")
-        expect(page.locator("#open-chat-id")).to_have_text(plot_chat_id, timeout=60_000)
+        expect(page.locator("#open-chat-id")).to_have_text(plot_chat_id, timeout=WAIT_MS)
         # The drop zone's own file input is hidden: the button is the one "Attach files".
         attach = page.get_by_role("button", name="Attach files")
         expect(attach).to_have_count(1)
         attach.focus()
         expect(attach).to_be_focused()
-        with page.expect_file_chooser(timeout=TIMEOUT_MS) as chooser:
+        with page.expect_file_chooser(timeout=WAIT_MS) as chooser:
             page.keyboard.press("Enter")
         assert chooser.value.is_multiple()
 
@@ -221,9 +220,9 @@ class TestOtherPages:
         page = open_page(browser, app_server, USER, "/", "#sidebar")
         page.on("filechooser", lambda _chooser: None)
         page.goto(app_server.url + "/settings")
-        expect(page.locator("#import-section")).to_be_visible(timeout=60_000)
+        expect(page.locator("#import-section")).to_be_visible(timeout=WAIT_MS)
         tab_until(page, lambda focused, _stops: focused["label"] == "Choose a file to import")
-        with page.expect_file_chooser(timeout=TIMEOUT_MS) as chooser:
+        with page.expect_file_chooser(timeout=WAIT_MS) as chooser:
             page.keyboard.press("Enter")
         assert not chooser.value.is_multiple()
 
@@ -233,16 +232,14 @@ class TestOtherPages:
         page = open_page(browser, app_server, USER, "/agents", "#agent-new", shell=False)
         tab_until(page, lambda focused, _stops: focused["id"] == "agent-new")
         page.keyboard.press("Enter")
-        expect(page.locator("#agent-name")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.locator("#agent-name")).to_be_visible(timeout=WAIT_MS)
         tab_until(page, lambda focused, _stops: focused["id"] == "agent-name")
         page.keyboard.type("Keyboard only")
         page.keyboard.press("Tab")  # the instructions
         page.keyboard.type("Answer briefly.")
         tab_until(page, lambda focused, _stops: focused["id"] == "agent-save")
         page.keyboard.press("Enter")
-        expect(page.locator(".agent-row", has_text="Keyboard only")).to_be_visible(
-            timeout=TIMEOUT_MS
-        )
+        expect(page.locator(".agent-row", has_text="Keyboard only")).to_be_visible(timeout=WAIT_MS)
 
     def test_an_admin_creates_an_admin_with_the_keyboard_alone(
         self, app_server: AppServer, browser: Browser
@@ -256,7 +253,7 @@ class TestOtherPages:
         role = page.get_by_role("combobox", name="Role")
         expect(role).to_be_focused()
         page.keyboard.press("Enter")
-        expect(page.get_by_role("option", name="admin")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.get_by_role("option", name="admin")).to_be_visible(timeout=WAIT_MS)
         page.keyboard.press("ArrowDown")
         page.keyboard.press("Enter")
         expect(role).to_have_text("admin")
@@ -264,5 +261,5 @@ class TestOtherPages:
         expect(page.locator("#create-user")).to_be_focused()
         page.keyboard.press("Enter")
         row = page.locator("#user-keyed")
-        expect(row).to_be_visible(timeout=TIMEOUT_MS)
+        expect(row).to_be_visible(timeout=WAIT_MS)
         expect(row.locator('[data-label="Role"]')).to_have_text("admin")

@@ -14,8 +14,8 @@ import pytest
 from backend.chats import Chats
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
-from tests.e2e.app_server import AppServer
 from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.app_server import AppServer
 from tests.support.streamed_text import StreamedText
 
 ROOT_STATE = "reflex___state____state"

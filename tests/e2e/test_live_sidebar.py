@@ -4,59 +4,11 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer
+from tests.e2e.helpers import chat_item, create_chat, open_tab
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
-
-
-def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "alice") -> Page:
-    """A new tab (its own browser context) signed in as ``user``, showing ``path``."""
-    page = server.signed_in_context(
-        browser, user, viewport={"width": 1280, "height": 800}
-    ).new_page()
-    page.goto(server.url + path)
-    expect(page.locator("#sidebar")).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#chat-list .rt-Skeleton")).to_have_count(0, timeout=WAIT_MS)
-    if path == "/":
-        # ``/`` goes on to the latest chat, or shows "Start a conversation": wait for either,
-        # so a click does not land on a page that is about to be replaced.
-        page.wait_for_function(
-            """() => location.pathname.startsWith('/chat/')
-                || document.getElementById('empty-state')""",
-            timeout=WAIT_MS,
-        )
-    return page
-
-
-def create_chat(page: Page) -> str:
-    """Click "New chat" and return the new chat's id once this tab shows it."""
-    # The chats this tab knows: its rows, and the chat it shows (whose row may not have
-    # arrived yet: sidebar refreshes are throttled to one per half second in a burst).
-    known = page.evaluate(
-        """() => [
-            ...[...document.querySelectorAll('.chat-item')].map(e => e.dataset.chatId),
-            (location.pathname.match(/\\/chat\\/([^/]+)$/) || [])[1],
-        ]"""
-    )
-    page.locator("#new-chat").click()
-    # Client-side navigation: wait for a chat URL that is not one we knew (a redirect to an
-    # existing chat does not count).
-    chat_id = page.wait_for_function(
-        """known => {
-            const match = location.pathname.match(/\\/chat\\/([^/]+)$/);
-            return match && !known.includes(match[1]) ? match[1] : null;
-        }""",
-        arg=known,
-        timeout=WAIT_MS,
-    ).json_value()
-    # Wait until the tab is linked to the new chat, so typing is not lost to a re-render.
-    expect(page.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
-    return chat_id
-
-
-def chat_item(page: Page, chat_id: str):
-    return page.locator(f'.chat-item[data-chat-id="{chat_id}"]')
 
 
 class TestSidebarSync:

@@ -17,11 +17,11 @@ from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
 from chatsapp.auth.identity import SESSION_COOKIE
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import TINY_PNG
+from tests.e2e.helpers import TINY_PNG
+from tests.support.app_server import AppServer
+from tests.support.deadlines import WAIT_MS, WAIT_S
 
 USER = "mira"  # a person no other browser story uses
-TIMEOUT_MS = 30_000
 TINY_PNG_URL = "data:image/png;base64," + __import__("base64").b64encode(TINY_PNG).decode()
 MARKDOWN = (
     "Look: ![chart](/export/all.zip?from-markdown) and "
@@ -73,7 +73,7 @@ def tab(app_server: AppServer, browser: Browser) -> Iterator[tuple[Page, list[st
 
 def export(server: AppServer, headers: dict[str, str]) -> httpx.Response:
     cookie = {"Cookie": f"{SESSION_COOKIE}={server.session_token(USER)}"}
-    return httpx.get(f"{server.url}/export/all.zip", headers={**cookie, **headers}, timeout=60)
+    return httpx.get(f"{server.url}/export/all.zip", headers={**cookie, **headers}, timeout=WAIT_S)
 
 
 class TestAMessagePointingAtThisApp:
@@ -84,7 +84,7 @@ class TestAMessagePointingAtThisApp:
         page.goto(app_server.url + chat_path)
         message = page.locator(".message-assistant")
         expect(message.locator(".message-text")).to_contain_text(
-            "the end of the note", timeout=TIMEOUT_MS
+            "the end of the note", timeout=WAIT_MS
         )
         expect(message.locator("img[src^='data:image/png']")).to_have_count(1)
         # The message is on screen: no element of it points at the export, so no request
@@ -99,7 +99,7 @@ class TestAMessagePointingAtThisApp:
         page, _ = tab
         page.goto(app_server.url + chat_path)
         text = page.locator(".message-assistant .message-text")
-        expect(text).to_contain_text("the end of the note", timeout=TIMEOUT_MS)
+        expect(text).to_contain_text("the end of the note", timeout=WAIT_MS)
         expect(text).to_contain_text("[image not shown “mine”]")
         expect(text).not_to_contain_text("click to open")
 

@@ -9,9 +9,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send
-from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.e2e.helpers import create_chat, open_tab, send
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import http_error, text

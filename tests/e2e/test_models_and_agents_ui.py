@@ -15,9 +15,8 @@ from playwright.sync_api import Browser, Page, expect
 from backend.agents import MAX_INSTRUCTIONS_CHARS
 from backend.runtime import DEFAULT_MAX_STATE_BYTES
 from chatsapp.states.agents import HISTORY_PAGE
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send
-from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.e2e.helpers import agent_row, create_agent, create_chat, fill_agent_form, open_tab, send
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import text
@@ -77,23 +76,6 @@ def open_agents_page(browser: Browser, server: AppServer, user: str) -> Page:
     tab.goto(server.url + "/agents")
     expect(tab.locator("#agent-new")).to_be_visible(timeout=WAIT_MS)
     return tab
-
-
-def fill_agent_form(tab: Page, *, name: str, instructions: str, temperature: str = "") -> None:
-    tab.locator("#agent-name").fill(name)
-    tab.locator("#agent-instructions").fill(instructions)
-    tab.locator("#agent-temperature").fill(temperature)
-
-
-def agent_row(tab: Page, name: str):
-    return tab.locator(".agent-row").filter(has=tab.locator(".agent-name", has_text=name))
-
-
-def create_agent(tab: Page, name: str, instructions: str) -> None:
-    tab.locator("#agent-new").click()
-    fill_agent_form(tab, name=name, instructions=instructions)
-    tab.locator("#agent-save").click()
-    expect(agent_row(tab, name)).to_be_visible(timeout=WAIT_MS)
 
 
 def start_chat_with(tab: Page, name: str) -> str:

@@ -16,19 +16,21 @@ from backend.transcript import load_window
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.status import WorkerTabState
-from tests.e2e.app_server import AppServer, start_app, start_redis
-from tests.e2e.raw_client import HYDRATE, RawTab
-from tests.e2e.test_hostile_tokens import (
+from tests.e2e.helpers import (
     NEW_TITLE,
     SECRETS,
     alice_on,
     alices_tab,
     assert_refused,
+    chat_item,
     connect_with,
+    create_chat,
     event,
+    open_tab,
     stream_and_rename,
 )
-from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.app_server import AppServer, start_app, start_redis
 from tests.support.deadlines import WAIT_MS
 from tests.support.streamed_text import StreamedText
 

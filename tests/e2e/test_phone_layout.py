@@ -13,63 +13,29 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import chat_item, create_chat
+from tests.e2e.helpers import (
+    DESKTOP,
+    PHONE,
+    PHONE_HEIGHT,
+    PHONE_WIDTH,
+    TABLET,
+    chat_item,
+    create_chat,
+    drawer_button,
+    expect_drawer_closed,
+    open_as,
+    open_drawer,
+    send,
+    wait_for_reply_end,
+)
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
-PHONE_WIDTH, PHONE_HEIGHT = 390, 844
-PHONE: dict[str, Any] = {
-    "viewport": {"width": PHONE_WIDTH, "height": PHONE_HEIGHT},
-    "is_mobile": True,
-    "has_touch": True,
-}
-TABLET: dict[str, Any] = {
-    "viewport": {"width": 820, "height": 1180},
-    "is_mobile": True,
-    "has_touch": True,
-}
-DESKTOP: dict[str, Any] = {"viewport": {"width": 1280, "height": 800}}
 # What is left of the phone's height above an on-screen keyboard.
 KEYBOARD_OPEN_HEIGHT = 480
 
 # One code line far wider than a phone, and display math.
 WIDE_MESSAGE = "```python\nwidth = '" + "w" * 240 + "'\n```\n\n$$\n\\sum_{k=1}^{n} k\n$$"
-
-
-def open_as(browser: Browser, server: AppServer, user: str, device: dict[str, Any]) -> Page:
-    page = server.signed_in_context(browser, user, **device).new_page()
-    page.goto(server.url)
-    expect(page.locator("#main-pane")).to_be_visible(timeout=WAIT_MS)
-    return page
-
-
-def drawer_button(page: Page):
-    """The menu button this page shows (the chat header's, or the empty state's)."""
-    return page.locator("button.drawer-button:visible")
-
-
-def open_drawer(page: Page) -> None:
-    # On a page that has just loaded, assets/drawer.js may not listen yet: click again until
-    # the drawer opens (a click it heard opens it; clicking again only when it did not).
-    for _attempt in range(10):
-        drawer_button(page).click()
-        try:
-            expect(page.locator("#sidebar")).to_be_visible(timeout=3_000)
-            break
-        except AssertionError:
-            continue
-    expect(page.locator("#sidebar")).to_be_visible()
-    expect(drawer_button(page)).to_have_attribute("aria-expanded", "true")
-    expect(page.locator("#main-pane")).to_have_attribute("inert", "")  # modal while open
-    # Slid fully in (it animates from the left edge).
-    page.wait_for_function("document.getElementById('sidebar').getBoundingClientRect().left >= 0")
-
-
-def expect_drawer_closed(page: Page) -> None:
-    expect(page.locator("#sidebar")).to_be_hidden(timeout=WAIT_MS)
-    expect(drawer_button(page)).to_have_attribute("aria-expanded", "false")
-    expect(page.locator("#main-pane")).not_to_have_attribute("inert", "")
 
 
 def swipe_left(page: Page, y: int) -> None:

@@ -18,18 +18,21 @@ from typing import Any
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from backend.accounts import CONSOLE_ACTOR
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_archive import archive, archived_item, open_archived
-from tests.e2e.test_live_sidebar import create_chat
-from tests.e2e.test_models_and_agents_ui import agent_row, create_agent
-from tests.e2e.test_phone_layout import (
+from tests.e2e.helpers import (
     PHONE,
     PHONE_WIDTH,
     TABLET,
+    agent_row,
+    archive,
+    archived_item,
+    create_agent,
+    create_chat,
     expect_drawer_closed,
+    open_archived,
     open_as,
     open_drawer,
 )
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 TABLET_WIDTH = TABLET["viewport"]["width"]

@@ -13,26 +13,9 @@ from pathlib import Path
 import httpx
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_live_sidebar import chat_item, open_tab
-from tests.portability.conftest import FIXTURES
+from tests.e2e.helpers import chat_id_titled, chat_item, import_chatgpt, open_tab
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
-
-CHATGPT = FIXTURES / "chatgpt_conversations.json"
-
-
-def import_chatgpt(page: Page, server: AppServer) -> None:
-    """Import the ChatGPT fixture through Settings; wait for its summary."""
-    page.goto(server.url + "/settings")
-    expect(page.locator("#import-section")).to_be_visible(timeout=WAIT_MS)
-    page.locator("#import-upload input[type=file]").set_input_files(str(CHATGPT))
-    expect(page.locator("#import-summary")).to_contain_text("chatgpt: 2 imported", timeout=WAIT_MS)
-
-
-def chat_id_titled(page: Page, title: str) -> str:
-    item = page.locator(".chat-item", has_text=title)
-    expect(item).to_have_count(1, timeout=WAIT_MS)
-    return str(item.get_attribute("data-chat-id"))
 
 
 def open_chat(page: Page, server: AppServer, chat_id: str) -> None:

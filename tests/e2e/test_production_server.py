@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from websockets.sync.client import connect
 
-from tests.e2e.app_server import AppServer
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_S
 
 ENGINE_IO_OPEN = "0"  # the first packet of every engine.io connection

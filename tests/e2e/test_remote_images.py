@@ -18,9 +18,8 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import TINY_PNG, send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import create_chat, open_tab
+from tests.e2e.helpers import TINY_PNG, create_chat, open_tab, send, wait_for_reply_end
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS, WAIT_S
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import text

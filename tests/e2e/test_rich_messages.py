@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import create_chat
+from tests.e2e.helpers import create_chat, send, wait_for_reply_end
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.fake_replies import text

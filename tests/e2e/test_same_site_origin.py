@@ -23,10 +23,10 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from chatsapp.auth.identity import SESSION_COOKIE
-from tests.e2e.app_server import AppServer
+from tests.support.app_server import AppServer
+from tests.support.deadlines import WAIT_MS
 
 USER = "sasha"  # a person no other browser story uses
-TIMEOUT_MS = 30_000
 
 READ_EXPORT = """async (url) => {
   try {
@@ -156,9 +156,7 @@ class TestAPageOfAnotherOriginOnTheSameHost:
             "<script>document.forms[0].submit()</script>"
         )
         page = context.new_page()
-        with page.expect_navigation(
-            url=re.compile(r"/(auth/sign-out|sign-in)"), timeout=TIMEOUT_MS
-        ):
+        with page.expect_navigation(url=re.compile(r"/(auth/sign-out|sign-in)"), timeout=WAIT_MS):
             page.goto(other_site.origin + "/sign-out.html")
         assert not page.url.startswith(other_site.origin), f"redirected to {page.url}"
         assert still_signed_in(app_server, token)

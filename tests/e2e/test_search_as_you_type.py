@@ -4,23 +4,16 @@ from __future__ import annotations
 
 from playwright.sync_api import Browser, Page, WebSocket, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
+from tests.e2e.helpers import chat_item, create_chat, open_tab, rename, send, wait_for_reply_end
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
-# About five keys a second: an ordinary typist, each key inside the 250 ms debounce.
-KEY_DELAY_MS = 180
-# Keystroke events a burst may send: one, plus slack for a pause the shared CI machine adds.
-MAX_SENT = 5
-
-
-def rename(page: Page, chat_id: str, title: str) -> None:
-    chat_item(page, chat_id).locator(".chat-menu").click()
-    page.locator(".rename-chat").click()
-    page.locator(".rename-input input").fill(title)
-    page.locator(".rename-input input").press("Enter")
-    expect(chat_item(page, chat_id)).to_contain_text(title, timeout=WAIT_MS)
+# Ten keys a second, a quick typist: each key 150 ms inside the 250 ms debounce, so a stall
+# of the loaded machine between two keys has to outlast that margin to send a search early.
+KEY_DELAY_MS = 100
+# Searches a burst of 30-36 keys may send: one, plus one for each such stall (a third of the
+# keys); without the debounce it would be one per key.
+MAX_SENT = 12
 
 
 def open_counting_tab(browser: Browser, server: AppServer, handler: str) -> tuple[Page, list[int]]:

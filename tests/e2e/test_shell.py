@@ -2,7 +2,7 @@
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.app_server import AppServer
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.app_server import AppServer
-from tests.e2e.test_chat_flows import send, wait_for_reply_end
-from tests.e2e.test_live_sidebar import chat_item, create_chat, open_tab
-from tests.e2e.test_models_and_agents_ui import agent_row
+from tests.e2e.helpers import agent_row, chat_item, create_chat, open_tab, send, wait_for_reply_end
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 SLOW_SERVER_MS = 700

@@ -23,19 +23,14 @@ import pytest
 from backend.accounts.tokens import hash_secret
 from backend.chats import Chats
 from chatsapp.auth.identity import SESSION_COOKIE
-from chatsapp.states.conversation import ChatTabState
-from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.settings import SettingsTabState
-from tests.e2e.app_server import AppServer
-from tests.e2e.raw_client import HYDRATE, RawTab
-from tests.e2e.test_chat_flows import TINY_PNG
-from tests.e2e.test_portability_ui import CHATGPT
+from tests.e2e.helpers import ATTACH, CHATGPT, OWNERS_AGENT, TINY_PNG, open_and_close_tab
+from tests.support.app_server import AppServer
+from tests.support.deadlines import WAIT_S
 
 OWNER = "ulla"  # a person no other browser story uses
 THIEF = "ulf"
-ATTACH = f"{ChatTabState.get_full_name()}.handle_upload"
 IMPORT = f"{SettingsTabState.get_full_name()}.upload_import"
-OWNERS_AGENT = "Ulla-Browser/7.7 (kestrel-4471)"  # what her tab's socket told the server
 
 
 @dataclass(frozen=True)
@@ -55,23 +50,11 @@ def upload(
     headers = {"Reflex-Client-Token": client_token, "Reflex-Event-Handler": handler}
     if session:
         headers["Cookie"] = f"{SESSION_COOKIE}={session}"
-    return httpx.post(f"{server.backend_url}/_upload", headers=headers, files=files, timeout=60)
+    return httpx.post(f"{server.backend_url}/_upload", headers=headers, files=files, timeout=WAIT_S)
 
 
 def picture(name: str = "dot.png") -> list[tuple[str, tuple[str, bytes, str]]]:
     return [("files", (name, TINY_PNG, "image/png"))]
-
-
-def open_and_close_tab(server: AppServer, session: str) -> str:
-    """A tab of the owner's, linked to her sidebar as a page opens it, then closed."""
-    tab = RawTab(
-        server.backend_url, session_token=session, headers={"User-Agent": OWNERS_AGENT}
-    ).connect()
-    tab.send(HYDRATE)
-    tab.send(f"{SharedDirectoryState.get_full_name()}.link")
-    tab.settle()
-    tab.close()
-    return tab.client_token
 
 
 @pytest.fixture(scope="module")

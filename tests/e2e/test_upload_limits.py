@@ -26,9 +26,9 @@ import pytest
 
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.conversation import ChatTabState
-from tests.e2e.app_server import AppServer, start_app
-from tests.e2e.test_chat_flows import TINY_PNG
-from tests.e2e.test_upload_auth import ATTACH, open_and_close_tab
+from tests.e2e.helpers import ATTACH, TINY_PNG, open_and_close_tab
+from tests.support.app_server import AppServer, start_app
+from tests.support.deadlines import WAIT_S
 
 MiB = 1024 * 1024
 ATTACHMENT_LIMIT = 100_000
@@ -188,7 +188,7 @@ class TestAnUploadBodyIsNeverSpooledBeforeItIsAllowed:
                 "Cookie": f"{SESSION_COOKIE}={session}",
             },
             files=[("files", ("dot.png", TINY_PNG, "image/png"))] * FILES_PER_MESSAGE,
-            timeout=60,
+            timeout=WAIT_S,
         )
         assert response.status_code == 200, response.text[:500]
         assert ChatTabState.get_full_name() in response.text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from backend.portability import all_chat_ids, import_file
-from tests.portability.test_round_trip import export_one, normalise, rich_chat
+from tests.portability.round_trip import export_one, normalise, rich_chat
 
 
 class TestArchiveRoundTrip:

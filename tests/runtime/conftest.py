@@ -1,11 +1,16 @@
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
 import pytest
 
 from backend.chats import Chats
+from backend.runtime import ChatRuntime
 from backend.runtime.store import RuntimeStore
 from backend.storage import Database
+from tests.runtime.helpers import make_runtime
 from tests.support.fixtures import anyio_backend, fake_openai
 
-__all__ = ["anyio_backend", "chats", "fake_openai", "store"]
+__all__ = ["anyio_backend", "chats", "closing", "fake_openai", "open_runtime", "store"]
 
 
 @pytest.fixture
@@ -14,6 +19,31 @@ def chats(tmp_path):
     directory = Chats(tmp_path / "data", "user1")
     yield directory
     directory.close()
+
+
+@pytest.fixture
+async def closing() -> AsyncIterator[Callable[[ChatRuntime], ChatRuntime]]:
+    """``closing(runtime)`` returns ``runtime``, closed after the test whether it passed or
+    not (a failed assertion must not leave its workers running)."""
+    opened: list[ChatRuntime] = []
+
+    def close_after(runtime: ChatRuntime) -> ChatRuntime:
+        opened.append(runtime)
+        return runtime
+
+    yield close_after
+    for runtime in reversed(opened):
+        await runtime.aclose()  # closing twice is harmless: a test may close it itself
+
+
+@pytest.fixture
+def open_runtime(tmp_path, chats, closing) -> Callable[..., ChatRuntime]:
+    """``open_runtime(model, **options)``: a runtime over ``chats``, closed after the test."""
+
+    def open_(*args: Any, **options: Any) -> ChatRuntime:
+        return closing(make_runtime(tmp_path, chats, *args, **options))
+
+    return open_
 
 
 @pytest.fixture

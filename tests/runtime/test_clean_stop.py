@@ -24,7 +24,7 @@ from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
-from tests.runtime.test_recovery import WRITER
+from tests.runtime.processes import WRITER
 from tests.support.deadlines import CHILD_START_S, WAIT_S
 from tests.support.fake_replies import endless, text
 from tests.support.scripted_model import Hold, ScriptedModel

@@ -7,14 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from backend.chats import Chats
 from backend.models import ModelMessage, ModelRequest
 from backend.runtime import DEFAULT_AGENT, AgentRegistry, ModelSettings
 from backend.runtime.agents import DEFAULT_CONTEXT_TOKENS
 from backend.runtime.meter import context_meter
 from backend.runtime.prompt import TOKENS_PER_MESSAGE, request_tokens
 from backend.sessions import estimate_string_tokens
-from tests.runtime.helpers import events_until_done, fill_thread, make_runtime
+from tests.runtime.helpers import events_until_done, fill_thread
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -26,13 +25,6 @@ SMALL_BUDGET = replace(
 )
 
 
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
-
-
 async def turn(runtime, chat_id: str, text: str) -> list[str]:
     ticket = await runtime.send_message(chat_id, text)
     events = await events_until_done(runtime, chat_id, ticket.run_id)
@@ -41,19 +33,20 @@ async def turn(runtime, chat_id: str, text: str) -> list[str]:
 
 class TestWhatTheMeterMeasures:
     async def test_an_empty_chat_measures_the_instructions_and_tools_against_the_window(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(offline=True))
+        runtime = open_runtime(ScriptedModel(offline=True))
         chat_id = chats.create_chat().id
         meter = await runtime.context_meter(chat_id)
         assert meter.next_turn_tokens > estimate_string_tokens(DEFAULT_AGENT.system_prompt)
         assert meter.context_tokens == DEFAULT_CONTEXT_TOKENS
         assert not meter.will_compact
-        await runtime.aclose()
 
-    async def test_the_meter_is_what_the_next_turn_sends_before_its_message(self, tmp_path, chats):
+    async def test_the_meter_is_what_the_next_turn_sends_before_its_message(
+        self, tmp_path, chats, open_runtime
+    ):
         model = ScriptedModel(offline=True, default="A short answer.")
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         chat_id = chats.create_chat().id
         await turn(runtime, chat_id, "first question")
         meter = await runtime.context_meter(chat_id)
@@ -61,43 +54,37 @@ class TestWhatTheMeterMeasures:
         sent = request_tokens(model.requests[-1])
         new_message = TOKENS_PER_MESSAGE + estimate_string_tokens("second question")
         assert sent == meter.next_turn_tokens + new_message
-        await runtime.aclose()
 
-    async def test_the_meter_grows_with_each_reply(self, tmp_path, chats):
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(offline=True))
+    async def test_the_meter_grows_with_each_reply(self, tmp_path, chats, open_runtime):
+        runtime = open_runtime(ScriptedModel(offline=True))
         chat_id = chats.create_chat().id
         before = await runtime.context_meter(chat_id)
         await turn(runtime, chat_id, "a question worth a few tokens")
         after = await runtime.context_meter(chat_id)
         assert after.next_turn_tokens > before.next_turn_tokens
-        await runtime.aclose()
 
 
 class TestTheCompactionMarker:
     async def test_the_meter_marks_the_turn_that_will_compact_and_clears_after_it(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         fill_thread(chats, chat_id, 200)
         model = ScriptedModel(offline=True)
-        runtime = make_runtime(tmp_path, chats, model, agents=AgentRegistry(SMALL_BUDGET))
+        runtime = open_runtime(model, agents=AgentRegistry(SMALL_BUDGET))
         await runtime.bind_agent(chat_id, "assistant", version=2)
         meter = await runtime.context_meter(chat_id)
         assert meter.will_compact
         assert (meter.context_tokens, meter.compact_after_tokens) == (2_000, 1_000)
         assert "context.compacted" in await turn(runtime, chat_id, "next question")
         assert not (await runtime.context_meter(chat_id)).will_compact
-        await runtime.aclose()
 
-    async def test_a_short_thread_does_not_compact(self, tmp_path, chats):
+    async def test_a_short_thread_does_not_compact(self, tmp_path, chats, open_runtime):
         chat_id = chats.create_chat().id
         fill_thread(chats, chat_id, 4)
-        runtime = make_runtime(
-            tmp_path, chats, ScriptedModel(offline=True), agents=AgentRegistry(SMALL_BUDGET)
-        )
+        runtime = open_runtime(ScriptedModel(offline=True), agents=AgentRegistry(SMALL_BUDGET))
         await runtime.bind_agent(chat_id, "assistant", version=2)
         assert not (await runtime.context_meter(chat_id)).will_compact
-        await runtime.aclose()
 
 
 class TestTheMeterFunction:

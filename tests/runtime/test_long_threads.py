@@ -7,9 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from backend.chats import Chats
 from backend.runtime import DEFAULT_AGENT, AgentRegistry, ModelSettings
-from tests.runtime.helpers import events_until_done, fill_thread, make_runtime
+from tests.runtime.helpers import events_until_done, fill_thread
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -21,13 +20,6 @@ SMALL_BUDGET = replace(
 )
 
 
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
-
-
 async def turn(runtime, chat_id, text):
     ticket = await runtime.send_message(chat_id, text)
     events = await events_until_done(runtime, chat_id, ticket.run_id)
@@ -35,12 +27,12 @@ async def turn(runtime, chat_id, text):
 
 
 async def test_after_compacting_the_next_turns_reuse_the_summary_without_compacting(
-    tmp_path, chats
+    tmp_path, chats, open_runtime
 ):
     chat_id = chats.create_chat().id
     fill_thread(chats, chat_id, 200)
     model = ScriptedModel(offline=True)
-    runtime = make_runtime(tmp_path, chats, model, agents=AgentRegistry(SMALL_BUDGET))
+    runtime = open_runtime(model, agents=AgentRegistry(SMALL_BUDGET))
     await runtime.bind_agent(chat_id, "assistant", version=2)
     first = await turn(runtime, chat_id, "first new question")
     assert [e.type for e in first].count("context.compacted") == 1
@@ -57,19 +49,19 @@ async def test_after_compacting_the_next_turns_reuse_the_summary_without_compact
     summary_record = await runtime.get_thread_summary(chat_id)
     assert summary_record.version == 1
     assert summary_record.summary == summary
-    await runtime.aclose()
 
 
 @pytest.mark.slow
-async def test_a_thread_past_the_stores_walk_cap_is_compacted_once_not_every_turn(tmp_path, chats):
+async def test_a_thread_past_the_stores_walk_cap_is_compacted_once_not_every_turn(
+    tmp_path, chats, open_runtime
+):
     chat_id = chats.create_chat().id
     fill_thread(chats, chat_id, 10_050)
     model = ScriptedModel(offline=True)
-    runtime = make_runtime(tmp_path, chats, model, agents=AgentRegistry(SMALL_BUDGET))
+    runtime = open_runtime(model, agents=AgentRegistry(SMALL_BUDGET))
     await runtime.bind_agent(chat_id, "assistant", version=2)
     kinds = []
     for index in range(4):
         kinds.append([e.type for e in await turn(runtime, chat_id, f"q{index}")])
     assert [k.count("context.compacted") for k in kinds] == [1, 0, 0, 0]
     assert model.requests[-1].section("summary") is not None
-    await runtime.aclose()

@@ -39,13 +39,6 @@ def settings(tmp_path: Path, server: FakeOpenAI) -> Settings:
 
 
 @pytest.fixture
-def chats(settings: Settings) -> Iterator[Chats]:
-    directory = Chats(settings.data_dir, "user1")
-    yield directory
-    directory.close()
-
-
-@pytest.fixture
 def endpoints(settings: Settings) -> Iterator[ModelEndpoints]:
     service = ModelEndpoints(settings)
     yield service

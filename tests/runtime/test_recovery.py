@@ -19,7 +19,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
@@ -30,43 +29,11 @@ from backend.runtime.locks import may_be_running, process_owner
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
+from tests.runtime.processes import WRITER
 from tests.support.deadlines import CHILD_START_S, WAIT_S
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
-
-# A worker process: streams "partial " (saved by a checkpoint), then hangs until killed.
-WRITER = textwrap.dedent(
-    """
-    import asyncio, sys, time
-    from backend.chats import Chats
-    from backend.config import Settings
-    from backend.runtime import ChatRuntime
-    from tests.support.scripted_model import Hold, ScriptedModel
-
-    async def main(data_dir, chat_id):
-        chats = Chats(data_dir, "user1")
-        runtime = ChatRuntime(
-            Settings.from_env({"CHATS_DATA_DIR": data_dir}), chats,
-            ScriptedModel(["partial ", Hold()]), checkpoint_interval_s=0,
-        )
-        ticket = await runtime.send_message(chat_id, "tell me a long story")
-        session = chats.get_chat(chat_id).session
-        while not (session.get_message(ticket.assistant_message_id) or {}).get("parts"):
-            await asyncio.sleep(0.01)
-        print(ticket.run_id, ticket.assistant_message_id, flush=True)
-        await asyncio.sleep(3600)
-
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
-    """
-)
-
-
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
 
 
 async def _first_failure(
@@ -129,7 +96,7 @@ class TestAReplyWhoseProcessStopped:
         await runtime.aclose()
 
     async def test_in_this_process_watching_alone_recovers_it_keeping_the_saved_reply(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         hold = Hold()
@@ -146,7 +113,7 @@ class TestAReplyWhoseProcessStopped:
         await asyncio.gather(*tasks, return_exceptions=True)
         assert _run_row(chats, chat_id, ticket.run_id).status == RunStatus.RUNNING
 
-        revived = make_runtime(tmp_path, chats, ScriptedModel("answer to second"))
+        revived = open_runtime(ScriptedModel("answer to second"))
         event = await asyncio.wait_for(_first_failure(revived, chat_id, ticket.run_id), WAIT_S)
         assert (event.data["error"], event.data["partial"]) == (INTERRUPTED_ERROR, True)
         await revived.wait_idle(chat_id)  # the queued message is answered too
@@ -155,14 +122,13 @@ class TestAReplyWhoseProcessStopped:
         assert reply["parts"] == [{"type": "text", "text": "saved "}]
         assert reply["metadata"]["status"] == "failed"
         hold.release()
-        await revived.aclose()
 
     async def test_a_run_this_runtime_is_writing_is_never_recovered_by_a_watcher(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(["one ", hold, "two"]))
+        runtime = open_runtime(ScriptedModel(["one ", hold, "two"]))
         ticket = await runtime.send_message(chat_id, "hi")
         await hold.reached()
         subscribed = [asyncio.Event(), asyncio.Event()]
@@ -175,7 +141,6 @@ class TestAReplyWhoseProcessStopped:
         hold.release()
         events = await asyncio.wait_for(asyncio.gather(*watchers), WAIT_S)
         assert [e.type for e in events] == ["run.completed", "run.completed"]
-        await runtime.aclose()
 
 
 class TestWhoMayBeRunning:

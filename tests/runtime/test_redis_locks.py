@@ -27,9 +27,9 @@ from backend.runtime.locks import (
 from backend.runtime.redis_locks import RedisLockStore
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
-from tests.e2e.app_server import start_redis
 from tests.runtime.helpers import events_until_done, make_runtime, settings, texts
-from tests.runtime.test_processes_sharing_a_chat import two_processes_send
+from tests.runtime.processes import two_processes_send
+from tests.support.app_server import start_redis
 from tests.support.deadlines import CHILD_START_S, MARGIN_S, until
 from tests.support.scripted_model import Hold, ScriptedModel
 

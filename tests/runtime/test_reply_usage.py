@@ -7,7 +7,7 @@ request that asks for it (``stream_options.include_usage``), as OpenAI does.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def settings(tmp_path: Path, fake_openai: FakeOpenAI) -> Settings:
     return fake_openai.settings(tmp_path / "data")
-
-
-@pytest.fixture
-def chats(settings: Settings) -> Iterator[Chats]:
-    directory = Chats(settings.data_dir, "user1")
-    yield directory
-    directory.close()
 
 
 @pytest.fixture

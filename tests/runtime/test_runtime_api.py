@@ -10,7 +10,6 @@ import asyncio
 
 import pytest
 
-from backend.chats import Chats
 from backend.errors import (
     ChatNotFoundError,
     InputTooLargeError,
@@ -27,21 +26,16 @@ from tests.support.scripted_model import Hold, ScriptedModel
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
-
-
 def session_of(chats, chat_id):
     return chats.get_chat(chat_id).session
 
 
 class TestStreaming:
-    async def test_a_reply_streams_as_ordered_events_and_is_persisted(self, tmp_path, chats):
+    async def test_a_reply_streams_as_ordered_events_and_is_persisted(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("Hello there, friend."))
+        runtime = open_runtime(ScriptedModel("Hello there, friend."))
         ticket = await runtime.send_message(chat_id, "hi")
         events = await events_until_done(runtime, chat_id, ticket.run_id)
         assert [e.seq for e in events] == list(range(1, len(events) + 1))
@@ -56,14 +50,13 @@ class TestStreaming:
         assert reply["parts"] == [{"type": "text", "text": streamed}]
         assert reply["metadata"]["status"] == "completed"
         assert reply["metadata"]["runId"] == ticket.run_id
-        await runtime.aclose()
 
     async def test_a_late_subscriber_replays_from_any_sequence_number_then_follows_live(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(["one ", "two ", hold, "three"]))
+        runtime = open_runtime(ScriptedModel(["one ", "two ", hold, "three"]))
         ticket = await runtime.send_message(chat_id, "count")
         await hold.reached()
         first_tab = (await runtime.run_status(chat_id)).last_seq
@@ -83,11 +76,12 @@ class TestStreaming:
             "three",
         ]
         assert replayed[-1].type == "run.completed"
-        await runtime.aclose()
 
-    async def test_watching_a_new_chat_does_not_create_its_file(self, tmp_path, chats):
+    async def test_watching_a_new_chat_does_not_create_its_file(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("hi"))
+        runtime = open_runtime(ScriptedModel("hi"))
         watching = asyncio.ensure_future(anext(runtime.subscribe(chat_id)))
         await until(lambda: runtime.footprint().watchers == 1)  # it watches: no file yet
         assert list((tmp_path / "data" / "user1").rglob(f"{chat_id}*.sqlite")) == []
@@ -96,12 +90,13 @@ class TestStreaming:
         assert (first.type, first.run_id) == ("run.queued", ticket.run_id)
         await runtime.wait_idle(chat_id)
         assert list((tmp_path / "data" / "user1").rglob(f"{chat_id}*.sqlite"))  # now it does
-        await runtime.aclose()
 
-    async def test_the_user_message_is_stored_before_the_model_is_called(self, tmp_path, chats):
+    async def test_the_user_message_is_stored_before_the_model_is_called(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel([hold, "ok"]))
+        runtime = open_runtime(ScriptedModel([hold, "ok"]))
         ticket = await runtime.send_message(chat_id, "keep me")
         stored = session_of(chats, chat_id).get_message(ticket.user_message_id)
         assert stored["parts"] == [{"type": "text", "text": "keep me"}]
@@ -111,11 +106,12 @@ class TestStreaming:
         assert placeholder["metadata"]["status"] == "running"
         hold.release()
         await runtime.wait_idle(chat_id)
-        await runtime.aclose()
 
-    async def test_images_are_stored_as_file_parts_with_the_text(self, tmp_path, chats):
+    async def test_images_are_stored_as_file_parts_with_the_text(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("A cat."))
+        runtime = open_runtime(ScriptedModel("A cat."))
         url = "data:image/png;base64,iVBORw0KGgo="
         ticket = await runtime.send_message(chat_id, "what is this?", images=[url])
         await runtime.wait_idle(chat_id)
@@ -124,12 +120,13 @@ class TestStreaming:
             {"type": "file", "mediaType": "image/png", "url": url},
             {"type": "text", "text": "what is this?"},
         ]
-        await runtime.aclose()
 
-    async def test_invalid_sends_are_refused_before_anything_is_stored(self, tmp_path, chats):
+    async def test_invalid_sends_are_refused_before_anything_is_stored(
+        self, tmp_path, chats, closing
+    ):
         chat_id = chats.create_chat().id
-        runtime = ChatRuntime(
-            settings(tmp_path, CHATS_MAX_MESSAGE_BYTES="10"), chats, ScriptedModel()
+        runtime = closing(
+            ChatRuntime(settings(tmp_path, CHATS_MAX_MESSAGE_BYTES="10"), chats, ScriptedModel())
         )
         with pytest.raises(InputTooLargeError):
             await runtime.send_message(chat_id, "x" * 11)
@@ -142,16 +139,13 @@ class TestStreaming:
         with pytest.raises(ValueError):
             await runtime.send_message("../../etc/passwd", "hi")
         assert session_of(chats, chat_id).get_history() == []
-        await runtime.aclose()
 
 
 class TestCheckpoints:
-    async def test_a_long_reply_is_saved_while_it_streams(self, tmp_path, chats):
+    async def test_a_long_reply_is_saved_while_it_streams(self, tmp_path, chats, open_runtime):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(
-            tmp_path,
-            chats,
+        runtime = open_runtime(
             ScriptedModel(["First part. ", 0.02, "Second part. ", hold, "End."]),
             checkpoint_interval_s=0.01,
         )
@@ -165,22 +159,22 @@ class TestCheckpoints:
         final = session_of(chats, chat_id).get_message(ticket.assistant_message_id)
         assert final["parts"] == [{"type": "text", "text": "First part. Second part. End."}]
         assert final["metadata"]["status"] == "completed"
-        await runtime.aclose()
 
-    async def test_archiving_is_recorded_on_the_conversation(self, tmp_path, chats):
+    async def test_archiving_is_recorded_on_the_conversation(self, tmp_path, chats, open_runtime):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        runtime = open_runtime(ScriptedModel())
         archived = await runtime.set_archived(chat_id)
         assert archived.archived_at is not None
         assert (await runtime.set_archived(chat_id, False)).archived_at is None
-        await runtime.aclose()
 
 
 class TestCancel:
-    async def test_cancelling_keeps_the_partial_reply_marked_cancelled(self, tmp_path, chats):
+    async def test_cancelling_keeps_the_partial_reply_marked_cancelled(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(["Half of ", "the answer", hold]))
+        runtime = open_runtime(ScriptedModel(["Half of ", "the answer", hold]))
         ticket = await runtime.send_message(chat_id, "long question")
         await hold.reached()
         assert await runtime.cancel(chat_id)
@@ -193,12 +187,11 @@ class TestCancel:
         assert (await runtime.get_run(chat_id, ticket.run_id)).status == RunStatus.CANCELLED
         assert session_of(chats, chat_id).get_message(ticket.user_message_id) is not None
         hold.release()
-        await runtime.aclose()
 
-    async def test_the_next_queued_message_runs_after_a_cancel(self, tmp_path, chats):
+    async def test_the_next_queued_message_runs_after_a_cancel(self, tmp_path, chats, open_runtime):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(["partial", hold], "second reply"))
+        runtime = open_runtime(ScriptedModel(["partial", hold], "second reply"))
         first = await runtime.send_message(chat_id, "first")
         await hold.reached()
         second = await runtime.send_message(chat_id, "second")
@@ -207,13 +200,14 @@ class TestCancel:
         terminal = [(e.type, e.run_id) for e in events if e.type in TERMINAL]
         assert terminal == [("run.cancelled", first.run_id), ("run.completed", second.run_id)]
         hold.release()
-        await runtime.aclose()
 
-    async def test_a_queued_run_can_be_cancelled_without_running(self, tmp_path, chats):
+    async def test_a_queued_run_can_be_cancelled_without_running(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
         hold = Hold()
         model = ScriptedModel([hold, "first reply"])
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         first = await runtime.send_message(chat_id, "first")
         await hold.reached()
         queued = await runtime.send_message(chat_id, "never mind")
@@ -228,14 +222,15 @@ class TestCancel:
         assert session.get_message(queued.user_message_id) is not None
         reply = session.get_message(queued.assistant_message_id)
         assert reply["metadata"]["status"] == "cancelled"
-        await runtime.aclose()
 
 
 class TestBranches:
-    async def test_regenerate_adds_a_sibling_reply_to_the_same_user_message(self, tmp_path, chats):
+    async def test_regenerate_adds_a_sibling_reply_to_the_same_user_message(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
         model = ScriptedModel("first answer", "second answer")
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         ticket = await runtime.send_message(chat_id, "question")
         await runtime.wait_idle(chat_id)
         again = await runtime.regenerate(chat_id, ticket.assistant_message_id)
@@ -246,14 +241,13 @@ class TestBranches:
         assert replies == [ticket.assistant_message_id, again.assistant_message_id]
         assert texts(session) == [("user", "question"), ("assistant", "second answer")]
         assert [m.content for m in model.requests[1].messages] == ["question"]
-        await runtime.aclose()
 
     async def test_editing_a_message_adds_a_sibling_user_message_and_answers_it(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         model = ScriptedModel("a1", "a2", "a2 edited")
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         first = await runtime.send_message(chat_id, "q1")
         await runtime.wait_idle(chat_id)
         second = await runtime.send_message(chat_id, "q2 with a typo")
@@ -273,24 +267,22 @@ class TestBranches:
         assert stored["metadata"]["editedFrom"] == second.user_message_id
         # The old branch is untouched.
         assert session.get_message(second.assistant_message_id)["parts"][0]["text"] == "a2"
-        await runtime.aclose()
 
-    async def test_editing_the_first_message_starts_a_new_root(self, tmp_path, chats):
+    async def test_editing_the_first_message_starts_a_new_root(self, tmp_path, chats, open_runtime):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("a", "b"))
+        runtime = open_runtime(ScriptedModel("a", "b"))
         first = await runtime.send_message(chat_id, "original")
         await runtime.wait_idle(chat_id)
         await runtime.edit_message(chat_id, first.user_message_id, "rewritten")
         await runtime.wait_idle(chat_id)
         assert texts(session_of(chats, chat_id)) == [("user", "rewritten"), ("assistant", "b")]
-        await runtime.aclose()
 
     @pytest.mark.parametrize("named", [["a1"], {"id": "a1"}, 7, None, "another-chats-message"])
     async def test_regenerating_or_editing_what_is_no_message_id_of_the_chat_is_not_found(
-        self, tmp_path, chats, named
+        self, tmp_path, chats, open_runtime, named
     ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        runtime = open_runtime(ScriptedModel())
         await runtime.send_message(chat_id, "q")
         await runtime.wait_idle(chat_id)
         with pytest.raises(NotFoundError):
@@ -298,25 +290,23 @@ class TestBranches:
         with pytest.raises(NotFoundError):
             await runtime.edit_message(chat_id, named, "rewritten")
         assert len(session_of(chats, chat_id).get_history()) == 2
-        await runtime.aclose()
 
-    async def test_regenerating_a_user_message_is_refused(self, tmp_path, chats):
+    async def test_regenerating_a_user_message_is_refused(self, tmp_path, chats, open_runtime):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        runtime = open_runtime(ScriptedModel())
         ticket = await runtime.send_message(chat_id, "q")
         await runtime.wait_idle(chat_id)
         with pytest.raises(KeyError):
             await runtime.regenerate(chat_id, ticket.user_message_id)
-        await runtime.aclose()
 
 
 class TestDirectoryIntegration:
     async def test_the_first_exchange_titles_the_chat_and_every_reply_updates_the_preview(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         model = ScriptedModel("Lisbon is lovely in May.", "Pack light.", complete_with="Trip")
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         await runtime.send_message(chat_id, "Plan a trip to Lisbon")
         await runtime.wait_idle(chat_id)
         summary = chats.get_summary(chat_id)
@@ -328,29 +318,29 @@ class TestDirectoryIntegration:
         assert summary.title == "Trip"  # titled once
         assert summary.last_message_preview == "Pack light."
         assert len(model.prompts) == 1
-        await runtime.aclose()
 
     async def test_a_chat_renamed_by_the_user_before_the_first_reply_keeps_its_name(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel([hold, "ok"]))
+        runtime = open_runtime(ScriptedModel([hold, "ok"]))
         await runtime.send_message(chat_id, "hello")
         await hold.reached()
         chats.rename_chat(chat_id, "My name")
         hold.release()
         await runtime.wait_idle(chat_id)
         assert chats.get_summary(chat_id).title == "My name"
-        await runtime.aclose()
 
-    async def test_shared_memory_is_frozen_for_a_turn_and_fresh_at_the_next(self, tmp_path, chats):
+    async def test_shared_memory_is_frozen_for_a_turn_and_fresh_at_the_next(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
         chats.set_shared_context("user_memory", "- likes tea\n")
         model = ScriptedModel(
             [ToolCall("c1", "remember", {"fact": "lives in Porto"})], "Saved.", "Sure."
         )
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         await runtime.send_message(chat_id, "remember that I live in Porto")
         await runtime.wait_idle(chat_id)
         assert chats.get_shared_context("user_memory") == "- likes tea\n- lives in Porto\n"
@@ -369,14 +359,13 @@ class TestDirectoryIntegration:
             "input": {"fact": "lives in Porto"},
             "output": {"saved": True, "fact": "lives in Porto"},
         }
-        await runtime.aclose()
 
     async def test_unreachable_shared_memory_does_not_fail_the_turn(
-        self, tmp_path, chats, monkeypatch
+        self, tmp_path, chats, open_runtime, monkeypatch
     ):
         chat_id = chats.create_chat().id
         model = ScriptedModel("Still here.")
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
 
         def down(label):
             raise ConnectionError("directory unreachable")
@@ -386,14 +375,13 @@ class TestDirectoryIntegration:
         events = await events_until_done(runtime, chat_id, ticket.run_id)
         assert events[-1].type == "run.completed"
         assert model.requests[0].section("memory") is None
-        await runtime.aclose()
 
     async def test_a_reply_streaming_into_a_chat_deleted_elsewhere_still_finishes(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         hold = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel([hold, "done"]))
+        runtime = open_runtime(ScriptedModel([hold, "done"]))
         ticket = await runtime.send_message(chat_id, "hello")
         await hold.reached()
         subscribed = asyncio.Event()
@@ -410,11 +398,12 @@ class TestDirectoryIntegration:
         assert reply["metadata"]["status"] == "completed"
         with pytest.raises(ChatNotFoundError):
             await runtime.send_message(chat_id, "again")
-        await runtime.aclose()
 
-    async def test_a_re_created_chat_starts_a_fresh_conversation(self, tmp_path, chats):
+    async def test_a_re_created_chat_starts_a_fresh_conversation(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        runtime = open_runtime(ScriptedModel())
         await runtime.send_message(chat_id, "old life")
         await runtime.wait_idle(chat_id)
         await runtime.put_session_state(chat_id, {"old": True}, expected_version=0)
@@ -425,12 +414,11 @@ class TestDirectoryIntegration:
         assert texts(session_of(chats, chat_id)) == [("user", "new life"), ("assistant", "OK.")]
         assert (await runtime.get_session_state(chat_id)).data == {}
         assert (await runtime.get_conversation(chat_id)).last_run_id == ticket.run_id
-        await runtime.aclose()
 
 
 class TestRecovery:
     async def test_a_run_left_running_by_a_dead_process_is_failed_and_queued_ones_resume(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         hold = Hold()
@@ -446,7 +434,7 @@ class TestRecovery:
         store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
         assert store.load_run(stuck.run_id).status == RunStatus.RUNNING
 
-        revived = make_runtime(tmp_path, chats, ScriptedModel("answer to second"))
+        revived = open_runtime(ScriptedModel("answer to second"))
         status = await revived.run_status(chat_id)
         await revived.wait_idle(chat_id)
         assert status.running is None or status.running.id == waiting.run_id
@@ -457,13 +445,12 @@ class TestRecovery:
         assert interrupted["metadata"]["status"] == "failed"
         assert session.get_message(stuck.user_message_id) is not None
         hold.release()
-        await revived.aclose()
 
 
 class TestOfflineAssistant:
-    async def test_it_remembers_and_recalls_across_chats(self, tmp_path, chats):
+    async def test_it_remembers_and_recalls_across_chats(self, tmp_path, chats, open_runtime):
         model = OfflineAssistant(chunk_delay_s=0)
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         trip = chats.create_chat(title="Trip planning").id
         await runtime.send_message(trip, "We fly to Lisbon on May 3rd")
         await runtime.wait_idle(trip)
@@ -484,12 +471,12 @@ class TestOfflineAssistant:
         await runtime.wait_idle(ask)
         assert "my sister is called Ana" in texts(session_of(chats, ask))[-1][1]
         assert who.run_id
-        await runtime.aclose()
 
-    async def test_offline_titles_are_heuristic_and_need_no_model(self, tmp_path, chats):
+    async def test_offline_titles_are_heuristic_and_need_no_model(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, OfflineAssistant(chunk_delay_s=0))
+        runtime = open_runtime(OfflineAssistant(chunk_delay_s=0))
         await runtime.send_message(chat_id, "Can you help me plan a birthday party?")
         await runtime.wait_idle(chat_id)
         assert chats.get_summary(chat_id).title == "Plan a birthday party"
-        await runtime.aclose()

@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import pytest
 
-from backend.chats import Chats
 from backend.models import OpenAICompatibleProvider, reply_cut_marker
 from backend.runtime import ChatRuntime, RunStatus
 from tests.runtime.helpers import events_until_done
@@ -18,13 +17,6 @@ from tests.support.deadlines import MARGIN_S, WAIT_S
 from tests.support.fake_replies import cut, hang, http_error, huge_reply, text, tool_call
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
 
 
 def runtime_for(fake_openai, tmp_path, chats, *, timeout_s=MARGIN_S):
@@ -47,9 +39,11 @@ def assert_user_message_kept(session, ticket, text_):
     assert stored["parts"] == [{"type": "text", "text": text_}]
 
 
-async def test_a_streamed_reply_is_persisted_and_titles_the_chat(fake_openai, tmp_path, chats):
+async def test_a_streamed_reply_is_persisted_and_titles_the_chat(
+    fake_openai, tmp_path, chats, closing
+):
     fake_openai.script(text("Lisbon ", "in May ", "is mild."), text("Lisbon in May"))
-    runtime = runtime_for(fake_openai, tmp_path, chats)
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
     chat_id, ticket, events, session = await send(runtime, chats, "Weather in Lisbon?")
     assert events[-1].type == "run.completed"
     deltas = [e.data["text"] for e in events if e.type == "message.delta"]
@@ -62,16 +56,17 @@ async def test_a_streamed_reply_is_persisted_and_titles_the_chat(fake_openai, tm
     sent = fake_openai.requests[0].body
     assert sent["messages"][-1] == {"role": "user", "content": "Weather in Lisbon?"}
     assert {t["function"]["name"] for t in sent["tools"]} == {"remember", "update_session_state"}
-    await runtime.aclose()
 
 
-async def test_a_tool_call_round_trip_is_stored_as_message_parts(fake_openai, tmp_path, chats):
+async def test_a_tool_call_round_trip_is_stored_as_message_parts(
+    fake_openai, tmp_path, chats, closing
+):
     fake_openai.script(
         tool_call("remember", {"fact": "I am vegetarian"}, call_id="call_7"),
         text("Noted: ", "vegetarian."),
         text("Diet"),
     )
-    runtime = runtime_for(fake_openai, tmp_path, chats)
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
     _chat_id, ticket, events, session = await send(runtime, chats, "remember I'm vegetarian")
     tool_events = [e.data for e in events if e.type == "tool.call"]
     assert [(d["toolCallId"], d["state"]) for d in tool_events] == [
@@ -99,12 +94,13 @@ async def test_a_tool_call_round_trip_is_stored_as_message_parts(fake_openai, tm
         "content": '{"saved": true, "fact": "I am vegetarian"}',
         "tool_call_id": "call_7",
     }
-    await runtime.aclose()
 
 
-async def test_an_http_500_fails_the_run_and_keeps_the_user_message(fake_openai, tmp_path, chats):
+async def test_an_http_500_fails_the_run_and_keeps_the_user_message(
+    fake_openai, tmp_path, chats, closing
+):
     fake_openai.script(http_error(500, "CUDA out of memory"))
-    runtime = runtime_for(fake_openai, tmp_path, chats)
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
     chat_id, ticket, events, session = await send(runtime, chats, "hello")
     failed = events[-1]
     assert failed.type == "run.failed"
@@ -115,13 +111,14 @@ async def test_an_http_500_fails_the_run_and_keeps_the_user_message(fake_openai,
     assert reply["metadata"]["status"] == "failed"
     assert reply["parts"] == []
     assert (await runtime.get_run(chat_id, ticket.run_id)).status == RunStatus.FAILED
-    await runtime.aclose()
 
 
-async def test_a_silent_server_times_out_and_keeps_the_partial_reply(fake_openai, tmp_path, chats):
+async def test_a_silent_server_times_out_and_keeps_the_partial_reply(
+    fake_openai, tmp_path, chats, closing
+):
     fake_openai.script(hang("The answer ", "starts", seconds=WAIT_S))  # until the server stops
     # The first two chunks arrive well inside the idle limit on any machine; the stall is longer.
-    runtime = runtime_for(fake_openai, tmp_path, chats)
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
     _chat_id, ticket, events, session = await send(runtime, chats, "slow question")
     assert events[-1].type == "run.failed"
     assert events[-1].data["error_type"] == "ModelTimeoutError"
@@ -131,12 +128,13 @@ async def test_a_silent_server_times_out_and_keeps_the_partial_reply(fake_openai
     assert reply["parts"] == [{"type": "text", "text": "The answer starts"}]
     assert reply["metadata"]["status"] == "failed"
     assert "did not answer in time" in reply["metadata"]["error"]
-    await runtime.aclose()
 
 
-async def test_a_cut_stream_fails_the_run_and_keeps_the_partial_reply(fake_openai, tmp_path, chats):
+async def test_a_cut_stream_fails_the_run_and_keeps_the_partial_reply(
+    fake_openai, tmp_path, chats, closing
+):
     fake_openai.script(cut("Half ", "an answer"))
-    runtime = runtime_for(fake_openai, tmp_path, chats)
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
     _chat_id, ticket, events, session = await send(runtime, chats, "tell me")
     assert events[-1].type == "run.failed"
     assert events[-1].data["error_type"] == "ModelStreamError"
@@ -144,12 +142,11 @@ async def test_a_cut_stream_fails_the_run_and_keeps_the_partial_reply(fake_opena
     reply = session.get_message(ticket.assistant_message_id)
     assert reply["parts"] == [{"type": "text", "text": "Half an answer"}]
     assert reply["metadata"]["status"] == "failed"
-    await runtime.aclose()
 
 
-async def test_after_a_failure_the_next_message_is_answered(fake_openai, tmp_path, chats):
+async def test_after_a_failure_the_next_message_is_answered(fake_openai, tmp_path, chats, closing):
     fake_openai.script(http_error(503, "loading model"), text("Ready now."), text("Title"))
-    runtime = runtime_for(fake_openai, tmp_path, chats)
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
     chat_id, first, _events, session = await send(runtime, chats, "first try")
     second = await runtime.send_message(chat_id, "second try")
     events = await events_until_done(runtime, chat_id, second.run_id)
@@ -158,19 +155,20 @@ async def test_after_a_failure_the_next_message_is_answered(fake_openai, tmp_pat
     sent = fake_openai.requests[1].body["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == ["first try", "second try"]
     assert session.get_message(first.assistant_message_id)["metadata"]["status"] == "failed"
-    await runtime.aclose()
 
 
 async def test_a_reply_past_the_size_limit_is_stored_cut_with_its_marker(
-    fake_openai, tmp_path, chats
+    fake_openai,
+    tmp_path,
+    chats,
+    closing,
 ):
     limit = 64 * 1024
     fake_openai.script(huge_reply(50 * 1024 * 1024), text("Endless"))
     settings = replace(fake_openai.settings(tmp_path / "data"), model_max_reply_bytes=limit)
-    runtime = ChatRuntime(settings, chats)
+    runtime = closing(ChatRuntime(settings, chats))
     _chat_id, ticket, events, session = await send(runtime, chats, "write forever")
     assert events[-1].type == "run.completed"
     reply = session.get_message(ticket.assistant_message_id)
     assert reply["parts"] == [{"type": "text", "text": "y" * limit + reply_cut_marker(limit)}]
     assert reply["metadata"]["status"] == "completed"
-    await runtime.aclose()

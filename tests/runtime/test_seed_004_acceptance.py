@@ -39,7 +39,9 @@ def directory(tmp_path):
 
 
 async def test_a_resumed_thread_runs_the_same_bound_agent_and_version_when_pinned(
-    tmp_path, directory
+    tmp_path,
+    directory,
+    closing,
 ):
     registry = AgentRegistry(HELPER_V1)
     model = ScriptedModel()
@@ -56,7 +58,7 @@ async def test_a_resumed_thread_runs_the_same_bound_agent_and_version_when_pinne
     # A new version is published; the thread is resumed by a fresh runtime (a restart).
     registry.publish("helper", system_prompt="You are helper v2.")
     model.requests.clear()
-    resumed = make_runtime(tmp_path, directory, model, agents=registry)
+    resumed = closing(make_runtime(tmp_path, directory, model, agents=registry))
     for chat_id in (pinned, latest):
         ticket = await resumed.send_message(chat_id, "again")
         await events_until_done(resumed, chat_id, ticket.run_id)
@@ -72,11 +74,12 @@ async def test_a_resumed_thread_runs_the_same_bound_agent_and_version_when_pinne
     )
     run = await resumed.get_run(pinned, record.last_run_id)
     assert (run.agent_id, run.agent_version, run.status) == ("helper", 1, RunStatus.COMPLETED)
-    await resumed.aclose()
 
 
 async def test_session_state_survives_across_runs_and_is_never_written_directly_from_model_output(
-    tmp_path, directory
+    tmp_path,
+    directory,
+    closing,
 ):
     chat_id = directory.create_chat().id
     model = ScriptedModel(
@@ -106,16 +109,17 @@ async def test_session_state_survives_across_runs_and_is_never_written_directly_
     await runtime.aclose()
 
     # Survives a restart; untouched by run 2's text and rejected proposal.
-    fresh = make_runtime(tmp_path, directory, ScriptedModel())
+    fresh = closing(make_runtime(tmp_path, directory, ScriptedModel()))
     state = await fresh.get_session_state(chat_id)
     assert (state.version, state.data) == (1, {"step": 1, "topic": "trip"})
     stored = directory.get_chat(chat_id).session.get_message(second.assistant_message_id)
     assert stored["parts"][-1]["type"] == "text"  # the text stayed text
-    await fresh.aclose()
 
 
 async def test_concurrent_session_state_writes_are_rejected_by_version_never_merged(
-    tmp_path, directory
+    tmp_path,
+    directory,
+    closing,
 ):
     chat_id = directory.create_chat().id
     hold = Hold()
@@ -123,7 +127,7 @@ async def test_concurrent_session_state_writes_are_rejected_by_version_never_mer
         [ToolCall("c1", "update_session_state", {"set": {"from_run": True}})],
         [hold, "done"],
     )
-    runtime = make_runtime(tmp_path, directory, model)
+    runtime = closing(make_runtime(tmp_path, directory, model))
     # Two direct writers racing on version 0: exactly one wins.
     results = await asyncio.gather(
         runtime.put_session_state(chat_id, {"writer": "a"}, expected_version=0),
@@ -150,18 +154,19 @@ async def test_concurrent_session_state_writes_are_rejected_by_version_never_mer
     assert session.get_message(ticket.assistant_message_id)["metadata"]["status"] == "failed"
     with pytest.raises(StaleVersionError):
         await runtime.put_session_state(chat_id, {"late": 1}, expected_version=1)
-    await runtime.aclose()
 
 
 async def test_two_queued_runs_in_one_conversation_execute_in_enqueue_order_never_concurrently(
-    tmp_path, directory
+    tmp_path,
+    directory,
+    closing,
 ):
     chat_id = directory.create_chat().id
     other = directory.create_chat().id
     hold = Hold()
     other_hold = Hold()
     model = ScriptedModel([hold, "one"], [other_hold, "elsewhere"], [0.01, "two"], "three")
-    runtime = make_runtime(tmp_path, directory, model)
+    runtime = closing(make_runtime(tmp_path, directory, model))
     first = await runtime.send_message(chat_id, "q1")
     await hold.reached()
     # Another conversation runs in parallel while this one is busy.
@@ -197,18 +202,20 @@ async def test_two_queued_runs_in_one_conversation_execute_in_enqueue_order_neve
         ("user", "q3"),
         ("assistant", "three"),
     ]
-    await runtime.aclose()
 
 
 async def test_session_state_and_final_messages_for_a_turn_commit_atomically(
-    tmp_path, directory, monkeypatch
+    tmp_path,
+    directory,
+    monkeypatch,
+    closing,
 ):
     chat_id = directory.create_chat().id
     model = ScriptedModel(
         [ToolCall("c1", "update_session_state", {"set": {"step": 1}})],
         "Saved the step.",
     )
-    runtime = make_runtime(tmp_path, directory, model)
+    runtime = closing(make_runtime(tmp_path, directory, model))
     original = RuntimeStore.finish_run
 
     def failing_finish(self, run_id, status, **kwargs):
@@ -234,11 +241,12 @@ async def test_session_state_and_final_messages_for_a_turn_commit_atomically(
     ]
     run = await runtime.get_run(chat_id, ticket.run_id)
     assert run.status == RunStatus.FAILED
-    await runtime.aclose()
 
 
 async def test_compaction_preserves_recent_turns_and_tool_continuity_and_is_observable_as_an_event(
-    tmp_path, directory
+    tmp_path,
+    directory,
+    closing,
 ):
     agent = replace(
         DEFAULT_AGENT,
@@ -248,7 +256,7 @@ async def test_compaction_preserves_recent_turns_and_tool_continuity_and_is_obse
     registry = AgentRegistry(agent)
     chat_id = directory.create_chat().id
     model = ScriptedModel(complete_with="SUMMARY: the user planned a long trip.")
-    runtime = make_runtime(tmp_path, directory, model, agents=registry)
+    runtime = closing(make_runtime(tmp_path, directory, model, agents=registry))
     await runtime.bind_agent(chat_id, "assistant", version=1)  # never compacts this thread
     for i in range(8):
         model.script(f"answer number {i} " + "detail " * 30)
@@ -291,4 +299,3 @@ async def test_compaction_preserves_recent_turns_and_tool_continuity_and_is_obse
     assert "question 4" not in joined  # the middle lives only in the summary
     session = directory.get_chat(chat_id).session
     assert session.get_compactions()
-    await runtime.aclose()

@@ -21,13 +21,6 @@ from tests.support.unicode_text import is_well_formed
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def chats(tmp_path):
-    directory = Chats(tmp_path / "data", "user1")
-    yield directory
-    directory.close()
-
-
 async def run_to_the_end(tmp_path, chats, model, user_text="hi"):
     """Send one message; return the chat id, the ticket and the run's events."""
     chat_id = chats.create_chat().id

@@ -11,7 +11,7 @@ import pytest
 
 from backend.chats import Chats
 from backend.transcript import load_window
-from tests.runtime.helpers import events_until_done, make_runtime
+from tests.runtime.helpers import events_until_done
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -23,9 +23,11 @@ def file_of(chats: Chats, chat_id: str):
 
 
 class TestOpeningAnUnwrittenChat:
-    async def test_what_a_chat_page_reads_on_open_creates_no_file(self, tmp_path, chats):
+    async def test_what_a_chat_page_reads_on_open_creates_no_file(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("unused"))
+        runtime = open_runtime(ScriptedModel("unused"))
         window = load_window(chats.get_chat(chat_id).reader)
         binding = await runtime.agent_binding(chat_id)
         record = await runtime.get_conversation(chat_id)
@@ -46,13 +48,12 @@ class TestOpeningAnUnwrittenChat:
         assert (state.version, state.data) == (0, {})
         assert not status.busy
         assert summary is None
-        await runtime.aclose()
 
     async def test_the_defaults_read_before_the_first_write_are_the_ones_stored_by_it(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("unused"))
+        runtime = open_runtime(ScriptedModel("unused"))
         before = await runtime.get_conversation(chat_id)
         stored = await runtime.set_model(chat_id, None)  # a write to the record
         assert file_of(chats, chat_id).exists()
@@ -61,22 +62,23 @@ class TestOpeningAnUnwrittenChat:
             before.agent_version_policy,
             before.agent_version,
         )
-        await runtime.aclose()
 
-    async def test_the_first_message_creates_the_file_and_reads_then_see_it(self, tmp_path, chats):
+    async def test_the_first_message_creates_the_file_and_reads_then_see_it(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("Hello."))
+        runtime = open_runtime(ScriptedModel("Hello."))
         assert load_window(chats.get_chat(chat_id).reader).entries == ()
         ticket = await runtime.send_message(chat_id, "hi")
         await events_until_done(runtime, chat_id, ticket.run_id)
         window = load_window(chats.get_chat(chat_id).reader)
         assert [e.text for e in window.entries] == ["hi", "Hello."]
-        await runtime.aclose()
 
-    async def test_choosing_a_model_is_a_write_and_creates_the_file(self, tmp_path, chats):
+    async def test_choosing_a_model_is_a_write_and_creates_the_file(
+        self, tmp_path, chats, open_runtime
+    ):
         chat_id = chats.create_chat().id
-        runtime = make_runtime(tmp_path, chats, ScriptedModel("unused"))
+        runtime = open_runtime(ScriptedModel("unused"))
         await runtime.set_model(chat_id, None)
         assert file_of(chats, chat_id).exists()
         assert (await runtime.get_conversation(chat_id)).model is None
-        await runtime.aclose()

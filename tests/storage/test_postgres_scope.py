@@ -17,6 +17,7 @@ from backend.storage import well_formed_text
 from backend.storage.postgres import PostgresEngine, PostgresScope
 from backend.storage.postgres.statements import to_psycopg
 from backend.storage.scope import IntegrityError
+from tests.support.deadlines import CHILD_START_S, WAIT_S
 
 
 @pytest.fixture
@@ -210,9 +211,9 @@ class TestMigrations:
         ]
         for process in processes:
             process.start()
-        outcomes = sorted((results.get(timeout=60) for _ in processes), key=len)
+        outcomes = sorted((results.get(timeout=CHILD_START_S) for _ in processes), key=len)
         for process in processes:
-            process.join(30)
+            process.join(WAIT_S)
         assert outcomes == [[], ["_m001_create", "_m002_seed"]]
         with psycopg.connect(postgres_url) as conn:
             assert conn.execute("SELECT count(*) FROM racing").fetchone() == (1,)

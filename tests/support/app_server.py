@@ -1,10 +1,11 @@
-"""Start and stop the real Chats app (Reflex frontend + backend) for browser tests."""
+"""Start and stop the real Chats app (Reflex frontend + backend) for browser tests and benches."""
 
 from __future__ import annotations
 
 import atexit
 import fcntl
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -36,6 +37,17 @@ SERVERS: dict[str, tuple[tuple[str, ...], str]] = {
     "granian": (REFLEX_LAUNCHER, "GRANIAN_WORKERS"),
 }
 TEST_PASSWORD = "correct horse battery staple"
+# The browser that browser tests, benches and screenshots drive (Debian's, not a download).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
@@ -52,13 +64,25 @@ class _Build:
     port: int
 
 
-# The first production app of a test process builds the pages; every later one serves that
-# build. The built pages hold the backend's port, not its host ("localhost", which the page
-# replaces with the address it was loaded from), so each later app listens on a loopback
-# address of its own (127.0.0.2, .3, ...) with the build's port. One build per process instead
-# of one per app: each costs 20-40 s on 2 busy cores.
+# The first production app of a test run builds the pages; every later one serves that build.
+# The built pages hold the backend's port, not its host ("localhost", which the page replaces
+# with the address it was loaded from), so each later app listens on a loopback address of
+# its own with the build's port: 127.0.<worker + 1>.2, .3, ... (each browser-test worker of
+# pytest-xdist has its own range). One build per run instead of one per app or per worker:
+# each costs 20-40 s of both cores, and two at once slowed each other down.
 _builds: dict[tuple[Path, tuple[str, ...]], _Build] = {}
-_loopback_hosts = (f"127.0.0.{n}" for n in itertools.count(2))
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or "0")
+_loopback_hosts = (f"127.0.{_WORKER + 1}.{n}" for n in itertools.count(2))
+
+
+_shared_builds: Path | None = None
+
+
+def share_builds_in(folder: Path) -> None:
+    """Make this process's first production app use the build in ``folder``, or make it there
+    for the run's other processes (the browser-test workers: tests/e2e/conftest.py)."""
+    global _shared_builds
+    _shared_builds = folder
 
 
 def _free_host(port: int) -> str | None:
@@ -203,29 +227,82 @@ def start_app(
     its stories run ~40 % faster than against the development server, which serves each new
     window hundreds of unbundled modules); ``mode="dev"`` for the development server."""
     key = (ROOT, launcher)
-    build = _builds.get(key) if mode == "prod" and launcher == APP_LAUNCHER else None
+    shares_builds = mode == "prod" and launcher == APP_LAUNCHER
+    shared = _shared_builds if shares_builds and key not in _builds else None
+    if shared is not None:
+        return _start_sharing_builds(shared, key, data_dir, log_path, env)
+    build = _builds.get(key) if shares_builds else None
     host = _free_host(build.port) if build is not None and build.web_dir.is_dir() else None
     if build is not None and host is not None:
         return _serve_build(build, host, data_dir, log_path, env)
+    server = _build_and_start(log_path.parent, data_dir, log_path, env, mode, launcher)
+    if shares_builds:
+        # Kept for the process's later apps (stopping this one leaves it), removed at exit.
+        assert server.web_dir is not None
+        _builds[key] = _Build(server.web_dir, _port_of(server))
+        server.owns_web_dir = False
+        atexit.register(shutil.rmtree, server.web_dir, ignore_errors=True)
+    return server
+
+
+def _build_and_start(
+    web_parent: Path,
+    data_dir: Path,
+    log_path: Path,
+    env: Mapping[str, str] | None,
+    mode: str,
+    launcher: tuple[str, ...],
+) -> AppServer:
     frontend_port = free_port()
     # In production mode Reflex serves the built frontend from the backend's port.
     backend_port = frontend_port if mode == "prod" else free_port()
-    web_dir = _private_web_dir(log_path.parent / f"web-{frontend_port}")
+    web_dir = _private_web_dir(web_parent / f"web-{frontend_port}")
     command = [
         sys.executable, "-m", *launcher, "--env", mode,
         "--frontend-port", str(frontend_port),
         "--backend-port", str(backend_port),
         "--backend-host", "127.0.0.1",  # leaves the port free on the other loopback addresses
     ]  # fmt: skip
-    server = _launch(
+    return _launch(
         command, "127.0.0.1", data_dir, log_path, web_dir, frontend_port, backend_port, env
     )
-    if mode == "prod" and launcher == APP_LAUNCHER:
-        # Kept for the process's later apps (stopping this one leaves it), removed at exit.
-        _builds[key] = _Build(web_dir, frontend_port)
-        server.owns_web_dir = False
-        atexit.register(shutil.rmtree, web_dir, ignore_errors=True)
-    return server
+
+
+def _port_of(server: AppServer) -> int:
+    return int(server.url.rsplit(":", 1)[1])
+
+
+def _start_sharing_builds(
+    shared: Path,
+    key: tuple[Path, tuple[str, ...]],
+    data_dir: Path,
+    log_path: Path,
+    env: Mapping[str, str] | None,
+) -> AppServer:
+    """This worker's first production app: it serves the run's build, building it first if
+    no other worker has (under a lock, so the others wait for it instead of building too).
+
+    The build stays for the run's other workers: it lives in the run's temporary folder,
+    which pytest (or scripts/test) removes with the rest of the run's files.
+    """
+    shared.mkdir(parents=True, exist_ok=True)
+    record = shared / "build.json"
+    with (shared / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            server = _build_and_start(shared, data_dir, log_path, env, "prod", key[1])
+            assert server.web_dir is not None
+            _builds[key] = _Build(server.web_dir, _port_of(server))
+            record.write_text(
+                json.dumps({"web_dir": str(server.web_dir), "port": _port_of(server)})
+            )
+            server.owns_web_dir = False
+            return server
+        saved = json.loads(record.read_text())
+    build = _builds[key] = _Build(Path(saved["web_dir"]), saved["port"])
+    host = _free_host(build.port)
+    assert host is not None, f"no loopback address has port {build.port} free"
+    return _serve_build(build, host, data_dir, log_path, env)
 
 
 def restart_app(
@@ -323,7 +400,7 @@ def _wait_until_serving(server: AppServer) -> None:
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(1)
+        time.sleep(0.1)  # an app serves seconds after its start: look again soon
     raise TimeoutError(f"app did not start in {STARTUP_TIMEOUT_S}s:\n{server.log_tail()}")
 
 
