@@ -30,7 +30,7 @@ from reflex_base.utils.format import json_dumps  # noqa: E402
 import chatsapp.chatsapp  # noqa: E402, F401  (registers every state of the app)
 from chatsapp.live.fanout import shared_change  # noqa: E402
 from chatsapp.states.conversation import SharedConversationState  # noqa: E402
-from tests.support.fanout_recorder import App, link  # noqa: E402
+from tests.support.fake_reflex_app import FakeReflexApp, link  # noqa: E402
 from tests.support.streamed_text import StreamedText  # noqa: E402
 
 REPLY_WORDS = (100, 1000, 3000)
@@ -76,7 +76,7 @@ def flushes(words: int) -> list[str]:
 
 
 async def stream(words: int, *, pieces: bool) -> Run:
-    app = App()
+    app = FakeReflexApp()
     app.event_namespace.connect("tab")
     state_cls = SharedConversationState if pieces else WholeReplyView
     await link(app, "conv-bench", state_cls, "tab")

@@ -1,7 +1,7 @@
 """A server that runs for months (issue 14): many people sign in and out, in-process.
 
 Each person connects a tab, opens their directory, runtime and agent library, writes a chat
-and leaves. With the release (``bridge.DIRECTORY_GRACE_S`` shortened) the process's open
+and leaves. With the release (the bridge's ``directory_grace_s`` shortened) the process's open
 descriptors, threads and RSS must stay on a plateau from the warm-up on; kept open (the
 release disabled) they grow with every person, which the second run prints for comparison.
 
@@ -14,16 +14,18 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from backend.config import Settings
 from chatsapp import services as services_module
-from chatsapp.live import bridge
+from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Services
+from tests.support.fake_reflex_app import FakeReflexApp, every_view
 from tests.support.sqlite_heap import sqlite_heap_bytes
-from tests.ui.test_bridge_pumps import FakeApp, View, until
+from tests.ui.test_bridge_pumps import View, ViewStates, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -51,52 +53,42 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Services:
     settings = Settings.from_env({"CHATS_DATA_DIR": str(tmp_path)})
     served = Services(settings)
     monkeypatch.setattr(services_module, "_services", served)
-    for name in (
-        "_pumps",
-        "_watchers",
-        "_tab_watching",
-        "_releases",
-        "_watched_directories",
-        "_user_tabs",
-        "_tab_user",
-        "_directory_releases",
-        "_refreshes",
-    ):
-        monkeypatch.setattr(bridge, name, {})
-    monkeypatch.setattr(bridge, "_tasks", set())
-    monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 0.0)
-    bridge.install(
-        FakeApp(),
-        bridge.LiveStates(
-            directory=View, memory=View, conversation=View, archive=View, chat_settings=View
-        ),
-    )
     return served
 
 
-async def sign_in_and_out(served: Services, person: int) -> None:
+@pytest.fixture
+def live(served: Services) -> Iterator[LiveBridge]:
+    views = every_view(View)
+    bridge = LiveBridge(FakeReflexApp(state_manager=ViewStates()), views, served)  # type: ignore[arg-type]
+    bridge.directory_refresh_s = 0.0
+    bridge.install()
+    yield bridge
+    bridge.stop()
+
+
+async def sign_in_and_out(served: Services, live: LiveBridge, person: int) -> None:
     user_id = f"person{person}"
     served.tab_opened(user_id, f"tab-{person}")
     served.directory(user_id).create_chat(f"Chat of {person}")
     served.runtime(user_id)
     served.agents(user_id)
-    bridge.tab_left(f"tab-{person}")
+    live.tab_left(f"tab-{person}")
 
 
-def settled(served: Services) -> bool:
-    return served.footprint()["directories"] == 0 and not bridge.footprint()["tasks"]
+def settled(served: Services, live: LiveBridge) -> bool:
+    return served.footprint()["directories"] == 0 and not live.footprint()["tasks"]
 
 
 async def test_people_signing_in_and_out_keep_the_server_on_a_plateau(
-    served: Services, monkeypatch: pytest.MonkeyPatch
+    served: Services, live: LiveBridge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 0.01)
+    live.directory_grace_s = 0.01
     seen: dict[int, tuple[int, int, int]] = {}
     started = time.monotonic()
     for start in range(0, PEOPLE, CHECKPOINT_EVERY):
         for person in range(start, start + CHECKPOINT_EVERY):
-            await sign_in_and_out(served, person)
-        await until(lambda: settled(served))
+            await sign_in_and_out(served, live, person)
+        await until(lambda: settled(served, live))
         done = start + CHECKPOINT_EVERY
         seen[done] = figures()
         fds, threads, rss = seen[done]
@@ -113,12 +105,12 @@ async def test_people_signing_in_and_out_keep_the_server_on_a_plateau(
 
 
 async def test_kept_open_for_comparison_they_grow_with_every_person(
-    served: Services, monkeypatch: pytest.MonkeyPatch
+    served: Services, live: LiveBridge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 3600.0)
+    live.directory_grace_s = 3600.0
     before = figures()
     for person in range(KEPT_OPEN_PEOPLE):
-        await sign_in_and_out(served, person)
+        await sign_in_and_out(served, live, person)
     fds, threads, rss = figures()
     print(
         f"kept open, {KEPT_OPEN_PEOPLE} people: +{fds - before[0]} descriptors, "
@@ -136,11 +128,11 @@ CHATS_READ = 40
 
 
 async def test_people_who_stay_keep_only_the_chat_files_in_use(
-    served: Services, monkeypatch: pytest.MonkeyPatch
+    served: Services, live: LiveBridge, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """People stay connected and read chat after chat: what they hold before and after the
     pass that closes chat files unused for a while (``Services.close_idle_chat_files``)."""
-    monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)  # a pump goes as its tab moves on
+    live.release_grace_s = 0.0  # a pump goes as its tab moves on
     people = [f"reader{n}" for n in range(READERS)]
     before, heap_before = figures(), sqlite_heap_bytes()
     chats: dict[str, list[str]] = {}
@@ -158,8 +150,8 @@ async def test_people_who_stay_keep_only_the_chat_files_in_use(
         served.tab_opened(user_id, tab)
         for chat_id in chats[user_id]:
             served.conversation_opened(user_id, chat_id, tab)
-            await until(lambda u=user_id, c=chat_id, t=tab: bridge._tab_watching.get(t) == (u, c))
-    await until(lambda: bridge.footprint()["pumps"] == READERS)
+            await until(lambda u=user_id, c=chat_id, t=tab: live.watched_chat(t) == (u, c))
+    await until(lambda: live.footprint()["pumps"] == READERS)
     read, heap_read = figures(), sqlite_heap_bytes()
     closed = await served.close_idle_chat_files(0.0)
     after, heap_after = figures(), sqlite_heap_bytes()

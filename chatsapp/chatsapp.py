@@ -97,7 +97,7 @@ async def _close_idle_chat_files() -> None:
 log_redaction.install()
 # The bridge first: its socket hooks then run inside the connect check, so they see the
 # token a socket is actually linked with (a refused one is swapped for a fresh token).
-bridge.install(
+live_bridge = bridge.LiveBridge(
     app,
     bridge.LiveStates(
         directory=SharedDirectoryState,
@@ -106,6 +106,8 @@ bridge.install(
         archive=SharedArchiveState,
         chat_settings=SharedChatSettingsState,
     ),
+    services(),
 )
+live_bridge.install()
 token_binding.install(app)  # sockets too: a connect is checked like an event
 signout_watch.install(app, AccountTabState)

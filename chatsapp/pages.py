@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.chat_route import CHAT_ROUTE
 from chatsapp.components.admin import admin_page_body
 from chatsapp.components.agents_page import agents_page_body
 from chatsapp.components.auth_pages import (
@@ -138,7 +139,7 @@ def register(app: rx.App) -> None:
     )
     app.add_page(
         chat_page,
-        route="/chat/[chat_id]",
+        route=CHAT_ROUTE,
         title="Chats",
         on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat, ChatSettingsTabState.load],
     )

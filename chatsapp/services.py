@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from backend.accounts import Accounts
 from backend.agents import AgentLibrary
@@ -54,6 +54,18 @@ async def offload(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
 
 
+class LiveListener(Protocol):
+    """What the live bridge hears from the services (the states report through them)."""
+
+    def directory_opened(self, user_id: str, chats: Chats) -> None: ...
+
+    def conversation_opened(self, user_id: str, chat_id: str, client_token: str) -> None: ...
+
+    def tab_opened(self, user_id: str, client_token: str) -> None: ...
+
+    def agent_saved(self, user_id: str, agent_id: str) -> None: ...
+
+
 class Services:
     """Lazily opened directories and runtimes, keyed by user id."""
 
@@ -70,10 +82,7 @@ class Services:
         self._endpoints: ModelEndpoints | None = None
         # The session-state ceiling of every chat: the runtimes enforce it, the panel shows it.
         self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
-        self._on_directory_opened: list[Callable[[str, Chats], Any]] = []
-        self._on_conversation_opened: list[Callable[[str, str, str], Any]] = []
-        self._on_tab_opened: list[Callable[[str, str], Any]] = []
-        self._on_agent_saved: list[Callable[[str, str], Any]] = []
+        self._live: LiveListener | None = None
         self._accounts: Accounts | None = None
 
     def accounts(self) -> Accounts:
@@ -120,9 +129,8 @@ class Services:
                 opened = True
             else:
                 opened = False
-        if opened:
-            for callback in self._on_directory_opened:
-                callback(user_id, chats)
+        if opened and self._live is not None:
+            self._live.directory_opened(user_id, chats)
         return chats
 
     def runtime(self, user_id: str) -> ChatRuntime:
@@ -264,38 +272,30 @@ class Services:
             runtimes = list(self._runtimes.values())
         await asyncio.gather(*(runtime.shutdown() for runtime in runtimes), return_exceptions=True)
 
-    def on_directory_opened(self, callback: Callable[[str, Chats], Any]) -> None:
-        self._on_directory_opened.append(callback)
+    def listen(self, live: LiveListener) -> None:
+        """``live`` (the app's live bridge) hears what the states report from now on."""
+        self._live = live
 
     def conversation_opened(self, user_id: str, chat_id: str, client_token: str) -> None:
         """Tab ``client_token`` shows ``chat_id``: the bridge, which pushes its updates, hears it.
 
-        A hook rather than a call into the bridge, so the states that report it never import
-        the module that imports them.
+        Through this object rather than a call into the bridge, so the states that report it
+        never import the module that imports them.
         """
-        for callback in self._on_conversation_opened:
-            callback(user_id, chat_id, client_token)
-
-    def on_conversation_opened(self, callback: Callable[[str, str, str], Any]) -> None:
-        self._on_conversation_opened.append(callback)
+        if self._live is not None:
+            self._live.conversation_opened(user_id, chat_id, client_token)
 
     def tab_opened(self, user_id: str, client_token: str) -> None:
         """Tab ``client_token`` of ``user_id`` is connected (it linked their lists): the bridge
         keeps their directory open until their last tab leaves."""
-        for callback in self._on_tab_opened:
-            callback(user_id, client_token)
-
-    def on_tab_opened(self, callback: Callable[[str, str], Any]) -> None:
-        self._on_tab_opened.append(callback)
+        if self._live is not None:
+            self._live.tab_opened(user_id, client_token)
 
     def agent_saved(self, user_id: str, agent_id: str) -> None:
         """A new version of ``agent_id`` was saved: the headers of chats bound to it update
         (the bridge hears it, as it hears :meth:`conversation_opened`)."""
-        for callback in self._on_agent_saved:
-            callback(user_id, agent_id)
-
-    def on_agent_saved(self, callback: Callable[[str, str], Any]) -> None:
-        self._on_agent_saved.append(callback)
+        if self._live is not None:
+            self._live.agent_saved(user_id, agent_id)
 
 
 _services: Services | None = None

@@ -117,6 +117,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.runtime",
     },
+    # A chat page's address, built and read in one place: pure.
+    "chatsapp.chat_route": set(),
     # Every use of a Reflex internal: Reflex only, nothing of the app.
     "chatsapp.reflex_seam": set(),
     # The concern folders' own ``__init__`` modules import nothing.
@@ -134,6 +136,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # Every event passes the guard first; the auth routes are the only cookie writers.
     # (and makes its text well-formed by the storage text rule).
     "chatsapp.auth.guard": {
+        "chatsapp.chat_route",
         "chatsapp.reflex_seam",
         "backend.storage",
         "chatsapp.auth.identity",
@@ -174,8 +177,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.services",
     },
     # ``GET /`` answered with the latest chat's address, as the page's own redirect does.
-    "chatsapp.routes.home_redirect": {"chatsapp.auth.identity", "chatsapp.services"},
+    "chatsapp.routes.home_redirect": {
+        "chatsapp.chat_route",
+        "chatsapp.auth.identity",
+        "chatsapp.services",
+    },
     "chatsapp.states": {
+        "chatsapp.chat_route",
         "chatsapp.reflex_seam",
         "backend.accounts",
         "backend.agents",
@@ -193,21 +201,33 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.live.stream_pieces",
     },
     "chatsapp.live.bridge": {
-        "chatsapp.live.fanout",
+        "backend.chats",  # the directory it subscribes to (a type)
         "chatsapp.auth.identity",
+        "chatsapp.live.fanout",
         "chatsapp.live.run_pump",
-        "chatsapp.services",
         "chatsapp.live.tab_sockets",
+        "chatsapp.reflex_seam",
+        "chatsapp.services",
     },
-    # Applies a chat's run events to the state class and writer it is given (the runtime's
-    # public names only: ChatRuntime, RunEvent).
-    "chatsapp.live.run_pump": {"backend.runtime"},
+    # Applies a chat's run events to the state class it is given, written through the fan-out
+    # (the runtime's public names only: ChatRuntime, RunEvent, RUN_END_EVENTS).
+    "chatsapp.live.run_pump": {
+        "backend.runtime",
+        "chatsapp.auth.identity",  # the chat's shared token
+        "chatsapp.live.fanout",
+        "chatsapp.reflex_seam",
+    },
     "chatsapp.live.tab_sockets": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.live.fanout": {"chatsapp.reflex_seam"},
     # Components link to the export routes' addresses (the routes own them).
-    "chatsapp.components": {"chatsapp.reflex_seam", "chatsapp.routes.exports", "chatsapp.states"},
-    "chatsapp.pages": {"chatsapp.components", "chatsapp.states"},
+    "chatsapp.components": {
+        "chatsapp.chat_route",
+        "chatsapp.reflex_seam",
+        "chatsapp.routes.exports",
+        "chatsapp.states",
+    },
+    "chatsapp.pages": {"chatsapp.chat_route", "chatsapp.components", "chatsapp.states"},
     "chatsapp.routes.csp": set(),  # plain ASGI: no Reflex, nothing of the app
     # The session cookie's name; Reflex's event logger.
     "chatsapp.hosting.log_redaction": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},

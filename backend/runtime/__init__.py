@@ -46,10 +46,11 @@ from backend.runtime.agents import (
 from backend.runtime.events import EventLog
 from backend.runtime.library_agents import LibraryAgents
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
-from backend.runtime.meter import ContextMeter
+from backend.runtime.meter import ChatHeader, ContextMeter
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.new_chat import start_chat
 from backend.runtime.records import (
+    RUN_END_EVENTS,
     AgentBinding,
     Conversation,
     RunEvent,
@@ -71,10 +72,12 @@ __all__ = [
     "DEFAULT_AGENT_ID",
     "DEFAULT_MAX_STATE_BYTES",
     "MEMORY_LABEL",
+    "RUN_END_EVENTS",
     "AgentBinding",
     "AgentDefinition",
     "AgentRegistry",
     "AgentSource",
+    "ChatHeader",
     "ChatRuntime",
     "ContextBlock",
     "ContextMeter",

@@ -23,6 +23,7 @@ from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, history_byte_budget, request_tokens
+from backend.runtime.records import AgentBinding, Conversation
 from backend.runtime.tools import Tool
 from backend.runtime.window import Scan, needs_compaction, scan_recent
 from backend.runtime.working_chats import WorkingChat
@@ -104,3 +105,13 @@ def _memory(directory: DirectoryPort, label: str) -> str | None:
     provider = RemoteContextProvider(directory)
     provider.init(label)
     return provider.get()  # fail-soft: unreachable memory reads as None, as in a run
+
+
+@dataclass(frozen=True, slots=True)
+class ChatHeader:
+    """Everything a chat's header and context meter show, read together in one thread hop
+    (:meth:`backend.runtime.ChatRuntime.chat_header`)."""
+
+    conversation: Conversation
+    binding: AgentBinding
+    meter: ContextMeter

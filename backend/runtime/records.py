@@ -175,6 +175,8 @@ EventType = Literal[
     "run.failed",
     "run.cancelled",
 ]
+RUN_END_EVENTS: frozenset[EventType] = frozenset(("run.completed", "run.failed", "run.cancelled"))
+"""The events that end a run: after one, the run is over (whatever its outcome)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,7 @@ from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
-from backend.runtime.meter import ContextMeter, measure_next_turn
+from backend.runtime.meter import ChatHeader, ContextMeter, measure_next_turn
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import (
@@ -351,6 +351,17 @@ class ChatRuntime:
         change = self.chats.archive_chat if archived else self.chats.unarchive_chat
         await asyncio.to_thread(change, chat_id)
         return await self.get_conversation(chat_id)
+
+    async def chat_header(self, chat_id: str) -> ChatHeader:
+        """The header's record, agent binding and meter in one thread hop (they were three
+        calls, each opening the chat and hopping threads on its own)."""
+        conv = await self._open_written(chat_id)
+        return await asyncio.to_thread(self._header_of, chat_id, conv)
+
+    def _header_of(self, chat_id: str, conv: WorkingChat | None) -> ChatHeader:
+        record = self._bindings.conversation(chat_id, conv)
+        meter = measure_next_turn(chat_id, conv, self._bindings, self.chats, self.tools, None)
+        return ChatHeader(record, self._bindings.binding_of(record), meter)
 
     async def context_meter(self, chat_id: str, leaf_id: str | None = None) -> ContextMeter:
         """The composer's meter: the next turn's prompt, the window, whether it compacts."""

@@ -29,7 +29,7 @@ from typing import Any
 
 from backend.runtime.events import EventLog
 from backend.runtime.ports import ChatPort
-from backend.runtime.records import EventType, RunRecord
+from backend.runtime.records import RUN_END_EVENTS, EventType, RunRecord
 from backend.runtime.state import SessionStateStore
 from backend.runtime.store import RuntimeStore
 from backend.sessions import Session
@@ -37,7 +37,6 @@ from backend.storage import Database
 
 MAX_IDLE_CONVERSATIONS = 32
 # The events that end a run: after one, nothing more is published for it.
-END_EVENTS: tuple[EventType, ...] = ("run.completed", "run.failed", "run.cancelled")
 
 
 @dataclass
@@ -78,7 +77,7 @@ class WorkingChat:
 
     def publish(self, type: EventType, run_id: str, data: dict[str, Any]) -> None:
         """Publish a run event; an end event also stops following that run."""
-        if type in END_EVENTS:
+        if type in RUN_END_EVENTS:
             self.followed.pop(run_id, None)
         self.events.publish(type, run_id, data)
 

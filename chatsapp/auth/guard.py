@@ -41,6 +41,7 @@ import reflex as rx
 from backend.storage import well_formed_text
 from chatsapp.auth import signout_watch
 from chatsapp.auth.identity import identify, is_browser_token, may_use_tab, publish_viewer
+from chatsapp.chat_route import chat_id_of_path
 from chatsapp.reflex_seam import (
     BaseState,
     Event,
@@ -115,7 +116,7 @@ async def _entry_page(current: str) -> str:
         services().accounts().needs_setup
     ):
         return "/setup"
-    if current.startswith("/chat/"):
+    if chat_id_of_path(current):
         return "/sign-in?" + urlencode({"next": current})
     return "/sign-in"
 

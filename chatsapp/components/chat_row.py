@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.chat_route import chat_path
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SidebarTabState
 from chatsapp.states.rows import ChatRow
@@ -104,7 +105,7 @@ def chat_row(
                 align="start",
                 width="100%",
             ),
-            href=f"/chat/{row.id}",
+            href=chat_path(row.id),
             underline="none",
             color="inherit",
             flex="1",

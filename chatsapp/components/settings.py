@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.chat_route import chat_path
 from chatsapp.components.accessible_upload import accessible_upload
 from chatsapp.components.auth_pages import backend_url
 from chatsapp.routes.exports import ALL_PATH, CHAT_PATH
@@ -61,7 +62,7 @@ def _report() -> rx.Component:
             state.first_chat_id != "",
             rx.link(
                 "Open the first imported chat",
-                href="/chat/" + state.first_chat_id,
+                href=chat_path(state.first_chat_id),
                 id="open-imported",
             ),
         ),

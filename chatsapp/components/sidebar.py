@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import reflex as rx
 
+from chatsapp.chat_route import chat_path
 from chatsapp.components.auth_pages import sign_out_button
 from chatsapp.components.chat_row import ONE_LINE, chat_item
 from chatsapp.states.account import AccountTabState
@@ -43,7 +44,7 @@ def _hit(hit: HitRow) -> rx.Component:
             spacing="0",
             align="start",
         ),
-        href=f"/chat/{hit.chat_id}?m={hit.message_id}",
+        href=chat_path(hit.chat_id, hit.message_id),
         underline="none",
         color="inherit",
         padding="0.35rem 0.5rem",

@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chatsapp.auth.identity import identify
+from chatsapp.chat_route import chat_path
 from chatsapp.services import offload, services
 
 HOME_PATH = "/"
@@ -24,7 +25,7 @@ HOME_PATH = "/"
 def latest_chat_path(user_id: str) -> str | None:
     """The address of the person's most recent chat (archived ones aside), if they have one."""
     latest = services().directory(user_id).list_chats(limit=1)
-    return f"/chat/{latest[0].id}" if latest else None
+    return chat_path(latest[0].id) if latest else None
 
 
 class LatestChatRedirect:

@@ -38,6 +38,7 @@ from backend.uploads import (
     read_attachment,
 )
 from chatsapp.auth.identity import conversation_token, current_user_id
+from chatsapp.chat_route import MESSAGE_PARAMETER, chat_id_of_path, chat_path
 from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
@@ -223,8 +224,8 @@ class ChatTabState(rx.State):
     async def open_chat(self):  # noqa: ANN201
         """on_load of ``/chat/[chat_id]``: link this tab to the chat's shared view."""
         url = self.router.url
-        chat_id = url.path.rstrip("/").rsplit("/", 1)[-1]
-        highlight = url.query_parameters.get("m", "")
+        chat_id = chat_id_of_path(url.path)
+        highlight = url.query_parameters.get(MESSAGE_PARAMETER, "")
         user_id = self._user()
         self.active_chat_id = chat_id
         self.earlier, self.earlier_has_more = [], True
@@ -277,7 +278,7 @@ class ChatTabState(rx.State):
         self.active_chat_id = ""
         return [
             rx.toast.warning("This chat was deleted in another tab."),
-            rx.redirect(f"/chat/{target}" if target else "/"),
+            rx.redirect(chat_path(target) if target else "/"),
         ]
 
     # ── composer ────────────────────────────────────────────────────
@@ -458,7 +459,7 @@ class ChatTabState(rx.State):
             forked = await offload(chats.fork_chat, self.active_chat_id, message_id)
         except (ChatsError, KeyError, ValueError) as exc:
             return rx.toast.error(f"Could not fork this chat: {exc}")
-        return rx.redirect(f"/chat/{forked.id}")
+        return rx.redirect(chat_path(forked.id))
 
     @rx.event
     async def load_earlier(self) -> None:

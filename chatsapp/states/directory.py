@@ -9,6 +9,7 @@ import reflex as rx
 from backend.errors import ChatsError
 from backend.runtime import DEFAULT_AGENT_ID, start_chat
 from chatsapp.auth.identity import current_user_id
+from chatsapp.chat_route import chat_path
 from chatsapp.services import offload, services
 from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.models import BUILTIN_AGENT_LABEL
@@ -29,7 +30,7 @@ async def open_new_chat_with(agent_id: str):  # noqa: ANN201
         record = await start_chat(services().runtime(current_user_id()), agent_id)
     except ChatsError as exc:
         return rx.toast.error(f"Could not start the chat: {exc}")
-    return rx.redirect(f"/chat/{record.id}")
+    return rx.redirect(chat_path(record.id))
 
 
 class SharedDirectoryState(rx.SharedState):
@@ -125,7 +126,7 @@ class SidebarTabState(rx.State):
     @rx.event
     async def create_chat(self):  # noqa: ANN201
         summary = await offload(self._chats().create_chat)
-        return rx.redirect(f"/chat/{summary.id}")
+        return rx.redirect(chat_path(summary.id))
 
     @rx.event
     async def load_agent_choices(self, menu_open: bool) -> None:
@@ -230,7 +231,7 @@ class SidebarTabState(rx.State):
             await offload(self._chats().restore_chat, chat_id)
         except (ChatsError, KeyError) as exc:
             return rx.toast.error(f"Could not restore the chat: {exc}")
-        return rx.redirect(f"/chat/{chat_id}")
+        return rx.redirect(chat_path(chat_id))
 
     # ── archive ─────────────────────────────────────────────────────
 

@@ -18,7 +18,9 @@ import reflex as rx
 from backend.endpoints import choice_label
 from backend.errors import AgentNotFoundError, ChatsError
 from backend.models import ModelRef
+from backend.runtime import AgentBinding, ContextMeter, Conversation
 from chatsapp.auth.identity import conversation_token, current_user_id
+from chatsapp.chat_route import chat_id_of_path
 from chatsapp.reflex_seam import link_to
 from chatsapp.services import offload, services
 from chatsapp.states.server_only import server_only
@@ -55,10 +57,6 @@ async def model_choices() -> list[ModelChoiceRow]:
     return [ModelChoiceRow(model_key(c.ref), c.label, c.available, c.offline) for c in found]
 
 
-def chat_id_of_page(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
-
 class SharedChatSettingsState(rx.SharedState):
     """Shared by every tab showing one chat: what its header says about agent and model."""
 
@@ -84,30 +82,46 @@ class SharedChatSettingsState(rx.SharedState):
 
         Only changed fields are assigned: each assignment is a frame to every linked tab.
         """
-        runtime = services().runtime(user_id)
-        binding = await runtime.agent_binding(self.chat_id)
-        record = await runtime.get_conversation(self.chat_id)
-        meter = await runtime.context_meter(self.chat_id)
-        values = {
-            "chosen_key": model_key(binding.chosen_model),
-            "next_model_label": choice_label(binding.model),
-            "agent_id": binding.agent_id,
-            "agent_label": await offload(agent_name, user_id, binding.agent_id),
-            "agent_version": binding.version,
-            "latest_version": binding.latest_version,
-            "update_available": binding.update_available,
-            "archived": record.archived_at is not None,
-            "meter_percent": round(meter.share * 100),
-            "meter_label": meter_label(meter.next_turn_tokens, meter.context_tokens),
-            "compact_marker_percent": (
-                -1 if meter.compact_at_share is None else round(meter.compact_at_share * 100)
-            ),
-            "will_compact": meter.will_compact,
-            "loaded": True,
-        }
+        header = await services().runtime(user_id).chat_header(self.chat_id)
+        binding, record, meter = header.binding, header.conversation, header.meter
+        # An agent's name changes only with a new version of it: read it again only then.
+        same_agent = (binding.agent_id, binding.latest_version) == (
+            self.agent_id,
+            self.latest_version,
+        )
+        label = self.agent_label if same_agent and self.agent_label else ""
+        values = header_values(
+            binding,
+            record,
+            meter,
+            label or await offload(agent_name, user_id, binding.agent_id),
+        )
         for name, value in values.items():
             if getattr(self, name) != value:
                 setattr(self, name, value)
+
+
+def header_values(
+    binding: AgentBinding, record: Conversation, meter: ContextMeter, agent_label: str
+) -> dict[str, object]:
+    """The header's fields, by name, from what the runtime read."""
+    return {
+        "chosen_key": model_key(binding.chosen_model),
+        "next_model_label": choice_label(binding.model),
+        "agent_id": binding.agent_id,
+        "agent_label": agent_label,
+        "agent_version": binding.version,
+        "latest_version": binding.latest_version,
+        "update_available": binding.update_available,
+        "archived": record.archived_at is not None,
+        "meter_percent": round(meter.share * 100),
+        "meter_label": meter_label(meter.next_turn_tokens, meter.context_tokens),
+        "compact_marker_percent": (
+            -1 if meter.compact_at_share is None else round(meter.compact_at_share * 100)
+        ),
+        "will_compact": meter.will_compact,
+        "loaded": True,
+    }
 
 
 def meter_label(next_turn_tokens: int, context_tokens: int) -> str:
@@ -133,7 +147,7 @@ class ChatSettingsTabState(rx.State):
     async def load(self) -> None:
         """on_load of a chat page: link to the chat's settings and read what is on offer."""
         user_id = current_user_id()
-        chat_id = chat_id_of_page(self.router.url.path)
+        chat_id = chat_id_of_path(self.router.url.path)
         self.error = ""
         try:  # the chat is this person's before this tab may link to its shared view
             await offload(services().directory(user_id).get_summary, chat_id)

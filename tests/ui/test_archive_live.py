@@ -19,10 +19,10 @@ from backend.chats import (
 )
 from backend.chats.archive_policy import DAY_MS
 from backend.config import Settings
-from chatsapp.live import bridge
+from chatsapp.live.bridge import touches_archive
 from chatsapp.services import Services
 from tests.chats.conftest import FakeClock
-from tests.ui.test_bridge_pumps import USER, View, live, new_chat, until
+from tests.ui.test_bridge_pumps import USER, View, live, new_chat, until, views_of
 
 pytestmark = pytest.mark.anyio
 __all__ = ["live"]  # the fixture, shared with the pump tests
@@ -32,8 +32,8 @@ class TestArchiveReachesEveryTab:
     async def test_archiving_re_reads_the_archived_list_once_a_tab_has_shown_it(self, live):
         served, app = live
         chat = new_chat(served)
-        await until(lambda: app.views.get(f"user-{USER}", View()).reloads >= 1)
-        user_view = app.views[f"user-{USER}"]
+        await until(lambda: views_of(app).get(f"user-{USER}", View()).reloads >= 1)
+        user_view = views_of(app)[f"user-{USER}"]
         user_view.loaded = True  # a tab linked the archived list
         before = user_view.reloads
         served.directory(USER).archive_chat(chat)
@@ -44,8 +44,8 @@ class TestArchiveReachesEveryTab:
         served, app = live
         chat = new_chat(served)
         served.conversation_opened(USER, chat, "tab-1")
-        await until(lambda: f"conv-{chat}" in app.views)
-        header = app.views[f"conv-{chat}"]
+        await until(lambda: f"conv-{chat}" in views_of(app))
+        header = views_of(app)[f"conv-{chat}"]
         header.loaded = True
         served.directory(USER).archive_chat(chat)
         await until(lambda: header.archived)
@@ -56,13 +56,13 @@ class TestArchiveReachesEveryTab:
         served, app = live
         unseen, shown = new_chat(served), new_chat(served)
         served.conversation_opened(USER, shown, "tab-1")
-        await until(lambda: f"conv-{shown}" in app.views)
-        app.views[f"conv-{shown}"].loaded = True
+        await until(lambda: f"conv-{shown}" in views_of(app))
+        views_of(app)[f"conv-{shown}"].loaded = True
         served.directory(USER).archive_chat(unseen)
         served.directory(USER).archive_chat(shown)
         # Events are handled in order: once the later one is shown, the earlier one was handled.
-        await until(lambda: app.views[f"conv-{shown}"].archived)
-        assert f"conv-{unseen}" not in app.views
+        await until(lambda: views_of(app)[f"conv-{shown}"].archived)
+        assert f"conv-{unseen}" not in views_of(app)
 
 
 class TestOnlyArchiveChangesReReadTheArchivedList:
@@ -71,7 +71,7 @@ class TestOnlyArchiveChangesReReadTheArchivedList:
 
     def test_a_reply_or_rename_in_a_listed_chat_leaves_the_archived_list_alone(self):
         for event in (ChatTurnRecorded(USER, self.summary()), ChatRenamed(USER, self.summary())):
-            assert not bridge._touches_archive(event.type, event)
+            assert not touches_archive(event.type, event)
 
     def test_archive_moves_deletes_foreign_changes_and_archived_chats_re_read_it(self):
         archived = self.summary(archived_at=5)
@@ -83,7 +83,7 @@ class TestOnlyArchiveChangesReReadTheArchivedList:
             ChatTurnRecorded(USER, archived),
             ChatRenamed(USER, archived),
         ):
-            assert bridge._touches_archive(event.type, event), event
+            assert touches_archive(event.type, event), event
 
 
 class TestThePolicyRunsWhileTheServerRuns:

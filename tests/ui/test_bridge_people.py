@@ -19,9 +19,11 @@ from backend.runtime import ChatRuntime
 from backend.runtime.records import RunStatus
 from chatsapp.auth.identity import directory_token
 from chatsapp.live import bridge
+from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Release, Services
+from tests.support.fake_reflex_app import FakeReflexApp
 from tests.ui import test_bridge_pumps as pumps
-from tests.ui.test_bridge_pumps import USER, until
+from tests.ui.test_bridge_pumps import USER, until, views_of
 
 pytestmark = pytest.mark.anyio
 live = pumps.live  # the fixture: Services in tmp_path, the bridge installed on a fake app
@@ -44,21 +46,22 @@ def files_open_under(folder: Path) -> int:
     return count
 
 
-def sidebar_reloads(app: pumps.FakeApp) -> int:
-    view = app.views.get(directory_token(USER))
+def sidebar_reloads(app: FakeReflexApp) -> int:
+    view = views_of(app).get(directory_token(USER))
     return 0 if view is None else view.reloads
 
 
-async def after_the_reopening_refresh(app: pumps.FakeApp, since: int) -> int:
+async def after_the_reopening_refresh(app: FakeReflexApp, since: int) -> int:
     """The sidebar's reloads once the re-read that follows a reopening is over (so a later
     reload comes from the change feed); ``since``: the reloads before the reopening."""
-    await until(lambda: sidebar_reloads(app) > since and not bridge._refreshes)
+    await until(lambda: sidebar_reloads(app) > since and not app.bridge.refreshes_running())
     return sidebar_reloads(app)
 
 
-def released(served: Services) -> bool:
+def released(served: Services, app: FakeReflexApp) -> bool:
+    assert isinstance(app.bridge, LiveBridge)
     return served.footprint()["directories"] == 0 and "directory_releases" not in {
-        k for k, v in bridge.footprint().items() if v
+        k for k, v in app.bridge.footprint().items() if v
     }
 
 
@@ -75,8 +78,8 @@ class TestAPersonIsReleasedWhenTheirLastTabLeaves:
         assert files_open_under(tmp_path / USER) > 0
         await after_the_reopening_refresh(app, 0)  # (a later one would open it again)
 
-        bridge.tab_left("tab-1")
-        await until(lambda: released(served))
+        app.bridge.tab_left("tab-1")
+        await until(lambda: released(served, app))
         await until(lambda: not watcher.running and files_open_under(tmp_path / USER) == 0)
         assert served.footprint() == {
             "directories": 0,
@@ -85,34 +88,34 @@ class TestAPersonIsReleasedWhenTheirLastTabLeaves:
             "held": 0,
         }
         # The bridge forgets its subscription when the release it awaited returns to the loop.
-        await until(lambda: bridge.footprint()["watched_directories"] == 0)
+        await until(lambda: app.bridge.footprint()["watched_directories"] == 0)
 
     async def test_another_tab_of_the_person_keeps_it_open(self, live) -> None:
-        served, _app = live
+        served, app = live
         served.tab_opened(USER, "tab-1")
         served.tab_opened(USER, "tab-2")
         chats = served.directory(USER)
-        bridge.tab_left("tab-1")
-        assert bridge.footprint()["directory_releases"] == 0
+        app.bridge.tab_left("tab-1")
+        assert app.bridge.footprint()["directory_releases"] == 0
         assert served.directory(USER) is chats and not chats.closed
 
     async def test_a_tab_returning_within_the_grace_cancels_the_release(
         self, live, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        served, _app = live
-        monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 3600.0)
+        served, app = live
+        app.bridge.directory_grace_s = 3600.0
         served.tab_opened(USER, "tab-1")
         chats = served.directory(USER)
-        bridge.tab_left("tab-1")
-        assert bridge.footprint()["directory_releases"] == 1
+        app.bridge.tab_left("tab-1")
+        assert app.bridge.footprint()["directory_releases"] == 1
         served.tab_opened(USER, "tab-1")
-        assert bridge.footprint()["directory_releases"] == 0
+        assert app.bridge.footprint()["directory_releases"] == 0
         assert served.directory(USER) is chats
 
     async def test_a_directory_opened_without_a_tab_is_released_too(self, live) -> None:
-        served, _app = live
+        served, app = live
         served.directory(USER)  # an export, a late sidebar refresh
-        await until(lambda: released(served))
+        await until(lambda: released(served, app))
 
 
 class TestAReturningPersonSeesEverythingLive:
@@ -120,8 +123,8 @@ class TestAReturningPersonSeesEverythingLive:
         served, app = live
         served.tab_opened(USER, "tab-1")
         first = served.directory(USER).create_chat().id
-        bridge.tab_left("tab-1")
-        await until(lambda: released(served))
+        app.bridge.tab_left("tab-1")
+        await until(lambda: released(served, app))
 
         since = sidebar_reloads(app)
         served.tab_opened(USER, "tab-2")
@@ -130,7 +133,7 @@ class TestAReturningPersonSeesEverythingLive:
         before = await after_the_reopening_refresh(app, since)
         chats.create_chat()
         await until(lambda: sidebar_reloads(app) > before)
-        assert bridge.footprint()["watched_directories"] == 1
+        assert app.bridge.footprint()["watched_directories"] == 1
 
 
 class TestARunKeepsItsPersonOpen:
@@ -147,14 +150,14 @@ class TestARunKeepsItsPersonOpen:
             await original_release(runtime)
 
         monkeypatch.setattr(ChatRuntime, "release", release)
-        monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
+        app.bridge.release_grace_s = 0.0
         chat = served.directory(USER).create_chat().id
         served.conversation_opened(USER, chat, "tab-1")
         ticket = await served.runtime(USER).send_message(chat, "tell me something long")
-        await until(lambda: app.views[f"conv-{chat}"].streaming)
+        await until(lambda: views_of(app)[f"conv-{chat}"].streaming)
 
-        bridge.tab_left("tab-1")
-        await until(lambda: released(served) and busy_at_release)
+        app.bridge.tab_left("tab-1")
+        await until(lambda: released(served, app) and busy_at_release)
         assert busy_at_release and set(busy_at_release) == {0}
         served.tab_opened(USER, "tab-2")  # a tab reads it (none could be released meanwhile)
         run = await served.runtime(USER).get_run(chat, ticket.run_id)
@@ -177,7 +180,7 @@ class TestReleaseRacingANewTab:
         monkeypatch.setattr(Chats, "close", slow_close)
         served.tab_opened(USER, "tab-1")
         old = served.directory(USER)
-        bridge.tab_left("tab-1")
+        app.bridge.tab_left("tab-1")
         await until(closing.is_set)
 
         since = sidebar_reloads(app)
@@ -186,12 +189,12 @@ class TestReleaseRacingANewTab:
         assert new is not old and not new.closed
         may_close.set()
         await until(lambda: old.closed)
-        await until(lambda: not bridge.footprint()["tasks"])
+        await until(lambda: not app.bridge.footprint()["tasks"])
 
         before = await after_the_reopening_refresh(app, since)
         new.create_chat()
         await until(lambda: sidebar_reloads(app) > before)
-        assert bridge.footprint()["watched_directories"] == 1
+        assert app.bridge.footprint()["watched_directories"] == 1
         assert served.footprint()["directories"] == 1
 
 
@@ -225,8 +228,8 @@ class TestOpenPeopleAreCapped:
     async def test_past_the_cap_the_least_recently_used_person_without_a_tab_goes_first(
         self, live, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        served, _app = live
-        monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 3600.0)
+        served, app = live
+        app.bridge.directory_grace_s = 3600.0
         monkeypatch.setattr(bridge, "MAX_OPEN_PEOPLE", 2)
         monkeypatch.setattr(bridge, "LRU_MIN_IDLE_S", 0.0)
         served.tab_opened("connected", "tab-1")
@@ -235,7 +238,7 @@ class TestOpenPeopleAreCapped:
         served.directory("newer")
         served.directory("newest")
         await until(lambda: served.people_by_last_use() == ["connected", "newest"])
-        await until(lambda: not bridge.footprint()["tasks"])
+        await until(lambda: not app.bridge.footprint()["tasks"])
         assert served.footprint()["directories"] == 2
 
 
@@ -246,8 +249,8 @@ class TestChangesMadeWhileReleasedAreShown:
         served, app = live
         served.tab_opened(USER, "tab-1")
         served.directory(USER)
-        bridge.tab_left("tab-1")
-        await until(lambda: released(served))
+        app.bridge.tab_left("tab-1")
+        await until(lambda: released(served, app))
         before = sidebar_reloads(app)
         with Chats(tmp_path, USER) as other_process:
             other_process.create_chat("Imported by the CLI")

@@ -18,8 +18,9 @@ import pytest
 from backend.agents import AgentSpec
 from backend.config import Settings
 from chatsapp import services as services_module
-from chatsapp.live import bridge, tab_sockets
+from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Services
+from tests.support.fake_reflex_app import FakeReflexApp, every_view
 
 pytestmark = pytest.mark.anyio
 USER = "alice"
@@ -72,86 +73,36 @@ class _Root:
         pass
 
 
-class _StateManager:
-    def __init__(self, views: dict[str, View]) -> None:
-        self.views = views
+class ViewStates:
+    """A state manager whose every shared token holds one :class:`View`, kept in ``views``."""
+
+    def __init__(self) -> None:
+        self.views: dict[str, View] = {}
 
     @contextlib.asynccontextmanager
     async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
         yield _Root(self.views.setdefault(token.ident, View()))
 
 
-class FakeApp:
-    """Plays the state manager the bridge writes through and a socket namespace whose
-    disconnects the bridge hears."""
-
-    def __init__(self) -> None:
-        self.views: dict[str, View] = {}
-        self.state_manager = _StateManager(self.views)
-        self.event_namespace = _Namespace()
-        self.middleware: list[Any] = []
-
-    def add_middleware(self, middleware: Any) -> None:
-        self.middleware.append(middleware)
-
-    def set_contexts(self) -> contextlib.AbstractContextManager[None]:
-        return contextlib.nullcontext()
-
-    @contextlib.asynccontextmanager
-    async def modify_state(self, token: Any, **_kwargs: Any) -> AsyncIterator[None]:
-        raise AssertionError("the bridge writes shared tokens through chatsapp.live.fanout")
-        yield None
-
-
-class _Namespace:
-    """Reflex's socket namespace as the bridge hears it: a connect links a sid to a token."""
-
-    def __init__(self) -> None:
-        self.sid_to_token: dict[str, str] = {}
-        self.on_first_events: Callable[[str], None] = lambda _token: None
-
-    async def on_connect(self, sid: str, environ: dict[str, Any], auth: Any = None) -> None:
-        token = environ["QUERY_STRING"].removeprefix("token=")
-        self.sid_to_token[sid] = token
-        self.on_first_events(token)  # Reflex handles the tab's first events inside its connect
-
-    def on_disconnect(self, sid: str) -> None:
-        self.sid_to_token.pop(sid, None)
+def views_of(app: FakeReflexApp) -> dict[str, View]:
+    return app.state_manager.views
 
 
 @pytest.fixture
-def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Services, FakeApp]]:
+def live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Services, FakeReflexApp]]:
     env = {"CHATS_DATA_DIR": str(tmp_path), "CHATS_OFFLINE_CHUNK_DELAY_S": "0"}
     served = Services(Settings.from_env(env))
     monkeypatch.setattr(services_module, "_services", served)
-    for name in (
-        "_pumps",
-        "_watchers",
-        "_tab_watching",
-        "_releases",
-        "_watched_directories",
-        "_agent_saves_seen",
-        "_user_tabs",
-        "_tab_user",
-        "_directory_releases",
-    ):
-        monkeypatch.setattr(bridge, name, {})
-    monkeypatch.setattr(bridge, "_tasks", set())
-    monkeypatch.setattr(bridge, "RELEASE_GRACE_S", 0.0)
-    monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 0.0)  # no sidebar refresh lingers
-    monkeypatch.setattr(bridge, "_refreshes", {})
-    tab_sockets.forget()
-    app = FakeApp()
-    bridge.install(
-        app,
-        bridge.LiveStates(
-            directory=View, memory=View, conversation=View, archive=View, chat_settings=View
-        ),
-    )
+    app = FakeReflexApp(state_manager=ViewStates())
+    views = every_view(View)
+    app.bridge = LiveBridge(app, views, served)  # type: ignore[arg-type]
+    app.bridge.release_grace_s = 0.0
+    app.bridge.directory_refresh_s = 0.0  # no sidebar refresh lingers
+    app.bridge.install()
     yield served, app
-    for task in [*bridge._pumps.values(), *bridge._tasks]:  # none lingers into the next file
-        task.cancel()
-    tab_sockets.forget()
+    app.bridge.stop()  # no task lingers into the next file
 
 
 async def until(condition: Callable[[], bool]) -> None:
@@ -170,21 +121,21 @@ def new_chat(served: Services) -> str:
 
 class TestPumpsFollowTheTabsThatWatch:
     async def test_a_pump_is_released_when_its_last_tab_leaves(self, live) -> None:
-        served, _app = live
+        served, app = live
         chat = new_chat(served)
         served.conversation_opened(USER, chat, "tab-1")
         served.conversation_opened(USER, chat, "tab-2")
         await until(lambda: watchers(served) == 1)
-        assert bridge.footprint()["pumps"] == 1
+        assert app.bridge.footprint()["pumps"] == 1
 
-        bridge.tab_left("tab-1")
+        app.bridge.tab_left("tab-1")
         await asyncio.sleep(0)  # a release would be scheduled on the loop
-        assert bridge.footprint()["pumps"] == 1  # tab-2 still watches
+        assert app.bridge.footprint()["pumps"] == 1  # tab-2 still watches
 
-        bridge.tab_left("tab-2")
+        app.bridge.tab_left("tab-2")
         await until(lambda: watchers(served) == 0)
         released = {"pumps": 0, "watched_chats": 0, "watching_tabs": 0, "tasks": 0}
-        await until(lambda: bridge.footprint().items() >= released.items())
+        await until(lambda: app.bridge.footprint().items() >= released.items())
         assert served.runtime(USER).footprint().event_logs == 0
 
     async def test_a_pump_comes_back_when_a_tab_returns_and_delivers_the_reply(self, live) -> None:
@@ -192,12 +143,12 @@ class TestPumpsFollowTheTabsThatWatch:
         chat = new_chat(served)
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
-        bridge.tab_left("tab-1")
-        await until(lambda: bridge.footprint()["pumps"] == 0)
+        app.bridge.tab_left("tab-1")
+        await until(lambda: app.bridge.footprint()["pumps"] == 0)
 
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
-        view = app.views[f"conv-{chat}"]
+        view = views_of(app)[f"conv-{chat}"]
         runtime = served.runtime(USER)
         await runtime.send_message(chat, "hello")
         await runtime.wait_idle(chat)
@@ -206,12 +157,12 @@ class TestPumpsFollowTheTabsThatWatch:
         assert (view.streaming, view.queued, view.error) == (False, 0, "")
 
     async def test_opening_another_chat_releases_the_one_the_tab_showed(self, live) -> None:
-        served, _app = live
+        served, app = live
         first, second = new_chat(served), new_chat(served)
         served.conversation_opened(USER, first, "tab-1")
         served.conversation_opened(USER, second, "tab-1")
-        await until(lambda: bridge.footprint()["pumps"] == 1 and watchers(served) == 1)
-        assert set(bridge._pumps) == {(USER, second)}
+        await until(lambda: app.bridge.footprint()["pumps"] == 1 and watchers(served) == 1)
+        assert app.bridge.pumped_chats() == {(USER, second)}
 
     async def test_a_tab_whose_socket_closes_stops_watching(self, live) -> None:
         served, app = live
@@ -220,7 +171,7 @@ class TestPumpsFollowTheTabsThatWatch:
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
         app.event_namespace.on_disconnect("sid-1")
-        await until(lambda: watchers(served) == 0 and bridge.footprint()["pumps"] == 0)
+        await until(lambda: watchers(served) == 0 and app.bridge.footprint()["pumps"] == 0)
 
     async def test_a_chat_opened_after_its_tab_closed_is_not_watched(self, live) -> None:
         # Reflex may handle a tab's "open this chat" after the tab's socket closed (a tab
@@ -233,7 +184,7 @@ class TestPumpsFollowTheTabsThatWatch:
         served.tab_opened(USER, "tab-1")
         await asyncio.sleep(0.05)
         held = ("pumps", "watched_chats", "watching_tabs", "tasks", "connected_people")
-        assert {name: bridge.footprint()[name] for name in held} == dict.fromkeys(held, 0)
+        assert {name: app.bridge.footprint()[name] for name in held} == dict.fromkeys(held, 0)
         assert watchers(served) == 0
 
     async def test_a_tab_that_reconnects_with_its_token_watches_again(self, live) -> None:
@@ -247,18 +198,20 @@ class TestPumpsFollowTheTabsThatWatch:
         )
         await connect(app, "sid-2", "tab-1")
         await until(lambda: watchers(served) == 1)
-        assert bridge.footprint()["watching_tabs"] == 1
+        assert app.bridge.footprint()["watching_tabs"] == 1
 
     async def test_closed_tabs_are_remembered_up_to_a_bound(self, live, monkeypatch) -> None:
         _served, app = live
-        monkeypatch.setattr(tab_sockets, "CLOSED_MEMORY", 3)
+        app.bridge.sockets.closed_memory = 3
         for n in range(5):
             await connect(app, f"sid-{n}", f"tab-{n}")
             app.event_namespace.on_disconnect(f"sid-{n}")
-        assert [tab_sockets.is_closed(f"tab-{n}") for n in range(5)] == [False, False] + [True] * 3
+        assert [app.bridge.sockets.is_closed(f"tab-{n}") for n in range(5)] == [False, False] + [
+            True
+        ] * 3
 
 
-async def connect(app: FakeApp, sid: str, token: str) -> None:
+async def connect(app: FakeReflexApp, sid: str, token: str) -> None:
     await app.event_namespace.on_connect(sid, {"QUERY_STRING": f"token={token}"})
 
 
@@ -270,7 +223,7 @@ class TestHeadersFollowAgentSavesOnOtherWorkers:
         chat = new_chat(served)
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
-        header = app.views[f"conv-{chat}"]
+        header = views_of(app)[f"conv-{chat}"]
         header.chat_id = chat  # a tab linked the header
         seen = len(header.refreshed)
 

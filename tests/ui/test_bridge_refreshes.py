@@ -18,9 +18,10 @@ import pytest
 from backend.chats import ChatCreated, ChatSummary
 from backend.config import Settings
 from chatsapp import services as services_module
-from chatsapp.live import bridge
+from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Services
-from tests.ui.test_bridge_pumps import FakeApp, _Root, until
+from tests.support.fake_reflex_app import FakeReflexApp, every_view
+from tests.ui.test_bridge_pumps import _Root, until
 
 pytestmark = pytest.mark.anyio
 
@@ -38,6 +39,7 @@ class Sidebar:
         self.started = 0
         self.gate: asyncio.Event | None = None
         self.loaded = False  # as an archived list no tab has shown: never re-read
+        self.bridge: LiveBridge | None = None  # the fixture's, writing into this sidebar
 
     async def reload(self, user_id: str) -> None:
         if user_id != USER:
@@ -48,16 +50,9 @@ class Sidebar:
         self.reloads += 1
 
 
-class SidebarApp(FakeApp):
+class SidebarStates:
     """Every shared token's state is the one sidebar (the refreshes are what is counted)."""
 
-    def __init__(self, sidebar: Sidebar) -> None:
-        super().__init__()
-        self.sidebar = sidebar
-        self.state_manager = _SidebarStates(sidebar)
-
-
-class _SidebarStates:
     def __init__(self, sidebar: Sidebar) -> None:
         self.sidebar = sidebar
 
@@ -70,28 +65,12 @@ class _SidebarStates:
 def sidebar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sidebar]:
     served = Services(Settings.from_env({"CHATS_DATA_DIR": str(tmp_path)}))
     monkeypatch.setattr(services_module, "_services", served)
-    monkeypatch.setattr(bridge, "_refreshes", {}, raising=False)
-    monkeypatch.setattr(bridge, "_tasks", set())
-    for name in (
-        "_watched_directories",
-        "_agent_saves_seen",
-        "_user_tabs",
-        "_tab_user",
-        "_directory_releases",
-    ):
-        monkeypatch.setattr(bridge, name, {})
     view = Sidebar()
-    states = bridge.LiveStates(
-        directory=Sidebar,
-        memory=Sidebar,
-        conversation=Sidebar,
-        archive=Sidebar,
-        chat_settings=Sidebar,
-    )
-    bridge.install(SidebarApp(view), states)
+    states = every_view(Sidebar)
+    view.bridge = LiveBridge(FakeReflexApp(state_manager=SidebarStates(view)), states, served)  # type: ignore[arg-type]
+    view.bridge.install()
     yield view
-    for task in list(bridge._tasks):
-        task.cancel()
+    view.bridge.stop()
 
 
 def created(n: int) -> ChatCreated:
@@ -100,30 +79,29 @@ def created(n: int) -> ChatCreated:
 
 class TestSidebarRefreshesAreThrottled:
     async def test_a_single_change_refreshes_the_sidebar_at_once(self, sidebar, monkeypatch):
-        monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 3600.0)  # no trailing refresh here
-        bridge._capture_loop()
-        bridge._on_directory_event(USER, created(1))
+        sidebar.bridge.directory_refresh_s = 3600.0  # no trailing refresh here
+        sidebar.bridge.directory_event(USER, created(1))
         await until(lambda: sidebar.reloads == 1)
 
     async def test_changes_during_a_refresh_cost_one_more_refresh_not_one_each(
         self, sidebar, monkeypatch
     ):
-        monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 0.01)
-        bridge._capture_loop()
+        sidebar.bridge.directory_refresh_s = 0.01
         sidebar.gate = asyncio.Event()
-        bridge._on_directory_event(USER, created(0))
+        sidebar.bridge.directory_event(USER, created(0))
         await until(lambda: sidebar.started == 1)
         for n in range(1, 51):  # each on its own loop turn, as chats an import commits
-            bridge._on_directory_event(USER, created(n))
+            sidebar.bridge.directory_event(USER, created(n))
             await asyncio.sleep(0)
         sidebar.gate.set()
-        await until(lambda: ("directory", USER) not in bridge._refreshes)  # throttle idle
+        await until(lambda: not sidebar.bridge.refreshing("directory", USER))  # throttle idle
         assert sidebar.reloads == 2  # the first change, then one for the fifty after it
 
     async def test_a_change_after_the_burst_is_not_lost(self, sidebar, monkeypatch):
-        monkeypatch.setattr(bridge, "DIRECTORY_REFRESH_S", 0.01)
-        bridge._capture_loop()
-        bridge._on_directory_event(USER, created(0))
-        await until(lambda: ("directory", USER) not in bridge._refreshes and sidebar.reloads == 1)
-        bridge._on_directory_event(USER, created(1))
+        sidebar.bridge.directory_refresh_s = 0.01
+        sidebar.bridge.directory_event(USER, created(0))
+        await until(
+            lambda: not sidebar.bridge.refreshing("directory", USER) and sidebar.reloads == 1
+        )
+        sidebar.bridge.directory_event(USER, created(1))
         await until(lambda: sidebar.reloads == 2)

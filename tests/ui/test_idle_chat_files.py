@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from chatsapp.live import bridge
 from chatsapp.services import Services
 from tests.ui import test_bridge_pumps as pumps
 from tests.ui.test_bridge_people import files_open_under
@@ -41,13 +40,13 @@ class TestIdleChatFiles:
     async def test_the_chat_a_tab_shows_stays_open_and_the_chats_it_left_are_closed(
         self, live
     ) -> None:
-        served, _app = live
+        served, app = live
         left = [await written_chat(served) for _ in range(3)]
         shown = await written_chat(served)
         for chat_id in [*left, shown]:  # the tab reads one chat after another
             served.conversation_opened(USER, chat_id, "tab-1")
-            await until(lambda shows=(USER, chat_id): bridge._tab_watching.get("tab-1") == shows)
-        await until(lambda: bridge.footprint()["pumps"] == 1 and watchers(served) == 1)
+            await until(lambda shows=(USER, chat_id): app.bridge.watched_chat("tab-1") == shows)
+        await until(lambda: app.bridge.footprint()["pumps"] == 1 and watchers(served) == 1)
         assert all(files_open_under(chat_file(served, c)) for c in [*left, shown])
 
         gc.collect()  # the handles the runtime let go of (their pins are weak)

@@ -18,21 +18,21 @@ from chatsapp.live.stream_pieces import BASE_CHARS
 from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.rows import ChatRow
-from tests.support.fanout_recorder import App, link
+from tests.support.fake_reflex_app import FakeReflexApp, link
 from tests.support.streamed_text import StreamedText
 
 pytestmark = pytest.mark.anyio
 DIRECTORY = SharedDirectoryState.get_full_name()
 
 
-async def rename(app: App, user: str, title: str) -> None:
+async def rename(app: FakeReflexApp, user: str, title: str) -> None:
     async with shared_change(app, f"user-{user}", SharedDirectoryState) as directory:
         directory.slot_3 = ChatRow(id="c3", title=title)
 
 
 @pytest.fixture
-def app() -> App:
-    return App()
+def app() -> FakeReflexApp:
+    return FakeReflexApp()
 
 
 class TestOneChangeReachesEveryLinkedTabOnce:
