@@ -107,23 +107,18 @@ class TestTheMeterFunction:
 
 
 class TestTheHeaderInOneCall:
-    async def test_chat_header_is_what_the_three_separate_reads_give(self, tmp_path, chats):
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(offline=True, default="Hi."))
-        try:
-            unwritten = chats.create_chat().id
-            written = chats.create_chat().id
-            await turn(runtime, written, "a question")
-            chats.archive_chat(written)
-            for chat_id in (unwritten, written):
-                header = await runtime.chat_header(chat_id)
-                # (an unwritten chat's default record is stamped when read)
-                record = replace(
-                    await runtime.get_conversation(chat_id), created_at=0, updated_at=0
-                )
-                assert replace(header.conversation, created_at=0, updated_at=0) == record
-                assert header.binding == await runtime.agent_binding(chat_id)
-                assert header.meter == await runtime.context_meter(chat_id)
-            assert (await runtime.chat_header(written)).conversation.archived_at is not None
-            assert not chats.get_chat(unwritten).has_file  # reading the header wrote nothing
-        finally:
-            await runtime.aclose()
+    async def test_chat_header_is_what_the_three_separate_reads_give(self, chats, open_runtime):
+        runtime = open_runtime(ScriptedModel(offline=True, default="Hi."))
+        unwritten = chats.create_chat().id
+        written = chats.create_chat().id
+        await turn(runtime, written, "a question")
+        chats.archive_chat(written)
+        for chat_id in (unwritten, written):
+            header = await runtime.chat_header(chat_id)
+            # (an unwritten chat's default record is stamped when read)
+            record = replace(await runtime.get_conversation(chat_id), created_at=0, updated_at=0)
+            assert replace(header.conversation, created_at=0, updated_at=0) == record
+            assert header.binding == await runtime.agent_binding(chat_id)
+            assert header.meter == await runtime.context_meter(chat_id)
+        assert (await runtime.chat_header(written)).conversation.archived_at is not None
+        assert not chats.get_chat(unwritten).has_file  # reading the header wrote nothing
