@@ -50,7 +50,19 @@ from typing import Any
 
 import reflex as rx
 
-from backend.chats import Chats
+from backend.chats import (
+    ChatArchived,
+    ChatCreated,
+    ChatDeleted,
+    ChatRenamed,
+    ChatRestored,
+    Chats,
+    ChatTurnRecorded,
+    ChatUnarchived,
+    DirectoryChanged,
+    DirectoryEvent,
+    SharedContextChanged,
+)
 from chatsapp.auth.identity import conversation_token, directory_token
 from chatsapp.live.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.live.run_pump import RunPump
@@ -72,9 +84,18 @@ DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
 Key = tuple[str, str]  # (user id, chat id)
-# Events that may change the archived list whatever chat they name ("changed": another
-# process did something the rows do not tell).
-_ARCHIVE_KINDS = frozenset(("archived", "unarchived", "deleted", "changed"))
+# Events that may change the archived list whatever chat they name (``DirectoryChanged``:
+# another process did something the rows do not tell).
+_ARCHIVE_EVENTS = (ChatArchived, ChatUnarchived, ChatDeleted, DirectoryChanged)
+# Row events: they carry the chat's row as it is after the change.
+_ROW_EVENTS = (
+    ChatCreated,
+    ChatRenamed,
+    ChatRestored,
+    ChatTurnRecorded,
+    ChatArchived,
+    ChatUnarchived,
+)
 
 
 @dataclass(frozen=True)
@@ -90,11 +111,12 @@ class LiveStates:
     chat_settings: type[rx.State]
 
 
-def touches_archive(kind: str, event: object) -> bool:
+def touches_archive(event: DirectoryEvent) -> bool:
     """Whether the archived list may change: a reply or rename of a chat that is not archived
     (nearly every event) leaves it alone, and costs it nothing."""
-    chat = getattr(event, "chat", None)
-    return kind in _ARCHIVE_KINDS or getattr(chat, "archived_at", None) is not None
+    if isinstance(event, _ARCHIVE_EVENTS):
+        return True
+    return isinstance(event, _ROW_EVENTS) and event.chat.archived_at is not None
 
 
 class LiveBridge:
@@ -309,28 +331,31 @@ class LiveBridge:
 
     # ── directory events ────────────────────────────────────────────
 
-    def directory_event(self, user_id: str, event: Any) -> None:
+    def directory_event(self, user_id: str, event: DirectoryEvent) -> None:
         """A change of ``user_id``'s directory (on any thread): schedule what it changes."""
         self._capture_loop()  # on a worker thread there is none: the loop captured earlier
         loop = self._loop
         if loop is None or loop.is_closed():
             return
-        kind = str(getattr(event, "type", ""))
 
         def schedule() -> None:
-            if kind.startswith("shared"):
+            if isinstance(event, SharedContextChanged):
                 self._request_refresh("memory", user_id)
                 return
             self._request_refresh("directory", user_id)
-            if touches_archive(kind, event):
+            if touches_archive(event):
                 self._request_refresh("archive", user_id)
-            chat_id = str(getattr(event, "chat_id", "") or "")
-            if chat_id and kind in ("deleted", "renamed"):
-                self._spawn(self._apply_chat_event(user_id, chat_id, kind))
-            watched = (user_id, chat_id) in self._watchers
-            if chat_id and kind in ("archived", "unarchived") and watched:
-                # Only chats a tab of this worker shows: the policy may archive thousands.
-                self._spawn(self._apply_archive(chat_id, kind == "archived"))
+            match event:
+                case ChatDeleted(chat_id=chat_id):
+                    self._spawn(self._show_deleted(chat_id))
+                case ChatRenamed(chat=chat):
+                    self._spawn(self._show_title(chat.id, chat.title))
+                case ChatArchived(chat=chat) | ChatUnarchived(chat=chat) if (
+                    user_id,
+                    chat.id,
+                ) in self._watchers:
+                    # Only chats a tab of this worker shows: the policy may archive thousands.
+                    self._spawn(self._apply_archive(chat.id, isinstance(event, ChatArchived)))
             if any(user == user_id for user, _chat in self._watchers):
                 self._spawn(self._headers_if_agents_changed(user_id))
 
@@ -361,17 +386,15 @@ class LiveBridge:
         finally:
             self._refreshes.pop(key, None)
 
-    async def _apply_chat_event(self, user_id: str, chat_id: str, kind: str) -> None:
-        title = ""
-        if kind == "renamed":
-            with contextlib.suppress(KeyError, ValueError):
-                summary = await offload(self.services.directory(user_id).get_summary, chat_id)
-                title = summary.title
+    async def _show_deleted(self, chat_id: str) -> None:
         async with self._modify(conversation_token(chat_id), self.states.conversation) as state:
-            if kind == "deleted":
-                state.deleted = True
-                state.loaded = False
-            elif title:
+            state.deleted = True
+            state.loaded = False
+
+    async def _show_title(self, chat_id: str, title: str) -> None:
+        """The event carries the row as renamed: nothing is read again."""
+        if title:
+            async with self._modify(conversation_token(chat_id), self.states.conversation) as state:
                 state.title = title
 
     async def _apply_archive(self, chat_id: str, archived: bool) -> None:

@@ -71,7 +71,7 @@ class TestOnlyArchiveChangesReReadTheArchivedList:
 
     def test_a_reply_or_rename_in_a_listed_chat_leaves_the_archived_list_alone(self):
         for event in (ChatTurnRecorded(USER, self.summary()), ChatRenamed(USER, self.summary())):
-            assert not touches_archive(event.type, event)
+            assert not touches_archive(event)
 
     def test_archive_moves_deletes_foreign_changes_and_archived_chats_re_read_it(self):
         archived = self.summary(archived_at=5)
@@ -83,7 +83,7 @@ class TestOnlyArchiveChangesReReadTheArchivedList:
             ChatTurnRecorded(USER, archived),
             ChatRenamed(USER, archived),
         ):
-            assert touches_archive(event.type, event), event
+            assert touches_archive(event), event
 
 
 class TestThePolicyRunsWhileTheServerRuns:

@@ -211,6 +211,31 @@ class TestPumpsFollowTheTabsThatWatch:
         ] * 3
 
 
+class TestDirectoryEventsReachTheChatView:
+    async def test_a_rename_shows_the_title_the_event_carries_without_a_read(
+        self, live, monkeypatch
+    ) -> None:
+        served, app = live
+        chat = new_chat(served)
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        reads: list[str] = []
+        directory = served.directory(USER)
+        original = directory.get_summary
+        monkeypatch.setattr(directory, "get_summary", lambda c: reads.append(c) or original(c))
+        directory.rename_chat(chat, "Trip to Lisbon")
+        await until(lambda: getattr(views_of(app)[f"conv-{chat}"], "title", "") == "Trip to Lisbon")
+        assert reads == []
+
+    async def test_a_deleted_chat_is_shown_as_deleted(self, live) -> None:
+        served, app = live
+        chat = new_chat(served)
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        served.directory(USER).delete_chat(chat)
+        await until(lambda: getattr(views_of(app)[f"conv-{chat}"], "deleted", False))
+
+
 async def connect(app: FakeReflexApp, sid: str, token: str) -> None:
     await app.event_namespace.on_connect(sid, {"QUERY_STRING": f"token={token}"})
 
