@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 ACCOUNTS_FILE = "accounts.sqlite"
 SETTINGS_FILE = "settings.sqlite"
@@ -99,3 +99,11 @@ def is_backed_up(relative: str | PurePosixPath) -> bool:
     """Whether ``relative`` is a database a backup holds (and so one a restore may write)."""
     kind = data_file(relative)
     return kind is not None and kind.backed_up and not str(relative).endswith(SIDE_SUFFIXES)
+
+
+def directory_ids(data_dir: Path) -> list[str]:
+    """The folders of ``data_dir`` that hold a directory database, sorted (none if it is
+    missing): every person's directory the folder keeps."""
+    if not data_dir.is_dir():
+        return []
+    return sorted(p.name for p in data_dir.iterdir() if (p / DIRECTORY_FILE).is_file())

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from backend.errors import NotFoundError
 from backend.models import ReplyUsage
-from backend.sessions import is_compaction_message
+from backend.sessions import is_compaction_message, is_tool_part, tool_name
 from backend.storage import well_formed_text
 from backend.uploads import data_url_size
 
@@ -228,11 +228,10 @@ def entry_from_message(message: dict) -> TranscriptEntry:
                 images.append(url)
         elif kind == "file":
             files.append(_file_view(part))
-        elif kind.startswith("tool-") or kind == "dynamic-tool":
-            name = str(part.get("toolName") or kind.removeprefix("tool-"))
+        elif is_tool_part(kind):
             tools.append(
                 ToolCallView(
-                    name=name,
+                    name=tool_name(part),
                     input=_short_json(part.get("input")),
                     output=_short_json(part.get("output")),
                 )

@@ -23,6 +23,7 @@ LITERAL_HOMES = {
     "remember": "backend/models/types.py",  # tool names
     "update_session_state": "backend/models/types.py",
     "search_chats": "backend/models/types.py",
+    "tool-": "backend/sessions/tool_parts.py",  # a tool part's type is tool-<name>
     "Chat — ": "backend/chats/text.py",  # the default-title rule
     "accounts.sqlite": "backend/data_folder.py",  # the files of a data folder
     "settings.sqlite": "backend/data_folder.py",

@@ -1,6 +1,6 @@
 """The chat index: one row per chat id, title search, the soft-delete lifecycle. SQL only.
 
-Tables (component ``chats.directory``)::
+Tables (migration component ``chats.directory``, its first name, kept: it is stored in each file)::
 
     directory_meta(key PK, value)   WITHOUT ROWID   per-directory secrets (the id key)
     chats(num INTEGER PK, id UNIQUE, title, created_at, updated_at, last_message_preview,

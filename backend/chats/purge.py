@@ -32,9 +32,9 @@ SWEEP_BATCH = 100
 class ChatPurger:
     """Purges the files of deleted chats and of superseded generations (see the module)."""
 
-    def __init__(self, parts: DirectoryParts, open_chats: OpenChatFiles, *, window_ms: int) -> None:
+    def __init__(self, parts: DirectoryParts, chat_files: OpenChatFiles, *, window_ms: int) -> None:
         self._parts = parts
-        self._open = open_chats
+        self._open = chat_files
         self._window_ms = window_ms
 
     def sweep(self, now: int) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from backend.cli.context import CliContext, pass_cli
-from backend.data_folder import DIRECTORY_FILE
+from backend.data_folder import directory_ids
 
 
 @click.command("repair")
@@ -18,12 +18,7 @@ def repair(cli: CliContext, user: str | None) -> None:
     purged or replaced generations; then every chat's messages are compared with the
     cross-chat message index and the index is corrected (added, updated, removed).
     """
-    if user is not None:
-        ids = [cli.directory_id(user)]
-    else:
-        root = cli.settings.data_dir
-        folders = sorted(root.iterdir()) if root.is_dir() else []
-        ids = [p.name for p in folders if (p / DIRECTORY_FILE).is_file()]
+    ids = [cli.directory_id(user)] if user is not None else directory_ids(cli.settings.data_dir)
     for directory_id in ids:
         chats = cli.directory_by_id(directory_id)
         result = chats.repair_index(full=True)

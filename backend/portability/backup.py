@@ -32,7 +32,13 @@ from backend.chats.chat_records import ChatRecordStore
 from backend.chats.ids import validate_directory_id
 from backend.chats.layout import DirectoryLayout
 from backend.clock import now_ms
-from backend.data_folder import CHATS_FOLDER, DIRECTORY_FILE, SERVER_DATABASES, is_backed_up
+from backend.data_folder import (
+    CHATS_FOLDER,
+    DIRECTORY_FILE,
+    SERVER_DATABASES,
+    directory_ids,
+    is_backed_up,
+)
 from backend.errors import InvalidIdError, InvalidInputError
 from backend.storage import Database
 
@@ -53,10 +59,7 @@ def _databases(data_dir: Path) -> list[Path]:
     """Relative paths in backup order: the server databases, then each directory (its chats
     are queued after it, from the copy: see :func:`_chat_files`)."""
     found = [Path(name) for name in SERVER_DATABASES if (data_dir / name).is_file()]
-    for folder in sorted(p for p in data_dir.iterdir() if p.is_dir()):
-        if (folder / DIRECTORY_FILE).is_file():
-            found.append(folder.relative_to(data_dir) / DIRECTORY_FILE)
-    return found
+    return found + [Path(directory_id) / DIRECTORY_FILE for directory_id in directory_ids(data_dir)]
 
 
 def _chat_files(data_dir: Path, directory_copy: Path, folder: Path) -> list[Path]:

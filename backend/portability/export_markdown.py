@@ -24,6 +24,7 @@ from typing import IO, Any
 from backend.chats import Chats
 from backend.errors import NotFoundError
 from backend.portability.document import as_object
+from backend.sessions import is_tool_part, tool_name
 
 ImageSink = Callable[[str, bytes], None]
 """``sink(relative_name, data)``: store one image the Markdown links to."""
@@ -73,8 +74,8 @@ def _body(parts: Iterable[Any], images: ImageSink, folder: str) -> str:
             blocks.append("\n".join("> " + line for line in part["text"].splitlines()))
         elif kind == "file":
             blocks.append(_file(part, images, folder))
-        elif kind.startswith("tool-") or kind == "dynamic-tool":
-            name = part.get("toolName") or kind.removeprefix("tool-")
+        elif is_tool_part(kind):
+            name = tool_name(part)
             output = part.get("output")
             text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
             blocks.append(f"**Tool {name}**\n\n```\n{text or ''}\n```")

@@ -47,6 +47,7 @@ from backend.runtime.tools import Tool, ToolContext, run_tool, stored_input, too
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.window import HistoryWindow, Scan
 from backend.runtime.working_chats import ActiveRun, WorkingChat
+from backend.sessions import tool_part_type
 from backend.storage import well_formed_text
 
 logger = logging.getLogger(__name__)
@@ -189,7 +190,7 @@ class TurnExecutor:
             run.id,
             {
                 "assistant_message_id": run.assistant_message_id,
-                "type": f"tool-{call.name}",
+                "type": tool_part_type(call.name),
                 "toolCallId": call.id,
                 "state": "input-available",
                 "input": stored_input(call),

@@ -32,7 +32,7 @@ from backend.models import (
 )
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.tools import stored_input
-from backend.sessions import estimate_string_tokens, is_compaction_message
+from backend.sessions import TOOL_PART_PREFIX, estimate_string_tokens, is_compaction_message
 from backend.sessions.tokens import CHARS_PER_TOKEN
 
 TOKENS_PER_MESSAGE = 4
@@ -123,8 +123,8 @@ def to_model_messages(message: Mapping[str, Any]) -> list[ModelMessage]:
         if kind == "text":
             flush_tools()
             text.append(str(part.get("text", "")))
-        elif kind.startswith("tool-") and part.get("toolCallId"):
-            name = kind.removeprefix("tool-")
+        elif kind.startswith(TOOL_PART_PREFIX) and part.get("toolCallId"):
+            name = kind.removeprefix(TOOL_PART_PREFIX)
             given = part.get("input")
             arguments: dict[str, Any] = given if isinstance(given, dict) else {}
             call = ToolCall(str(part["toolCallId"]), name, arguments)

@@ -28,6 +28,7 @@ from backend.models import (
 )
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.state_schema import path_deeper_than
+from backend.sessions import tool_part_type
 
 MAX_QUERY_CHARS = 200
 MAX_FACT_CHARS = 1_000
@@ -167,7 +168,7 @@ def stored_input(call: ToolCall) -> dict[str, Any]:
 def tool_part(call: ToolCall, output: dict[str, Any] | None, error: str | None) -> dict[str, Any]:
     """The stored message part for one finished tool call."""
     part: dict[str, Any] = {
-        "type": f"tool-{call.name}",
+        "type": tool_part_type(call.name),
         "toolCallId": call.id,
         "input": stored_input(call),
     }

@@ -27,6 +27,7 @@ compaction_store, attachment_store, search_index):
     search            FTS text, query quoting, FTS row keys
     documents         SearchableDocuments: read API for indexes kept outside the file
     tokens            heuristic token estimates
+    tool_parts        which parts of a message are tool calls, and of which tool
 """
 
 from backend.sessions.attachments import (
@@ -70,6 +71,7 @@ from backend.sessions.records import (
 from backend.sessions.schema import SCHEMA_VERSION
 from backend.sessions.sessions import Sessions
 from backend.sessions.tokens import estimate_message_tokens, estimate_string_tokens
+from backend.sessions.tool_parts import TOOL_PART_PREFIX, is_tool_part, tool_name, tool_part_type
 
 __all__ = [
     "COMPACTION_PREFIX",
@@ -78,6 +80,7 @@ __all__ = [
     "OMITTED",
     "POINTER_PREFIX",
     "SCHEMA_VERSION",
+    "TOOL_PART_PREFIX",
     "AppendEvent",
     "AppendResult",
     "AttachmentLoader",
@@ -108,7 +111,10 @@ __all__ = [
     "find_pointers",
     "gather_payloads",
     "is_compaction_message",
+    "is_tool_part",
     "payload_slices",
     "resolve_attachments",
     "split_content",
+    "tool_name",
+    "tool_part_type",
 ]

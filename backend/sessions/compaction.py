@@ -25,6 +25,7 @@ from typing import Any
 from backend.sessions.overlays import is_compaction_message
 from backend.sessions.records import CompactResult
 from backend.sessions.tokens import estimate_message_tokens
+from backend.sessions.tool_parts import is_tool_part, tool_name
 
 PROTECT_HEAD = 3
 MIN_TAIL_MESSAGES = 2
@@ -74,13 +75,7 @@ def _tool_parts(message: Message) -> list[dict[str, Any]]:
     parts = message.get("parts")
     if not isinstance(parts, list):
         return []
-    return [
-        part
-        for part in parts
-        if isinstance(part, dict)
-        and isinstance(part.get("type"), str)
-        and (part["type"].startswith("tool-") or part["type"] == "dynamic-tool")
-    ]
+    return [part for part in parts if isinstance(part, dict) and is_tool_part(part.get("type"))]
 
 
 def _makes_tool_calls(message: Message) -> bool:
@@ -199,10 +194,7 @@ def _render(message: Message) -> str:
     if text:
         lines.append(text)
     for part in _tool_parts(message):
-        name = part.get("toolName")
-        if not isinstance(name, str):
-            name = part["type"][len("tool-") :] if part["type"].startswith("tool-") else "unknown"
-        lines.append(f"[Tool: {name}]")
+        lines.append(f"[Tool: {tool_name(part)}]")
         if part.get("input") is not None:
             lines.append(f"Input: {_preview(part['input'])}")
         output = part.get("output", part.get("result"))

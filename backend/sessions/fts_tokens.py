@@ -74,7 +74,7 @@ class Tokenizer:
 MESSAGES = Tokenizer(remove_diacritics=1, porter=True)
 """Messages and shared memory (``backend.sessions.search.FTS_TOKENIZER``)."""
 TITLES = Tokenizer(remove_diacritics=2, porter=False)
-"""Chat titles (``backend.chats.directory``'s ``chat_titles``)."""
+"""Chat titles (``backend.chats.chat_records``' ``chat_titles``)."""
 
 
 def _ranges(spec: str) -> list[tuple[int, int]]:

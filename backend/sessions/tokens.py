@@ -22,6 +22,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from backend.sessions.tool_parts import is_tool_part
+
 CHARS_PER_TOKEN = 4
 WORDS_TOKEN_MULTIPLIER = 1.3
 TOKENS_PER_MESSAGE = 4
@@ -89,9 +91,7 @@ def _message_tokens(message: Mapping[str, Any], *, inline_files: bool) -> int:
                     total += math.ceil(by_chars if by_chars > by_words else by_words)
             else:
                 total += _value_tokens(text)
-        elif isinstance(part_type, str) and (
-            part_type.startswith("tool-") or part_type == "dynamic-tool"
-        ):
+        elif is_tool_part(part_type):
             output = part.get("output")
             total += _value_tokens(part.get("input"))
             total += _value_tokens(part.get("result") if output is None else output)

@@ -291,7 +291,7 @@ class TestRecreation:
         assert chats.get_chat(summary.id).generation == 2
 
 
-class TestOpenChats:
+class TestOpenChatFiles:
     def test_the_cache_closes_unused_chats_beyond_its_capacity(self, tmp_path):
         with Chats(tmp_path, "alice", max_open_chats=2) as chats:
             ids = [chats.create_chat().id for _ in range(4)]

@@ -11,6 +11,7 @@ def test_the_exported_names_are_exactly_these():
         "OMITTED",
         "POINTER_PREFIX",
         "SCHEMA_VERSION",
+        "TOOL_PART_PREFIX",
         "AppendEvent",
         "AppendResult",
         "AttachmentLoader",
@@ -41,9 +42,12 @@ def test_the_exported_names_are_exactly_these():
         "find_pointers",
         "gather_payloads",
         "is_compaction_message",
+        "is_tool_part",
         "payload_slices",
         "resolve_attachments",
         "split_content",
+        "tool_name",
+        "tool_part_type",
     ]
 
 
