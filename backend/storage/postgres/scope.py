@@ -8,11 +8,12 @@ It keeps the promises of :class:`backend.storage.Database` (see :mod:`backend.st
 * **Connections.** A transaction pins one pooled connection; a statement outside one borrows
   a connection for that statement only. An idle scope holds no connection at all.
 * **Write lock and change counter.** The outermost transaction begins with ``BEGIN`` and
-  ``UPDATE _scopes SET version = version + 1 … RETURNING`` in one round trip: the row lock is
-  ``BEGIN IMMEDIATE`` (one writer per scope, across processes and machines, taken up front), and
-  the counter is what :meth:`data_version` reads: its total minus this scope's own commits
-  moves exactly when someone else committed. A write statement outside a transaction is run
-  in one, so it moves the counter too.
+  ``UPDATE _scopes SET version = version + 1``, pipelined with its first statement (no round
+  trip of their own): the row lock is ``BEGIN IMMEDIATE`` (one writer per scope, across
+  processes and machines, taken before any statement of the transaction runs; a transaction
+  that runs none takes nothing), and the counter is what :meth:`data_version` reads: its total
+  minus this scope's own commits moves exactly when someone else committed. A write statement
+  outside a transaction is run in one (one pipeline), so it moves the counter too.
 * **Savepoints** for nested transactions, with ``after_commit`` / ``on_rollback`` hooks scoped
   as on SQLite. An integrity error inside a savepoint rolls back only that savepoint; one in the
   outermost transaction aborts it (PostgreSQL cannot continue a transaction after an error):
@@ -75,15 +76,10 @@ class PostgresScope:
         self._after_commit: list[Callable[[], None]] = []
         self._on_rollback: list[Callable[[], None]] = []
         self._own_commits = 0
+        self._begin_pending = False  # a transaction pinned a connection, no statement yet
         self._closed = False
         # Every pooled connection may have died at once (a server restart): one try each, +1.
         self._attempts = engine.pool.max_size + 1
-        # The BEGIN + version bump, one round trip (no parameters: several statements allowed).
-        literal = name.replace("'", "''")
-        self._begin = (
-            f"BEGIN; UPDATE _scopes SET version = version + 1 WHERE name = '{literal}' "
-            "RETURNING version"
-        )
         with self.lock:
             self._borrowed(lambda conn: conn.execute(_ENSURE_SCOPE, (name,)), _ENSURE_SCOPE)
 
@@ -96,6 +92,8 @@ class PostgresScope:
         conn = self._conn
         try:
             if conn is not None:
+                if self._begin_pending:
+                    return self._begin_with(use)
                 return use(conn)
             for attempt in range(self._attempts):
                 borrowed = self.engine.pool.getconn()
@@ -131,24 +129,35 @@ class PostgresScope:
         return conn
 
     def _begin_outermost(self) -> None:
-        """``BEGIN`` + the version bump on a pinned connection; again on the next one while
-        pooled connections are found dead (nothing committed: safe to repeat)."""
+        """Pin a connection; ``BEGIN`` and the version bump go out with the transaction's
+        first statement (:meth:`_begin_with`), so they cost no round trip of their own."""
+        self._pin()
+        self._begin_pending = True
+
+    def _begin_with(self, use: Callable[[psycopg.Connection[PgRow]], Any]) -> Any:
+        """``BEGIN``, the bump (the scope's write lock, taken before the statement runs) and
+        the first statement, in one pipeline. Again on the next connection while pooled ones
+        are found dead: nothing of the transaction ran."""
         for attempt in range(self._attempts):
-            conn = self._pin()
+            conn = self._conn
+            assert conn is not None
             try:
-                conn.execute(self._begin)
-                return
-            except psycopg.OperationalError as exc:
-                self._unpin()
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    conn.execute(_BUMP, (self.name,))
+                    result = use(conn)
+                self._begin_pending = False
+                return result
+            except psycopg.OperationalError:
                 if attempt + 1 == self._attempts or not _dead(conn):
-                    raise translated(exc, "BEGIN", self.engine.location) from exc
-            except BaseException as exc:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
+                    self._begin_pending = False  # BEGIN went out: the exit rolls back
+                    raise
                 self._unpin()
-                if isinstance(exc, psycopg.Error):
-                    raise translated(exc, "BEGIN", self.engine.location) from exc
+                self._pin()
+            except BaseException:
+                self._begin_pending = False  # BEGIN went out: the exit rolls back
                 raise
+        raise AssertionError("unreachable")
 
     def _unpin(self) -> None:
         """Give the pinned connection back (the pool rolls back anything left open)."""
@@ -161,7 +170,17 @@ class PostgresScope:
     def _run(self, sql: str, params: Any) -> PgResult:
         """The choke point (lock held): translate, run, fetch, count."""
         query = to_psycopg(sql)
-        if self._conn is None and not _is_read(sql):
+        if self._conn is not None:
+            # In a transaction the connection is this scope's until commit, so the rows are
+            # read after ``_borrowed`` returns: a first statement pipelined with the BEGIN
+            # (``_begin_with``) has its row count only once the pipeline is synced.
+            cursor = self._borrowed(lambda conn: conn.execute(query, _params(params)), sql)
+            try:
+                rows = cursor.fetchall() if cursor.description is not None else []
+            except psycopg.Error as exc:
+                raise translated(exc, sql, self.engine.location) from exc
+            result = PgResult(rows, cursor.rowcount)
+        elif not _is_read(sql):
             result = self._write_alone(sql, query, params)
         else:
 
@@ -230,6 +249,8 @@ class PostgresScope:
                     cursor.executemany(query, batch)
                     return cursor.rowcount
 
+            if self._begin_pending:  # begin first: rowcount is not summed inside a pipeline
+                self._borrowed(lambda conn: None, "BEGIN")
             written: int = self._borrowed(run, sql)
             self._stats.statements += 1
             self._stats.rows_written += max(written, 0)
@@ -329,9 +350,10 @@ class PostgresScope:
         callbacks, self._on_rollback = self._on_rollback, []
         self._after_commit = []
         conn = self._conn
-        if conn is not None:
+        if conn is not None and not self._begin_pending:
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
+        self._begin_pending = False
         self._unpin()
         for callback in callbacks:
             callback()
@@ -417,12 +439,15 @@ class _Transaction:
             if exc_type is not None:
                 scope._rollback_outermost()
                 return
-            try:
-                scope._borrowed(lambda conn: conn.execute("COMMIT"), "COMMIT")
-            except BaseException:
-                scope._rollback_outermost()
-                raise
-            scope._own_commits += 1
+            if scope._begin_pending:  # no statement ran: nothing began, nothing to commit
+                scope._begin_pending = False
+            else:
+                try:
+                    scope._borrowed(lambda conn: conn.execute("COMMIT"), "COMMIT")
+                except BaseException:
+                    scope._rollback_outermost()
+                    raise
+                scope._own_commits += 1
             scope._unpin()
             scope._on_rollback = []
             callbacks, scope._after_commit = scope._after_commit, []
