@@ -7,14 +7,17 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
 
 from backend.config import StorageChoice, parse_storage
-from tests.support.postgres_server import PostgresServer, start_postgres
 from tests.support.storage_engines import selected_engines
+
+if TYPE_CHECKING:  # imported when a test asks for PostgreSQL: psycopg takes ~0.3-1.4 s to load
+    from tests.support.postgres_server import PostgresServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,6 +33,8 @@ def data_dir(tmp_path: Path) -> Path:
 def postgres_server() -> Iterator[PostgresServer]:
     """One PostgreSQL server per test process, started by the first test that asks for it
     (tests/support/postgres_server.py) and removed at the end."""
+    from tests.support.postgres_server import start_postgres
+
     server = start_postgres()
     try:
         yield server

@@ -150,14 +150,23 @@ class TestTransactions:
         short = PostgresEngine(parse_storage(postgres_url + "%20-clock_timeout%3D200"))
         try:
             other = PostgresScope(short, "test")
-            with (
-                scope.transaction(),  # holds the scope's version row
-                pytest.raises(StorageError, match="lock timeout"),
-                other.transaction(),
-            ):
-                pass
+            with scope.transaction():
+                scope.query("SELECT 1")  # the first statement takes the scope's version row
+                with pytest.raises(StorageError, match="lock timeout"), other.transaction():
+                    other.query("SELECT 1")
         finally:
             short.close()
+
+    def test_a_transaction_that_runs_no_statement_costs_no_round_trip_and_no_commit(
+        self, engine, scope
+    ):
+        seen = []
+        other = PostgresScope(engine, "test")
+        before = other.data_version()
+        with scope.transaction():
+            scope.after_commit(lambda: seen.append("committed"))
+        assert other.data_version() == before  # no version bump: nothing began
+        assert seen == ["committed"] and not scope.in_transaction
 
 
 class TestDataVersion:
@@ -246,4 +255,26 @@ class TestConnectionsTheServerDropped:
         assert ended >= 1
         assert values(scope) == [("a", "1")]  # a read on a fresh connection
         scope.execute("INSERT INTO t VALUES ('b', '2')")  # a write: BEGIN on a fresh one
+        assert values(scope) == [("a", "1"), ("b", "2")]
+
+
+class TestTheFirstStatementOfATransaction:
+    """BEGIN and the version bump travel with it: what it reports is still exact."""
+
+    def test_its_row_count_and_rows_are_those_of_the_statement(self, scope):
+        scope.execute("INSERT INTO t VALUES ('a', '1'), ('b', '2')")
+        with scope.transaction():
+            assert scope.write("UPDATE t SET v = 'x'") == 2
+        with scope.transaction():
+            assert [tuple(r) for r in scope.query("SELECT k FROM t ORDER BY k")] == [
+                ("a",),
+                ("b",),
+            ]
+
+    def test_its_failure_rolls_the_transaction_back_and_the_scope_goes_on(self, scope):
+        scope.execute("INSERT INTO t VALUES ('a', '1')")
+        with pytest.raises(IntegrityError), scope.transaction():
+            scope.execute("INSERT INTO t VALUES ('a', 'again')")
+        with scope.transaction():
+            scope.execute("INSERT INTO t VALUES ('b', '2')")
         assert values(scope) == [("a", "1"), ("b", "2")]

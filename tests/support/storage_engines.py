@@ -15,8 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from backend.config import PostgresLocation, StorageChoice
 from backend.storage import Database, Scope
 from backend.storage.engines import PostgresStorage
@@ -37,6 +35,8 @@ def raw_rows(storage: StorageChoice, sqlite_file: Path, sql: str) -> list[tuple[
     """Run ``sql`` beside the application, as someone holding the database would: on its own
     connection to the SQLite file, or to the PostgreSQL database. Commits."""
     if isinstance(storage, PostgresLocation):
+        import psycopg  # only PostgreSQL runs load it
+
         with psycopg.connect(storage.url) as conn:
             cursor = conn.execute(sql)
             return [tuple(row) for row in cursor.fetchall()] if cursor.description else []

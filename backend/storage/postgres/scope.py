@@ -8,11 +8,12 @@ It keeps the promises of :class:`backend.storage.Database` (see :mod:`backend.st
 * **Connections.** A transaction pins one pooled connection; a statement outside one borrows
   a connection for that statement only. An idle scope holds no connection at all.
 * **Write lock and change counter.** The outermost transaction begins with ``BEGIN`` and
-  ``UPDATE _scopes SET version = version + 1 … RETURNING`` in one round trip: the row lock is
-  ``BEGIN IMMEDIATE`` (one writer per scope, across processes and machines, taken up front), and
-  the counter is what :meth:`data_version` reads: its total minus this scope's own commits
-  moves exactly when someone else committed. A write statement outside a transaction is run
-  in one, so it moves the counter too.
+  ``UPDATE _scopes SET version = version + 1``, pipelined with its first statement (no round
+  trip of their own): the row lock is ``BEGIN IMMEDIATE`` (one writer per scope, across
+  processes and machines, taken before any statement of the transaction runs; a transaction
+  that runs none takes nothing), and the counter is what :meth:`data_version` reads: its total
+  minus this scope's own commits moves exactly when someone else committed. A write statement
+  outside a transaction is run in one (one pipeline), so it moves the counter too.
 * **Savepoints** for nested transactions, with ``after_commit`` / ``on_rollback`` hooks scoped
   as on SQLite. An integrity error inside a savepoint rolls back only that savepoint; one in the
   outermost transaction aborts it (PostgreSQL cannot continue a transaction after an error):
@@ -49,6 +50,7 @@ Migration = Callable[["PostgresScope"], None]
 
 _READ_VERBS = ("SELECT", "VALUES", "SHOW", "EXPLAIN")
 _SELECT_VERSION = "SELECT version FROM _scopes WHERE name = %s"
+_BUMP = "UPDATE _scopes SET version = version + 1 WHERE name = %s"
 _ENSURE_SCOPE = "INSERT INTO _scopes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING"
 _SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
 _INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES (?, ?, ?)"
@@ -74,15 +76,10 @@ class PostgresScope:
         self._after_commit: list[Callable[[], None]] = []
         self._on_rollback: list[Callable[[], None]] = []
         self._own_commits = 0
+        self._begin_pending = False  # a transaction pinned a connection, no statement yet
         self._closed = False
         # Every pooled connection may have died at once (a server restart): one try each, +1.
         self._attempts = engine.pool.max_size + 1
-        # The BEGIN + version bump, one round trip (no parameters: several statements allowed).
-        literal = name.replace("'", "''")
-        self._begin = (
-            f"BEGIN; UPDATE _scopes SET version = version + 1 WHERE name = '{literal}' "
-            "RETURNING version"
-        )
         with self.lock:
             self._borrowed(lambda conn: conn.execute(_ENSURE_SCOPE, (name,)), _ENSURE_SCOPE)
 
@@ -95,6 +92,8 @@ class PostgresScope:
         conn = self._conn
         try:
             if conn is not None:
+                if self._begin_pending:
+                    return self._begin_with(use)
                 return use(conn)
             for attempt in range(self._attempts):
                 borrowed = self.engine.pool.getconn()
@@ -130,24 +129,35 @@ class PostgresScope:
         return conn
 
     def _begin_outermost(self) -> None:
-        """``BEGIN`` + the version bump on a pinned connection; again on the next one while
-        pooled connections are found dead (nothing committed: safe to repeat)."""
+        """Pin a connection; ``BEGIN`` and the version bump go out with the transaction's
+        first statement (:meth:`_begin_with`), so they cost no round trip of their own."""
+        self._pin()
+        self._begin_pending = True
+
+    def _begin_with(self, use: Callable[[psycopg.Connection[PgRow]], Any]) -> Any:
+        """``BEGIN``, the bump (the scope's write lock, taken before the statement runs) and
+        the first statement, in one pipeline. Again on the next connection while pooled ones
+        are found dead: nothing of the transaction ran."""
         for attempt in range(self._attempts):
-            conn = self._pin()
+            conn = self._conn
+            assert conn is not None
             try:
-                conn.execute(self._begin)
-                return
-            except psycopg.OperationalError as exc:
-                self._unpin()
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    conn.execute(_BUMP, (self.name,))
+                    result = use(conn)
+                self._begin_pending = False
+                return result
+            except psycopg.OperationalError:
                 if attempt + 1 == self._attempts or not _dead(conn):
-                    raise translated(exc, "BEGIN", self.engine.location) from exc
-            except BaseException as exc:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
+                    self._begin_pending = False  # BEGIN went out: the exit rolls back
+                    raise
                 self._unpin()
-                if isinstance(exc, psycopg.Error):
-                    raise translated(exc, "BEGIN", self.engine.location) from exc
+                self._pin()
+            except BaseException:
+                self._begin_pending = False  # BEGIN went out: the exit rolls back
                 raise
+        raise AssertionError("unreachable")
 
     def _unpin(self) -> None:
         """Give the pinned connection back (the pool rolls back anything left open)."""
@@ -160,22 +170,69 @@ class PostgresScope:
     def _run(self, sql: str, params: Any) -> PgResult:
         """The choke point (lock held): translate, run, fetch, count."""
         query = to_psycopg(sql)
-        if self._conn is None and not _is_read(sql):
-            with self.transaction():  # a write outside a transaction moves the counter too
-                return self._run(sql, params)
+        if self._conn is not None:
+            # In a transaction the connection is this scope's until commit, so the rows are
+            # read after ``_borrowed`` returns: a first statement pipelined with the BEGIN
+            # (``_begin_with``) has its row count only once the pipeline is synced.
+            cursor = self._borrowed(lambda conn: conn.execute(query, _params(params)), sql)
+            try:
+                rows = cursor.fetchall() if cursor.description is not None else []
+            except psycopg.Error as exc:
+                raise translated(exc, sql, self.engine.location) from exc
+            result = PgResult(rows, cursor.rowcount)
+        elif not _is_read(sql):
+            result = self._write_alone(sql, query, params)
+        else:
 
-        def run(conn: psycopg.Connection[PgRow]) -> PgResult:
-            cursor = conn.execute(query, _params(params))
-            rows = cursor.fetchall() if cursor.description is not None else []
-            return PgResult(rows, cursor.rowcount)
+            def run(conn: psycopg.Connection[PgRow]) -> PgResult:
+                cursor = conn.execute(query, _params(params))
+                rows = cursor.fetchall() if cursor.description is not None else []
+                return PgResult(rows, cursor.rowcount)
 
-        result: PgResult = self._borrowed(run, sql)
+            result = self._borrowed(run, sql)
         self._stats.statements += 1
         if _is_read(sql):
             self._stats.rows_read += len(result._rows)
         else:
             self._stats.rows_written += max(result.rowcount, 0)
         return result
+
+    def _write_alone(self, sql: str, query: str, params: Any) -> PgResult:
+        """A write outside a transaction, committed as a transaction of its own (so it takes
+        the scope's write lock and moves its counter) with ``BEGIN``, the bump, the statement
+        and ``COMMIT`` sent together: one round trip instead of three (pipeline mode). Again
+        on the next connection while pooled ones are found dead (nothing ran)."""
+        for attempt in range(self._attempts):
+            conn = self._pin()
+            done = False
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    conn.execute(_BUMP, (self.name,))
+                    cursor = conn.execute(query, _params(params))
+                    conn.execute("COMMIT")
+                rows = cursor.fetchall() if cursor.description is not None else []
+                done = True
+            except psycopg.OperationalError as exc:
+                if attempt + 1 < self._attempts and _dead(conn):
+                    continue
+                raise translated(exc, sql, self.engine.location) from exc
+            except psycopg.Error as exc:
+                raise translated(exc, sql, self.engine.location) from exc
+            except UnicodeEncodeError as exc:
+                raise InvalidInputError(
+                    "text holding a lone UTF-16 surrogate cannot be stored "
+                    f"(in: {_first_line(sql)})"
+                ) from exc
+            finally:
+                if not done and not conn.closed:
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                self._unpin()
+            self._own_commits += 1
+            self._stats.statements += 1  # the BEGIN, as a transaction counts it
+            return PgResult(rows, cursor.rowcount)
+        raise AssertionError("unreachable")
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> PgResult:
         with self.lock:
@@ -192,6 +249,8 @@ class PostgresScope:
                     cursor.executemany(query, batch)
                     return cursor.rowcount
 
+            if self._begin_pending:  # begin first: rowcount is not summed inside a pipeline
+                self._borrowed(lambda conn: None, "BEGIN")
             written: int = self._borrowed(run, sql)
             self._stats.statements += 1
             self._stats.rows_written += max(written, 0)
@@ -291,9 +350,10 @@ class PostgresScope:
         callbacks, self._on_rollback = self._on_rollback, []
         self._after_commit = []
         conn = self._conn
-        if conn is not None:
+        if conn is not None and not self._begin_pending:
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
+        self._begin_pending = False
         self._unpin()
         for callback in callbacks:
             callback()
@@ -379,12 +439,15 @@ class _Transaction:
             if exc_type is not None:
                 scope._rollback_outermost()
                 return
-            try:
-                scope._borrowed(lambda conn: conn.execute("COMMIT"), "COMMIT")
-            except BaseException:
-                scope._rollback_outermost()
-                raise
-            scope._own_commits += 1
+            if scope._begin_pending:  # no statement ran: nothing began, nothing to commit
+                scope._begin_pending = False
+            else:
+                try:
+                    scope._borrowed(lambda conn: conn.execute("COMMIT"), "COMMIT")
+                except BaseException:
+                    scope._rollback_outermost()
+                    raise
+                scope._own_commits += 1
             scope._unpin()
             scope._on_rollback = []
             callbacks, scope._after_commit = scope._after_commit, []
