@@ -26,7 +26,11 @@ from backend.config import Settings
 from backend.endpoints import ModelEndpoints
 from backend.errors import ChatsError
 from backend.runtime import DEFAULT_MAX_STATE_BYTES, ChatRuntime
-from backend.runtime.hosting import apply_storage_settings, lock_store_from_settings
+from backend.runtime.hosting import (
+    apply_storage_settings,
+    check_complete_engine,
+    lock_store_from_settings,
+)
 from backend.runtime.library_agents import LibraryAgents
 
 P = ParamSpec("P")
@@ -72,6 +76,7 @@ class Services:
     def __init__(self, settings: Settings, *, clock: Callable[[], int] = now_ms) -> None:
         self.settings = settings
         self._clock = clock
+        check_complete_engine(settings)  # never half the installation on another machine
         apply_storage_settings(settings)  # before any database of this process opens
         self._lock = threading.Lock()
         self._directories: dict[str, Chats] = {}

@@ -1,6 +1,7 @@
 """What the run command checks and prints before serving (``python -m backend.accounts.console``).
 
-* Refuses a configuration that would serve people unsafely (:func:`check_startup`: ``none``
+* Refuses an engine that does not yet hold every store (``CHATS_STORAGE``), and a
+  configuration that would serve people unsafely (:func:`check_startup`: ``none``
   mode on a non-loopback address, ``header`` mode without its header or proxies), with the
   sentence that says what to change; exit status 2.
 * On a fresh install in ``local`` mode, prints the one-time setup code the first visitor must
@@ -16,6 +17,7 @@ from backend.accounts.modes import check_startup
 from backend.accounts.service import Accounts
 from backend.config import Settings
 from backend.errors import ConfigurationError
+from backend.storage.engines import check_complete_engine
 
 
 def setup_banner(code: str) -> str:
@@ -30,6 +32,7 @@ def setup_banner(code: str) -> str:
 def main() -> int:
     try:
         settings = Settings.from_env()
+        check_complete_engine(settings)
         check_startup(settings, settings.listen_host)
     except (ConfigurationError, ValueError) as exc:
         print(f"Chats will not start: {exc}", file=sys.stderr)

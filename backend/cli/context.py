@@ -28,6 +28,7 @@ from backend.chats import Chats
 from backend.config import Settings
 from backend.errors import ChatsError, InvalidInputError
 from backend.storage.durability import apply_storage_settings
+from backend.storage.engines import check_complete_engine
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -47,7 +48,8 @@ class CliContext:
     def from_options(cls, data_dir: Path | None) -> CliContext:
         try:
             settings = Settings.from_env()
-        except ValueError as exc:  # a malformed CHATS_* variable
+            check_complete_engine(settings)
+        except ValueError as exc:  # a malformed CHATS_* variable, or an engine not ready
             raise click.UsageError(str(exc)) from exc
         if data_dir is not None:
             settings = dataclasses.replace(settings, data_dir=data_dir)

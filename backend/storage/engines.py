@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Generic, Literal, Protocol, TypeVar
 
 from backend.config import PostgresLocation, Settings
+from backend.errors import ConfigurationError
 from backend.storage.database import Database
 from backend.storage.scope import Scope
 
@@ -94,6 +95,28 @@ class PostgresStorage:
 
 _engines_lock = threading.Lock()
 _engines: dict[str, list] = {}  # url → [engine, open storage objects]
+
+
+# Engines that hold every store the app and the CLI open. PostgreSQL holds accounts, model
+# endpoints and agents so far; a person's directory and conversations still live in files
+# (docs/architecture.md, "Storage engines", says what remains).
+COMPLETE_ENGINES: frozenset[EngineKind] = frozenset({"sqlite"})
+
+
+def check_complete_engine(settings: Settings) -> None:
+    """Refuse to serve or run the CLI on an engine that does not yet hold every store.
+
+    Half an installation in PostgreSQL and half in the data folder would look like a
+    deployment that needs no shared disk while it does: a second machine would see the
+    accounts but none of the chats. The message names the server, never its password.
+    """
+    if isinstance(settings.storage, PostgresLocation) and "postgresql" not in COMPLETE_ENGINES:
+        raise ConfigurationError(
+            "CHATS_STORAGE",
+            f"CHATS_STORAGE names PostgreSQL ({settings.storage}), whose engine does not hold "
+            "chats and conversations yet (only accounts, model endpoints and agents); "
+            "unset CHATS_STORAGE to run on the data folder",
+        )
 
 
 def open_storage(settings: Settings) -> Storage:
