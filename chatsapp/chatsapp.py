@@ -16,8 +16,9 @@ from collections.abc import AsyncIterator
 import reflex as rx
 
 from chatsapp import pages
-from chatsapp.auth import signout_watch, token_binding
+from chatsapp.auth import token_binding
 from chatsapp.auth.guard import AuthGuard
+from chatsapp.auth.signout_watch import SignoutWatch
 from chatsapp.hosting import collector, log_redaction
 from chatsapp.live import bridge
 from chatsapp.routes.account_forms import auth_routes
@@ -62,7 +63,8 @@ app: rx.App = rx.App(
     stylesheets=["/layout.css"],
 )
 # First, so no other middleware (hydration included) runs for an event the guard refuses.
-app.add_middleware(AuthGuard(public_states=(AuthPageTabState,)), index=0)
+signout = SignoutWatch(app, AccountTabState)
+app.add_middleware(AuthGuard(public_states=(AuthPageTabState,), signout=signout), index=0)
 pages.register(app)
 
 
@@ -110,4 +112,3 @@ live_bridge = bridge.LiveBridge(
 )
 live_bridge.install()
 token_binding.install(app)  # sockets too: a connect is checked like an event
-signout_watch.install(app, AccountTabState)

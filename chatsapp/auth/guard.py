@@ -39,8 +39,8 @@ from urllib.parse import urlencode
 import reflex as rx
 
 from backend.storage import well_formed_text
-from chatsapp.auth import signout_watch
 from chatsapp.auth.identity import identify, is_browser_token, may_use_tab, publish_viewer
+from chatsapp.auth.signout_watch import SignoutWatch
 from chatsapp.chat_route import chat_id_of_path
 from chatsapp.reflex_seam import (
     BaseState,
@@ -75,10 +75,12 @@ class OwnerTabState(rx.State):
 
 
 class AuthGuard(Middleware):
-    """See the module docstring. ``public_states`` name the states anyone may use."""
+    """See the module docstring. ``public_states`` name the states anyone may use; ``signout``
+    hears of every signed-in event (so it can sign the tab out live)."""
 
-    def __init__(self, public_states: tuple[type[BaseState], ...]) -> None:
+    def __init__(self, public_states: tuple[type[BaseState], ...], signout: SignoutWatch) -> None:
         self._public = frozenset(state.get_full_name() for state in public_states)
+        self._signout = signout
 
     async def preprocess(
         self, app: ReflexApp, state: BaseState, event: Event
@@ -102,7 +104,7 @@ class AuthGuard(Middleware):
             return _update(state, rx.call_script(_START_OVER))
         if viewer is not None:
             owner_state._owner = viewer_id
-            signout_watch.seen(router.session.client_token, viewer)
+            self._signout.seen(router.session.client_token, viewer)
             return None
         if handler in _PLUMBING or handler_state in self._public:
             return None

@@ -28,70 +28,67 @@ logger = logging.getLogger(__name__)
 POLL_INTERVAL_S = 1.0
 MAX_TRACKED_TABS = 20_000  # the oldest are forgotten first; their next event re-checks anyway
 
-_tabs: OrderedDict[str, Viewer] = OrderedDict()
-_app: ReflexApp | None = None
-_signed_out_state: type[rx.State] | None = None
-_task: asyncio.Task[None] | None = None
 
+class SignoutWatch:
+    """The tabs one worker served, signed out live when their session ends (module docstring).
 
-def install(app: ReflexApp, signed_out_state: type[rx.State]) -> None:
-    """Called once by the app module: where to write the signed-out flag."""
-    global _app, _signed_out_state
-    _app, _signed_out_state = app, signed_out_state
+    Built once by the app module, with the app and the per-tab state holding ``signed_out``;
+    the guard tells it of every event (:meth:`seen`).
+    """
 
+    def __init__(self, app: ReflexApp, signed_out_state: type[rx.State]) -> None:
+        self.app = app
+        self.signed_out_state = signed_out_state
+        self.poll_interval_s = POLL_INTERVAL_S
+        self._tabs: OrderedDict[str, Viewer] = OrderedDict()
+        self._task: asyncio.Task[None] | None = None
 
-def seen(client_token: str, viewer: Viewer) -> None:
-    """A tab just sent an event as ``viewer`` (called by the guard; cheap)."""
-    if not viewer.session_token:
-        return  # header / none mode: no session to end
-    _tabs[client_token] = viewer
-    _tabs.move_to_end(client_token)
-    while len(_tabs) > MAX_TRACKED_TABS:
-        _tabs.popitem(last=False)
-    _ensure_polling()
+    def seen(self, client_token: str, viewer: Viewer) -> None:
+        """A tab just sent an event as ``viewer`` (called by the guard; cheap)."""
+        if not viewer.session_token:
+            return  # header / none mode: no session to end
+        self._tabs[client_token] = viewer
+        self._tabs.move_to_end(client_token)
+        while len(self._tabs) > MAX_TRACKED_TABS:
+            self._tabs.popitem(last=False)
+        self._ensure_polling()
 
+    def _ensure_polling(self) -> None:
+        if self._task is None or self._task.done():
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing to watch yet
+                self._task = asyncio.get_running_loop().create_task(self._poll())
 
-def _ensure_polling() -> None:
-    global _task
-    if _task is None or _task.done():
-        with contextlib.suppress(RuntimeError):  # no running loop: nothing to watch yet
-            _task = asyncio.get_running_loop().create_task(_poll())
+    async def _poll(self) -> None:
+        accounts = services().accounts()
+        cursor = await offload(accounts.change_cursor)
+        while self._tabs:
+            await asyncio.sleep(self.poll_interval_s)
+            try:
+                changes = await offload(accounts.changes_since, cursor)
+                cursor = changes.cursor
+                if changes.gap:
+                    await self._recheck(list(self._tabs))
+                elif changes.changes:
+                    users = set(changes.user_ids)
+                    tabs = list(self._tabs.items())
+                    await self._recheck([t for t, v in tabs if v.user_id in users])
+            except Exception:  # the next poll tries again; events re-check on their own anyway
+                logger.warning("account change poll failed", exc_info=True)
 
+    async def _recheck(self, client_tokens: list[str]) -> None:
+        accounts = services().accounts()
+        for client_token in client_tokens:
+            viewer = self._tabs.get(client_token)
+            if viewer is None:
+                continue
+            user = await offload(accounts.resolve, viewer.session_token)
+            if user is not None and user.id == viewer.user_id:
+                continue
+            self._tabs.pop(client_token, None)
+            await self._sign_out_tab(client_token)
 
-async def _poll() -> None:
-    accounts = services().accounts()
-    cursor = await offload(accounts.change_cursor)
-    while _tabs:
-        await asyncio.sleep(POLL_INTERVAL_S)
-        try:
-            changes = await offload(accounts.changes_since, cursor)
-            cursor = changes.cursor
-            if changes.gap:
-                await _recheck(list(_tabs))
-            elif changes.changes:
-                users = set(changes.user_ids)
-                await _recheck([t for t, v in list(_tabs.items()) if v.user_id in users])
-        except Exception:  # the next poll tries again; events re-check on their own anyway
-            logger.warning("account change poll failed", exc_info=True)
-
-
-async def _recheck(client_tokens: list[str]) -> None:
-    accounts = services().accounts()
-    for client_token in client_tokens:
-        viewer = _tabs.get(client_token)
-        if viewer is None:
-            continue
-        user = await offload(accounts.resolve, viewer.session_token)
-        if user is not None and user.id == viewer.user_id:
-            continue
-        _tabs.pop(client_token, None)
-        await _sign_out_tab(client_token)
-
-
-async def _sign_out_tab(client_token: str) -> None:
-    if _app is None or _signed_out_state is None:
-        return
-    token = rx.BaseStateToken(ident=client_token, cls=_signed_out_state)
-    async with _app.modify_state(token) as root:
-        state = await root.get_state(_signed_out_state)
-        state.signed_out = True
+    async def _sign_out_tab(self, client_token: str) -> None:
+        token = rx.BaseStateToken(ident=client_token, cls=self.signed_out_state)
+        async with self.app.modify_state(token) as root:
+            state = await root.get_state(self.signed_out_state)
+            state.signed_out = True
