@@ -66,6 +66,40 @@ def wait_for_reply_end(page: Page) -> None:
     expect(page.locator(".pending-reply")).to_have_count(0, timeout=WAIT_MS)
 
 
+def wait_for_streamed_chars(page: Page, count: int) -> None:
+    """Wait until the reply being written shows at least ``count`` characters."""
+    page.wait_for_function(
+        "n => (document.getElementById('streaming-reply')?.innerText ?? '').length >= n",
+        arg=count,
+        timeout=WAIT_MS,
+    )
+
+
+def reply(page: Page):
+    """The (only) assistant reply of a one-turn chat, as this tab shows it."""
+    return page.locator(".message-assistant").first
+
+
+def reply_text(page: Page) -> str:
+    return reply(page).locator(".message-text").inner_text()
+
+
+def chat_with_one_reply(
+    browser: Browser, server: AppServer, question: str, user: str = "alice"
+) -> tuple[Page, str]:
+    tab = open_tab(browser, server, user=user)
+    chat_id = create_chat(tab)
+    send(tab, question)
+    wait_for_reply_end(tab)
+    return tab, chat_id
+
+
+def open_chat_tab(browser: Browser, server: AppServer, chat_id: str, user: str = "alice") -> Page:
+    tab = open_tab(browser, server, f"/chat/{chat_id}", user)
+    expect(tab.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
+    return tab
+
+
 # A 1x1 transparent PNG.
 TINY_PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="

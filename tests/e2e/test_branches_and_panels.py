@@ -7,65 +7,22 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.helpers import chat_item, create_chat, open_tab, rename, send, wait_for_reply_end
+from tests.e2e.helpers import (
+    chat_item,
+    chat_with_one_reply,
+    create_chat,
+    open_chat_tab,
+    open_tab,
+    rename,
+    reply,
+    send,
+    wait_for_reply_end,
+)
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 
 
-def reply(page: Page):
-    """The (only) assistant reply of a one-turn chat, as this tab shows it."""
-    return page.locator(".message-assistant").first
-
-
-def reply_text(page: Page) -> str:
-    return reply(page).locator(".message-text").inner_text()
-
-
-def chat_with_one_reply(browser: Browser, server: AppServer, question: str) -> tuple[Page, str]:
-    tab = open_tab(browser, server)
-    chat_id = create_chat(tab)
-    send(tab, question)
-    wait_for_reply_end(tab)
-    return tab, chat_id
-
-
-def open_chat_tab(browser: Browser, server: AppServer, chat_id: str, user: str = "alice") -> Page:
-    tab = open_tab(browser, server, f"/chat/{chat_id}", user)
-    expect(tab.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
-    return tab
-
-
 class TestEachTabOnItsOwnBranch:
-    def test_a_reply_streaming_on_another_branch_is_offered_to_a_tab_not_jumped_to(
-        self, app_server: AppServer, browser: Browser
-    ):
-        tab_a, chat_id = chat_with_one_reply(browser, app_server, "Tell me about tea")
-        first_reply = reply_text(tab_a)
-        tab_b = open_chat_tab(browser, app_server, chat_id)
-        expect(reply(tab_b).locator(".message-text")).to_have_text(first_reply)
-
-        reply(tab_b).locator(".regenerate").click()  # a reply streams on branch 2
-
-        # B follows the new reply as it streams...
-        expect(tab_b.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
-        expect(reply(tab_b).locator(".branch-position")).to_have_text("2/2")
-        # ...while A keeps branch 1 and is told about the reply instead of moved to it.
-        expect(tab_a.locator("#other-branch-hint")).to_be_visible(timeout=WAIT_MS)
-        expect(reply(tab_a).locator(".branch-position")).to_have_text("1/2", timeout=WAIT_MS)
-        expect(tab_a.locator("#streaming-reply")).to_have_count(0)
-        assert reply_text(tab_a) == first_reply
-
-        wait_for_reply_end(tab_b)
-        second_reply = reply_text(tab_b)
-        expect(reply(tab_a).locator(".message-text")).to_have_text(first_reply)
-        expect(tab_a.locator("#other-branch-hint")).to_be_visible()
-        expect(tab_b.locator("#other-branch-hint")).to_have_count(0)
-
-        tab_a.locator("#other-branch-hint").click()
-        expect(reply(tab_a).locator(".branch-position")).to_have_text("2/2", timeout=WAIT_MS)
-        expect(reply(tab_a).locator(".message-text")).to_have_text(second_reply)
-        expect(tab_a.locator("#other-branch-hint")).to_have_count(0)
-
     def test_moving_between_branches_and_sending_moves_only_that_tab(
         self, app_server: AppServer, browser: Browser
     ):

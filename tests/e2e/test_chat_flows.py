@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from tests.e2e.helpers import TINY_PNG, create_chat, open_tab, send, wait_for_reply_end
 from tests.support.app_server import AppServer
@@ -19,15 +19,6 @@ WATCH_LONGEST_STREAMED = """() => {
     if (text.length > window.__longestStreamed.length) window.__longestStreamed = text;
   }).observe(document.body, {subtree: true, childList: true, characterData: true});
 }"""
-
-
-def wait_for_streamed_chars(page: Page, count: int) -> None:
-    """Wait until the reply being written shows at least ``count`` characters."""
-    page.wait_for_function(
-        "n => (document.getElementById('streaming-reply')?.innerText ?? '').length >= n",
-        arg=count,
-        timeout=WAIT_MS,
-    )
 
 
 class TestStreaming:
@@ -58,22 +49,6 @@ class TestStreaming:
         assert tab_a.locator(".message-user").inner_text() == (
             tab_b.locator(".message-user").inner_text()
         )
-
-
-class TestQueueing:
-    def test_a_message_sent_during_a_reply_queues_and_is_answered_after_it(
-        self, app_server: AppServer, browser: Browser
-    ):
-        tab = open_tab(browser, app_server)
-        create_chat(tab)
-        send(tab, "Tell me about the first thing")
-        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
-        send(tab, "And then the second thing")
-        expect(tab.locator("#queued-indicator")).to_be_visible(timeout=WAIT_MS)
-        expect(tab.locator(".message-user")).to_have_count(2, timeout=WAIT_MS)
-        expect(tab.locator(".message-assistant .message-text")).to_have_count(2, timeout=WAIT_MS)
-        users = tab.locator(".message-user .message-text").all_inner_texts()
-        assert users == ["Tell me about the first thing", "And then the second thing"]
 
 
 class TestSafety:
@@ -107,39 +82,6 @@ class TestSafety:
         tab.locator("#send").click()
         expect(tab.locator("#input-error")).to_contain_text("limit", timeout=WAIT_MS)
         assert tab.locator(".message-user").count() == 0
-
-
-class TestInterruptions:
-    def test_a_reload_mid_stream_resumes_the_reply_where_it_was(
-        self, app_server: AppServer, browser: Browser
-    ):
-        tab = open_tab(browser, app_server)
-        create_chat(tab)
-        send(tab, "Tell me what you can do for me today")
-        streaming = tab.locator("#streaming-reply")
-        expect(streaming).to_be_visible(timeout=WAIT_MS)
-        wait_for_streamed_chars(tab, 20)
-        before_reload = streaming.inner_text()
-        tab.reload()
-        expect(tab.locator("#streaming-reply")).to_be_visible(timeout=WAIT_MS)
-        resumed = tab.locator("#streaming-reply").inner_text()
-        assert resumed.startswith(before_reload[:20])
-        wait_for_reply_end(tab)
-        final = tab.locator(".message-assistant .message-text").inner_text()
-        assert len(final) > len(before_reload)
-
-    def test_stop_keeps_the_partial_reply_marked_as_stopped(
-        self, app_server: AppServer, browser: Browser
-    ):
-        tab = open_tab(browser, app_server)
-        create_chat(tab)
-        send(tab, "Tell me everything you know about offline assistants")
-        wait_for_streamed_chars(tab, 20)
-        tab.locator("#stop").click()
-        expect(tab.locator(".status-cancelled")).to_be_visible(timeout=WAIT_MS)
-        partial = tab.locator(".message-assistant .message-text").inner_text()
-        assert partial.strip()
-        expect(tab.locator("#stop")).to_have_count(0)
 
 
 class TestBranches:

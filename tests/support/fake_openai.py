@@ -228,6 +228,10 @@ class _Handler(BaseHTTPRequestHandler):
         for step in steps:
             if step.kind == "sleep":
                 owner._sleep(step.value)
+            elif step.kind == "hold":
+                release, trickle = step.value
+                while not (release.wait(0.2) or owner._stopping.is_set()):
+                    self._write_chunk(f"data: {trickle}\n\n".encode())
             elif step.kind == "data" or (step.kind == "usage" and wants_usage):
                 self._write_chunk(f"data: {step.value}\n\n".encode())
             elif step.kind == "raw":

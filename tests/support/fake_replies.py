@@ -2,7 +2,8 @@
 
 Each builder returns a :class:`Reply`, the steps the server takes while answering.
 
-Replies: :func:`text` (chunks, per-chunk and first-byte delays), :func:`tool_call`,
+Replies: :func:`text` (chunks, per-chunk and first-byte delays), :func:`held` (a reply that
+waits mid-way until the test releases it), :func:`tool_call`,
 :func:`http_error`, :func:`hang` (stall after some chunks: client idle timeouts),
 :func:`cut` (stop mid-stream: unterminated chunked body, or a clean end without ``[DONE]``),
 :func:`malformed` (a payload that is not JSON).
@@ -19,6 +20,7 @@ measure the client's memory in the same process).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +31,7 @@ class Step:
     """One thing the server does while answering: sleep, send an SSE event, or stop."""
 
     # "usage" is a "data" step sent only when the request asked for it (stream_options).
-    kind: str  # "sleep" | "data" | "usage" | "raw" | "repeat" | "end" | "close"
+    kind: str  # "sleep" | "hold" | "data" | "usage" | "raw" | "repeat" | "end" | "close"
     value: Any = None
 
 
@@ -93,6 +95,19 @@ def text(
     if done:
         steps.append(Step("data", "[DONE]"))
     steps.append(Step("end"))
+    return Reply(steps=tuple(steps))
+
+
+def held(before: Sequence[str], release: threading.Event, after: Sequence[str]) -> Reply:
+    """Stream ``before``, wait until ``release`` is set (or the server stops, or the client
+    leaves), then stream ``after`` and finish: a reply surely still streaming while a story
+    acts on it, however slow the machine."""
+    steps = [_opening(), *(Step("data", _chunk({"content": piece})) for piece in before)]
+    # While it waits, a space every 0.2 s: the app shows buffered text on its next event
+    # (chatsapp's run pump), so a reply that went fully silent could show nothing at all.
+    steps.append(Step("hold", (release, _chunk({"content": " "}))))
+    steps += [Step("data", _chunk({"content": piece})) for piece in after]
+    steps += [Step("data", _chunk({}, "stop")), Step("data", "[DONE]"), Step("end")]
     return Reply(steps=tuple(steps))
 
 
