@@ -55,6 +55,7 @@ from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
 from backend.storage.connection import BUSY_TIMEOUT_MS, open_connection
 from backend.storage.durability import checked_synchronous, default_synchronous
+from backend.storage.hooks import TransactionHooks
 
 MAX_INTEGER = 2**63 - 1
 """The largest integer SQLite binds; a larger Python int raises ``OverflowError``."""
@@ -101,7 +102,7 @@ class OpStats:
         )
 
 
-class Database:
+class Database(TransactionHooks):
     """A thread-safe sqlite3 connection to one file (or ``":memory:"``).
 
     ``synchronous`` (``"normal"`` / ``"full"``) defaults to the process's level (see
@@ -123,11 +124,7 @@ class Database:
         # Serialises refreshing ``rows_written`` only (so reading stats never waits for a
         # transaction on another thread, and concurrent readers never move it backwards).
         self._stats_lock = threading.Lock()
-        self._depth = 0
-        # (len(after_commit), len(on_rollback)) when each open savepoint began, innermost last.
-        self._savepoint_marks: list[tuple[int, int]] = []
-        self._after_commit: list[Callable[[], None]] = []
-        self._on_rollback: list[Callable[[], None]] = []
+        self._init_hooks()
         self._closed = False
         # Holds no state of its own (that lives here, under the lock), so one serves every
         # block, nested or on any thread: no allocation per transaction.
@@ -304,10 +301,6 @@ class Database:
 
     # ── transactions ────────────────────────────────────────────────
 
-    @property
-    def in_transaction(self) -> bool:
-        return self._depth > 0
-
     def transaction(self) -> _Transaction:
         """Reentrant write transaction; see the module docstring for the guarantees.
 
@@ -336,33 +329,14 @@ class Database:
     def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None:
         self._run(self._on_shared_cursor, f"ROLLBACK TO sp_{depth}")
         self._run(self._on_shared_cursor, f"RELEASE sp_{depth}")
-        undone = self._on_rollback[marks[1] :]
-        del self._after_commit[marks[0] :]
-        del self._on_rollback[marks[1] :]
-        for callback in undone:
-            callback()
+        self._undo_savepoint_hooks(marks)
 
     def _rollback_outermost(self) -> None:
-        callbacks, self._on_rollback = self._on_rollback, []
-        self._after_commit = []
+        callbacks = self._take_rollback_hooks()
         if self._conn is not None and self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
         for callback in callbacks:
             callback()
-
-    def after_commit(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once the current outermost transaction commits (now if none)."""
-        with self.lock:
-            if self._depth:
-                self._after_commit.append(callback)
-                return
-        callback()
-
-    def on_rollback(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` if the current outermost transaction rolls back."""
-        with self.lock:
-            if self._depth:
-                self._on_rollback.append(callback)
 
     # ── schema ──────────────────────────────────────────────────────
 
@@ -450,7 +424,7 @@ class _Transaction:
             depth = db._depth
             if depth:
                 db._run(db._on_shared_cursor, f"SAVEPOINT sp_{depth}")
-                db._savepoint_marks.append((len(db._after_commit), len(db._on_rollback)))
+                db._mark_savepoint()
             else:
                 db._run(db._on_shared_cursor, _BEGIN)
             db._depth = depth + 1

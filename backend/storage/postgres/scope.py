@@ -41,6 +41,7 @@ from psycopg_pool import PoolTimeout
 from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
 from backend.storage.database import OpStats
+from backend.storage.hooks import TransactionHooks
 from backend.storage.postgres.engine import PostgresEngine
 from backend.storage.postgres.errors import translated, unavailable
 from backend.storage.postgres.rows import PgResult, PgRow
@@ -59,7 +60,7 @@ _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 _TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL"
 
 
-class PostgresScope:
+class PostgresScope(TransactionHooks):
     """A scope named ``name`` on ``engine`` (see the module docstring)."""
 
     engine_kind = "postgresql"
@@ -71,10 +72,7 @@ class PostgresScope:
         self.lock = threading.RLock()
         self._stats = OpStats()
         self._conn: psycopg.Connection[PgRow] | None = None  # pinned by a transaction
-        self._depth = 0
-        self._savepoint_marks: list[tuple[int, int]] = []
-        self._after_commit: list[Callable[[], None]] = []
-        self._on_rollback: list[Callable[[], None]] = []
+        self._init_hooks()
         self._own_commits = 0
         self._begin_pending = False  # a transaction pinned a connection, no statement yet
         self._closed = False
@@ -297,10 +295,6 @@ class PostgresScope:
 
     # ── transactions ────────────────────────────────────────────────
 
-    @property
-    def in_transaction(self) -> bool:
-        return self._depth > 0
-
     def transaction(self) -> _Transaction:
         """Reentrant write transaction (``with scope.transaction() as db:`` binds the scope)."""
         return _Transaction(self)
@@ -324,31 +318,13 @@ class PostgresScope:
                     conn.execute("ROLLBACK" if failed else "COMMIT")
                 self._unpin()
 
-    def after_commit(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once the current outermost transaction commits (now if none)."""
-        with self.lock:
-            if self._depth:
-                self._after_commit.append(callback)
-                return
-        callback()
-
-    def on_rollback(self, callback: Callable[[], None]) -> None:
-        with self.lock:
-            if self._depth:
-                self._on_rollback.append(callback)
-
     def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None:
         sql = f"ROLLBACK TO SAVEPOINT sp_{depth}; RELEASE SAVEPOINT sp_{depth}"
         self._borrowed(lambda conn: conn.execute(sql), sql)
-        undone = self._on_rollback[marks[1] :]
-        del self._after_commit[marks[0] :]
-        del self._on_rollback[marks[1] :]
-        for callback in undone:
-            callback()
+        self._undo_savepoint_hooks(marks)
 
     def _rollback_outermost(self) -> None:
-        callbacks, self._on_rollback = self._on_rollback, []
-        self._after_commit = []
+        callbacks = self._take_rollback_hooks()
         conn = self._conn
         if conn is not None and not self._begin_pending:
             with contextlib.suppress(psycopg.Error):
@@ -408,7 +384,7 @@ class _Transaction:
             if depth:
                 sql = f"SAVEPOINT sp_{depth}"
                 scope._borrowed(lambda conn: conn.execute(sql), sql)
-                scope._savepoint_marks.append((len(scope._after_commit), len(scope._on_rollback)))
+                scope._mark_savepoint()
             else:
                 scope._begin_outermost()
             scope._stats.statements += 1
