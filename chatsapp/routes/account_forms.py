@@ -105,51 +105,66 @@ def _same_site(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return route
 
 
+async def _password_sign_in(
+    request: Request,
+    origin: str,
+    step: Callable[..., SignedIn],
+    *args: str | None,
+    then: str,
+    refused: Callable[[str], Response],
+) -> Response:
+    """Run a step that signs someone in (sign in, sign up, first admin) on the password
+    workers, with the client's address last: on success set the cookie and go on to ``then``,
+    on a refusal answer ``refused(sentence)`` (back to the form)."""
+    try:
+        signed = await services().accounts().password_work.run(step, *args, _address(request))
+    except ChatsError as exc:
+        return refused(str(exc))
+    return _signed_in(request, origin, signed, then)
+
+
 @_same_site
 async def sign_in(request: Request, origin: str) -> Response:
     form = await _fields(request, "username", "password", "next")
-    accounts = services().accounts()
-    try:
-        signed = await accounts.password_work.run(
-            accounts.sign_in, form["username"], form["password"], _address(request)
-        )
-    except ChatsError as exc:
-        return _go(origin, "/sign-in", error=str(exc), next=safe_next(form["next"]))
-    return _signed_in(request, origin, signed, form["next"])
+    return await _password_sign_in(
+        request,
+        origin,
+        services().accounts().sign_in,
+        form["username"],
+        form["password"],
+        then=form["next"],
+        refused=lambda error: _go(origin, "/sign-in", error=error, next=safe_next(form["next"])),
+    )
 
 
 @_same_site
 async def sign_up(request: Request, origin: str) -> Response:
     form = await _fields(request, "username", "password", "invite")
-    accounts = services().accounts()
-    try:
-        signed = await accounts.password_work.run(
-            accounts.sign_up,
-            form["username"],
-            form["password"],
-            form["invite"] or None,
-            _address(request),
-        )
-    except ChatsError as exc:
-        return _go(origin, "/sign-up", error=str(exc), invite=form["invite"])
-    return _signed_in(request, origin, signed, "/")
+    return await _password_sign_in(
+        request,
+        origin,
+        services().accounts().sign_up,
+        form["username"],
+        form["password"],
+        form["invite"] or None,
+        then="/",
+        refused=lambda error: _go(origin, "/sign-up", error=error, invite=form["invite"]),
+    )
 
 
 @_same_site
 async def first_admin(request: Request, origin: str) -> Response:
     form = await _fields(request, "setup_code", "username", "password")
-    accounts = services().accounts()
-    try:
-        signed = await accounts.password_work.run(
-            accounts.create_first_admin,
-            form["setup_code"],
-            form["username"],
-            form["password"],
-            _address(request),
-        )
-    except ChatsError as exc:
-        return _go(origin, "/setup", error=str(exc))
-    return _signed_in(request, origin, signed, "/")
+    return await _password_sign_in(
+        request,
+        origin,
+        services().accounts().create_first_admin,
+        form["setup_code"],
+        form["username"],
+        form["password"],
+        then="/",
+        refused=lambda error: _go(origin, "/setup", error=error),
+    )
 
 
 @_same_site
