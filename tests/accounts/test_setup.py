@@ -7,12 +7,21 @@ import stat
 
 import pytest
 
-from backend.accounts import CONSOLE_ACTOR, Accounts, SignedIn
+from backend.accounts import CONSOLE_ACTOR, MAX_FAILURES_PER_ADDRESS, Accounts, SignedIn
 from backend.accounts import tokens as tokens_module
 from backend.chats import Chats
 from backend.data_folder import SETUP_CODE_FILE
-from backend.errors import InvalidSetupCodeError
+from backend.errors import InvalidSetupCodeError, ThrottledError
 from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
+
+
+def setup_code_after_wrong_guesses_up_to_the_limit(accounts: Accounts) -> str | None:
+    """The console's setup code, once ``ADDRESS`` has made as many wrong guesses as it may."""
+    code = accounts.setup_code_for_console()
+    for _ in range(MAX_FAILURES_PER_ADDRESS):
+        with pytest.raises(InvalidSetupCodeError):
+            accounts.create_first_admin("0000-0000-0000", "racer", PASSWORD, ADDRESS)
+    return code
 
 
 class TestSetupCode:
@@ -104,13 +113,7 @@ class TestSetupCode:
         assert len(compared) == 3
 
     def test_setup_code_guesses_are_throttled_per_address(self, accounts):
-        from backend.accounts import MAX_FAILURES_PER_ADDRESS
-        from backend.errors import ThrottledError
-
-        code = accounts.setup_code_for_console()
-        for _ in range(MAX_FAILURES_PER_ADDRESS):
-            with pytest.raises(InvalidSetupCodeError):
-                accounts.create_first_admin("0000-0000-0000", "racer", PASSWORD, ADDRESS)
+        code = setup_code_after_wrong_guesses_up_to_the_limit(accounts)
         with pytest.raises(ThrottledError):
             accounts.create_first_admin(code, "owner", PASSWORD, ADDRESS)
         assert accounts.create_first_admin(code, "owner", PASSWORD, "198.51.100.9")
@@ -190,13 +193,7 @@ class TestSetupHashesOnlyForTheRightCode:
         assert len(hashes) == 1
 
     def test_a_throttled_address_hashes_nothing(self, accounts, hashes):
-        from backend.accounts import MAX_FAILURES_PER_ADDRESS
-        from backend.errors import ThrottledError
-
-        code = accounts.setup_code_for_console()
-        for _ in range(MAX_FAILURES_PER_ADDRESS):
-            with pytest.raises(InvalidSetupCodeError):
-                accounts.create_first_admin("0000-0000-0000", "racer", PASSWORD, ADDRESS)
+        code = setup_code_after_wrong_guesses_up_to_the_limit(accounts)
         with pytest.raises(ThrottledError):
             accounts.create_first_admin(code, "owner", PASSWORD, ADDRESS)
         assert hashes == []
