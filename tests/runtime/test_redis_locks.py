@@ -50,6 +50,13 @@ async def locks(redis_url):
     await store.aclose()
 
 
+@pytest.fixture
+def other_worker_chats(tmp_path):
+    """A second directory on the ``chats`` fixture's folder, as another worker opens it."""
+    with Chats(tmp_path / "data", "user1") as directory:
+        yield directory
+
+
 class TestRedisLockStore:
     async def test_it_is_a_fenced_distributed_lock_store(self, locks):
         assert isinstance(locks, DistributedLockStore)
@@ -122,14 +129,13 @@ class _PausableHeartbeat(RedisLockStore):
 
 class TestAHolderWhoseLeaseExpiredMidReply:
     async def test_its_late_commit_is_refused_and_the_history_holds_the_new_holders_turn(
-        self, tmp_path, redis_url
+        self, tmp_path, redis_url, chats, other_worker_chats
     ):
         prefix = f"test:{uuid.uuid4().hex}:"
         stalled = _PausableHeartbeat.from_url(redis_url, prefix=prefix)
         stalled.resumed = asyncio.Event()
         other = RedisLockStore.from_url(redis_url, prefix=prefix)
-        chats_a = Chats(tmp_path / "data", "user1")  # two workers on one data folder
-        chats_b = Chats(tmp_path / "data", "user1")
+        chats_a, chats_b = chats, other_worker_chats  # two workers on one data folder
         held = Hold()
         runtime_a = make_runtime(
             tmp_path,
@@ -182,8 +188,6 @@ class TestAHolderWhoseLeaseExpiredMidReply:
         assert stale["metadata"]["status"] == "failed"
         assert a_events[-1].type == "run.failed"
         assert a_events[-1].data["error"] == LEASE_LOST_ERROR
-        chats_a.close()
-        chats_b.close()
 
 
 class TestAClaimUnderAnOlderTokenThanTheChatRemembers:

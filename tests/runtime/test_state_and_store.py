@@ -39,6 +39,14 @@ def states(store):
     return SessionStateStore(store, max_bytes=200, clock=lambda: 5)
 
 
+@pytest.fixture
+def directory(tmp_path):
+    """A fake directory, closed after the runtimes a test opened over it (ask for it first)."""
+    directory = FakeDirectory(tmp_path)
+    yield directory
+    directory.close()
+
+
 class TestValidation:
     def test_a_valid_document_is_encoded_canonically(self):
         assert check_state({"todo": ["a"], "step": 1}, SCHEMA) == '{"step":1,"todo":["a"]}'
@@ -111,12 +119,13 @@ class TestLimitsApplyToEveryWrite:
         assert not handle.dirty  # nothing staged
 
     @pytest.mark.anyio
-    async def test_a_turn_whose_model_proposes_a_too_deep_state_still_completes(self, tmp_path):
-        directory = FakeDirectory(tmp_path)
+    async def test_a_turn_whose_model_proposes_a_too_deep_state_still_completes(
+        self, tmp_path, directory, closing
+    ):
         chat_id = directory.create_chat().id
         deep = {"set": {"plan": _nested(1_500)}}
         model = ScriptedModel([ToolCall("t1", "update_session_state", deep)], "Kept it short.")
-        runtime = make_runtime(tmp_path, directory, model)
+        runtime = closing(make_runtime(tmp_path, directory, model))
         ticket = await runtime.send_message(chat_id, "plan everything")
         events = await events_until_done(runtime, chat_id, ticket.run_id)
         assert events[-1].type == "run.completed"
@@ -127,8 +136,6 @@ class TestLimitsApplyToEveryWrite:
         reply = directory.get_chat(chat_id).session.get_message(ticket.assistant_message_id)
         assert reply["metadata"]["status"] == "completed"
         assert reply["parts"][0]["state"] == "output-error"
-        await runtime.aclose()
-        directory.close()
 
 
 class TestSessionStateStore:
