@@ -5,10 +5,11 @@ import pytest
 
 from backend.chats import Chats
 from backend.runtime import ChatRuntime
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.store import RuntimeStore
-from backend.storage import Database
 from tests.runtime.helpers import make_runtime
 from tests.support.fixtures import anyio_backend, fake_openai
+from tests.support.runtime_scopes import file_scope
 
 __all__ = ["anyio_backend", "chats", "closing", "fake_openai", "open_runtime", "store"]
 
@@ -47,10 +48,14 @@ def open_runtime(tmp_path, chats, closing) -> Callable[..., ChatRuntime]:
 
 
 @pytest.fixture
-def store(tmp_path):
-    """The runtime tables of one chat file, with conversation ``c1`` recorded."""
-    db = Database(tmp_path / "chat.sqlite")
-    store = RuntimeStore(db)
+def store(tmp_path, storage):
+    """The runtime tables of one chat's scope, on each engine, with conversation ``c1``."""
+    with file_scope(storage, tmp_path / "chat.sqlite") as db:
+        yield recorded_conversation(runtime_store_for(db))
+
+
+def recorded_conversation(store: RuntimeStore) -> RuntimeStore:
+    """``store`` with conversation ``c1`` recorded (what every store test starts from)."""
     store.ensure_conversation(
         "c1",
         tenant_id="t",
@@ -62,5 +67,4 @@ def store(tmp_path):
         title="",
         now=1,
     )
-    yield store
-    db.close()
+    return store
