@@ -12,12 +12,25 @@ are this module's.
   ``seq`` promises.
 * "At most one running run per conversation" stays a database invariant: a partial unique
   index on ``(scope, conversation_id) WHERE status = 'running'``.
+* **Fencing inside the commit.** :meth:`PgRuntimeStore.check_fence` is one conditional
+  ``UPDATE`` of the conversation's fence row, run first in the transaction that writes for a
+  run: it matches only while the run is still ``running`` and no newer token has claimed the
+  conversation, and it keeps that row locked until the commit, so a newer claim (which must
+  advance the same row) waits for this commit or this one sees it; matching no row raises
+  :class:`~backend.errors.LeaseLostError` and the caller's transaction rolls back. The
+  scope's write lock serialises the two already; the row lock keeps the check sound on its
+  own. (One difference from SQLite: a run whose conversation has no record cannot commit
+  here; the runtime always records the conversation before it queues a run.)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from typing_extensions import override
+
+from backend.errors import LeaseLostError
+from backend.runtime.records import RunRecord
 from backend.runtime.store import RuntimeStore
 from backend.storage import Scope
 
@@ -180,12 +193,6 @@ class PgRuntimeStore(RuntimeStore):
         "FROM k WHERE r.scope = k.scope AND r.id = ? AND r.status = 'queued'"
     )
     ADVANCE_FENCE = _conversation_update("fence = ?", " AND c.fence < ?")
-    SELECT_FENCE = """
-    SELECT c.fence AS newest, r.status AS status
-    FROM runtime_runs r LEFT JOIN runtime_conversation c
-        ON c.scope = r.scope AND c.id = r.conversation_id
-    WHERE r.scope = ? AND r.id = ?
-    """
     COUNT_RUNS = (
         "SELECT COUNT(*) FROM runtime_runs WHERE scope = ? AND conversation_id = ? AND status = ?"
     )
@@ -194,9 +201,24 @@ class PgRuntimeStore(RuntimeStore):
         "WHERE r.scope = k.scope AND r.id = ? AND r.status IN ('queued', 'running')"
     )
 
+    FENCED_COMMIT = """
+    WITH k AS (SELECT ?::text AS scope, ?::text AS run_id, ?::bigint AS fence)
+    UPDATE runtime_conversation c SET fence = c.fence
+    FROM k, runtime_runs r
+    WHERE r.scope = k.scope AND r.id = k.run_id AND c.scope = k.scope AND c.id = r.conversation_id
+        AND r.status = 'running' AND (k.fence IS NULL OR c.fence <= k.fence)
+    """
+
     def __init__(self, db: PostgresScope) -> None:
         super().__init__(db)
         self._key = (db.name,)
+
+    @override
+    def check_fence(self, run: RunRecord) -> None:
+        """The fence as a locking ``UPDATE`` that must match (see the module docstring)."""
+        if self.db.write(self.FENCED_COMMIT, (*self._key, run.id, run.fence)) != 1:
+            self.load_run(run.id)  # RunNotFoundError when the run is gone altogether
+            raise LeaseLostError(run.conversation_id, run.fence)
 
 
 def runtime_store_for(db: Scope) -> RuntimeStore:
