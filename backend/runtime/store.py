@@ -274,26 +274,26 @@ class RuntimeStore:
 
     def load_state(self, conversation_id: str) -> SessionState:
         row = self.db.query_one(self.SELECT_STATE, (*self._key, conversation_id))
-        if row is None:
-            return SessionState(version=0, data={})
-        data = json.loads(row["state"]) if row["state"] else {}
-        return SessionState(
-            version=row["version"],
-            data=data,
-            bytes=row["bytes"] or 0,
-            updated_at=row["updated_at"] or 0,
-        )
+        return _state(row) if row else SessionState(version=0, data={})
 
     def put_state(
         self, conversation_id: str, expected_version: int, encoded: str, now: int
     ) -> SessionState:
-        """Compare-and-set: write only if the version is still ``expected_version``."""
+        """Compare-and-set: write only if the version is still ``expected_version``.
+
+        Idempotent: if this very write is already the current state (version
+        ``expected_version + 1`` holding exactly ``encoded``), it is returned as it was stored
+        and nothing is written (``backend.runtime.state`` says why).
+        """
         with self.db.transaction():
             cursor = self.db.execute(
                 self.BUMP_STATE_VERSION, (*self._key, now, conversation_id, expected_version)
             )
             if cursor.rowcount != 1:
-                actual = self.load_state(conversation_id).version
+                row = self.db.query_one(self.SELECT_STATE, (*self._key, conversation_id))
+                actual = row["version"] if row else 0
+                if row and actual == expected_version + 1 and row["state"] == encoded:
+                    return _state(row)
                 raise StaleVersionError("session state", expected_version, actual)
             size = len(encoded.encode())
             self.db.execute(self.UPSERT_STATE, (*self._key, conversation_id, encoded, size, now))
@@ -460,6 +460,11 @@ class RuntimeStore:
             error = well_formed_text(error)
         cursor = self.db.execute(self.FINISH_RUN, (*self._key, status.value, now, error, run_id))
         return cursor.rowcount == 1
+
+
+def _state(row: Row) -> SessionState:
+    data = json.loads(row["state"]) if row["state"] else {}
+    return SessionState(row["version"], data, row["bytes"] or 0, row["updated_at"] or 0)
 
 
 def _conversation(row: Row) -> Conversation:
