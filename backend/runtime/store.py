@@ -2,7 +2,9 @@
 
 Living in the same file as the conversation's messages is what lets a run commit its session
 state, its final messages and its run record in ONE transaction (seed 004: "state and
-messages never diverge"). Every statement goes through :class:`backend.storage.Database`.
+messages never diverge"). Every statement goes through the chat's :class:`backend.storage.Scope`;
+on PostgreSQL the same methods run the twin's statements (:mod:`backend.runtime.pg_store`,
+picked by ``runtime_store_for``), keyed by the chat's scope, in the scope of its conversation.
 
 Tables:
 
