@@ -10,14 +10,18 @@ PostgreSQL it is a locking update of the conversation's fence row (``backend.run
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
+from backend.config import parse_storage
 from backend.errors import LeaseLostError, RunNotFoundError
 from backend.runtime import SessionStateHandle, SessionStateStore
 from backend.runtime.locks import FencedLockStore, conversation_lock_key
 from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.store import RuntimeStore
+from tests.runtime.conftest import recorded_conversation
 from tests.runtime.helpers import enqueue
 from tests.support.deadlines import until
 from tests.support.runtime_scopes import file_scope
@@ -155,3 +159,46 @@ class TestAStaleOwnerCannotCommit:
         assert store.load_run("r1").status == RunStatus.COMPLETED
         assert store.load_state("c1").data == {"written_by": "a"}
         assert store.load_conversation("c1").last_run_id == "r1"
+
+
+@pytest.mark.anyio
+async def test_on_postgresql_a_takeover_waits_for_a_commit_that_passed_its_fence(
+    tmp_path, postgres_url
+):
+    """The check and the commit are one step for another machine too: node B's takeover,
+    started after node A's commit checked its fence, waits on A's locks (seen waiting in
+    ``pg_stat_activity``) and then finds the run already completed, so it ends nothing."""
+    import psycopg
+
+    storage = parse_storage(postgres_url)
+    with (
+        file_scope(storage, tmp_path / "chat.sqlite") as scope_a,
+        file_scope(storage, tmp_path / "chat.sqlite") as scope_b,
+        psycopg.connect(postgres_url, autocommit=True) as observer,
+    ):
+        node_a = recorded_conversation(runtime_store_for(scope_a))
+        node_b = runtime_store_for(scope_b)
+        enqueue(node_a, "r1")
+        run = _claim(node_a, 1)
+        ended_by_b: list[bool] = []
+        takeover = threading.Thread(
+            target=lambda: ended_by_b.append(
+                node_b.finish_run("r1", RunStatus.FAILED, now=3, error="interrupted")
+            )
+        )
+
+        def b_waits_on_a_lock() -> bool:
+            row = observer.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            ).fetchone()
+            return row is not None and row[0] > 0
+
+        with node_a.db.transaction():
+            node_a.check_fence(run)
+            takeover.start()
+            await until(b_waits_on_a_lock)
+            node_a.finish_run("r1", RunStatus.COMPLETED, now=4)
+        takeover.join()
+        assert ended_by_b == [False]
+        assert node_b.load_run("r1").status == RunStatus.COMPLETED
