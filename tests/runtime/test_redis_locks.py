@@ -29,25 +29,10 @@ from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import events_until_done, make_runtime, settings, texts
 from tests.runtime.processes import two_processes_send
-from tests.support.app_server import start_redis
 from tests.support.deadlines import CHILD_START_S, MARGIN_S, until
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    server = start_redis(tmp_path_factory.mktemp("redis"))
-    yield server.url
-    server.stop()
-
-
-@pytest.fixture
-async def locks(redis_url):
-    store = RedisLockStore.from_url(redis_url, prefix=f"test:{uuid.uuid4().hex}:")
-    yield store
-    await store.aclose()
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ from backend.errors import (
 )
 from backend.models import ToolCall
 from backend.runtime import SessionStateStore
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.records import RunStatus
 from backend.runtime.state_schema import MAX_DEPTH, check_state
-from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, ToolContext, run_tool
-from backend.storage import Database
 from tests.runtime.helpers import enqueue, events_until_done, make_runtime
 from tests.support.fake_directory import FakeDirectory
+from tests.support.runtime_scopes import file_scope
 from tests.support.scripted_model import ScriptedModel
 
 SCHEMA = {
@@ -164,22 +164,21 @@ class TestSessionStateStore:
         assert states.get("c1").data == {"a": 1}
         assert states.get("c1").version == 1
 
-    def test_two_connections_racing_on_one_version_give_exactly_one_winner(self, tmp_path, store):
-        path = store.db.path
+    def test_two_connections_racing_on_one_version_give_exactly_one_winner(
+        self, tmp_path, storage, store
+    ):
         barrier = threading.Barrier(2)
         outcomes = []
 
         def writer(value):
-            db = Database(path)
-            try:
-                mine = SessionStateStore(RuntimeStore(db), clock=lambda: 1)
+            with file_scope(storage, tmp_path / "chat.sqlite") as db:
+                mine = SessionStateStore(runtime_store_for(db), clock=lambda: 1)
                 barrier.wait()
-                mine.put("c1", expected_version=0, state={"writer": value})
-                outcomes.append(("ok", value))
-            except StaleVersionError:
-                outcomes.append(("stale", value))
-            finally:
-                db.close()
+                try:
+                    mine.put("c1", expected_version=0, state={"writer": value})
+                    outcomes.append(("ok", value))
+                except StaleVersionError:
+                    outcomes.append(("stale", value))
 
         threads = [threading.Thread(target=writer, args=(v,)) for v in ("a", "b")]
         for thread in threads:
@@ -268,6 +267,7 @@ class TestRuns:
         )
         assert (again.agent_id, again.agent_version_policy) == ("assistant", "latest")
 
+    @pytest.mark.sqlite_only
     def test_runtime_tables_are_a_named_migration_of_the_chat_file(self, store):
         names = [
             r["name"]
