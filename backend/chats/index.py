@@ -52,9 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.chats.chat_records import ChatRecord
-from backend.chats.index_store import DocumentCounts
+from backend.chats.index_store import DocumentCounts, message_index_store_for
 from backend.chats.lease_holders import holder_is_gone, new_holder, retire_holder
-from backend.chats.pg_index_store import message_index_store_for
 from backend.chats.values import IndexRepair
 from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
 from backend.sessions.search import indexed_text

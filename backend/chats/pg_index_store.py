@@ -42,6 +42,7 @@ from backend.chats.snippets import snippets
 from backend.chats.values import ChatHit
 from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
 from backend.storage import Scope
+from backend.storage.postgres import PostgresScope
 
 
 def _m001_message_index(db: Scope) -> None:
@@ -152,9 +153,9 @@ class PgMessageIndexStore(MessageIndexStore):
     """
     _CONTENTS = "SELECT doc, content FROM message_fts WHERE scope = ? AND doc = ANY(?)"
 
-    def __init__(self, db: Scope, search_db: Scope | None = None) -> None:
+    def __init__(self, db: PostgresScope, search_db: Scope | None = None) -> None:
         super().__init__(db, search_db)
-        self._key = (_scope_name(db),)
+        self._key = (db.name,)
 
     @override
     def _list_param(self, values: Sequence[Any]) -> Any:
@@ -203,17 +204,3 @@ class PgMessageIndexStore(MessageIndexStore):
             )
             for row in rows
         ]
-
-
-def _scope_name(db: Scope) -> str:
-    name = getattr(db, "name", None)
-    if not isinstance(name, str):
-        raise TypeError("a PostgreSQL store needs a named PostgreSQL scope")
-    return name
-
-
-def message_index_store_for(db: Scope, search_db: Scope | None = None) -> MessageIndexStore:
-    """The index store twin for ``db``'s engine."""
-    if db.engine_kind == "postgresql":
-        return PgMessageIndexStore(db, search_db)
-    return MessageIndexStore(db, search_db)

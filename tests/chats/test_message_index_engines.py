@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.chats.index_store import MessageIndexStore
-from backend.chats.pg_index_store import PgMessageIndexStore, message_index_store_for
+from backend.chats.index_store import MessageIndexStore, message_index_store_for
+from backend.chats.pg_index_store import PgMessageIndexStore
 from backend.chats.snippets import SNIPPET_WINDOW_CHARS
 from backend.chats.text import SNIPPET_END, SNIPPET_START, phrase_query
 from backend.config import StorageChoice
