@@ -134,6 +134,7 @@ def _conversation_update(assignments: str, condition: str = "") -> str:
 class PgRuntimeStore(RuntimeStore):
     """The runtime's SQL on a PostgreSQL scope (see the module docstring)."""
 
+    engine_kind = "postgresql"
     migrations = (_m001_runtime_tables,)
     SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE scope = ? AND id = ?"
     INSERT_CONVERSATION = """

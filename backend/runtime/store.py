@@ -126,6 +126,7 @@ class RuntimeStore:
     """Synchronous access to the runtime tables of one chat's scope (see the module
     docstring); the statements are class attributes so the PostgreSQL twin can key them."""
 
+    engine_kind = "sqlite"
     migrations: tuple[Any, ...] = tuple(MIGRATIONS)
     SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE id = ?"
     INSERT_CONVERSATION = """
@@ -202,6 +203,11 @@ class RuntimeStore:
     """
 
     def __init__(self, db: Scope) -> None:
+        if db.engine_kind != self.engine_kind:  # else SQLite's migrations would run there
+            raise TypeError(
+                f"{type(self).__name__} runs on {self.engine_kind}, not {db.engine_kind}: "
+                "open the runtime store with backend.runtime.pg_store.runtime_store_for"
+            )
         self.db = db
         self._key: tuple[Any, ...] = ()  # the parameters every statement starts with
         db.migrate(COMPONENT, self.migrations)

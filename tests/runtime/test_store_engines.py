@@ -94,3 +94,13 @@ def test_the_twin_rewrites_every_statement_with_the_scope_first() -> None:
     for name in rewritten:
         sql = " ".join(getattr(PgRuntimeStore, name).split())
         assert _SCOPE_FIRST.search(sql[: sql.index("?") + 1]), name
+
+
+def test_a_store_refuses_the_other_engines_scope(tmp_path, storage) -> None:
+    """SQLite's migrations must never run on PostgreSQL (nor the twin's on a file)."""
+    wrong = RuntimeStore if storage != "sqlite" else PgRuntimeStore
+    with (
+        file_scope(storage, tmp_path / "chat.sqlite") as db,
+        pytest.raises(TypeError, match="runtime_store_for"),
+    ):
+        wrong(db)
