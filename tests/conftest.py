@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
 
@@ -25,6 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # A test process hosts the backend as the app does: its log lines are well-formed too (a lone
 # surrogate in a captured record crashed an xdist worker sending the report).
 log_records.install()
+
+# A property test in a class that runs on both engines is one method called on two instances
+# (one per engine): hypothesis calls that "differing executors". Each engine's run draws its
+# own examples, so replaying one from the example database cannot mix the two.
+settings.register_profile("chats", suppress_health_check=[HealthCheck.differing_executors])
+settings.load_profile("chats")
 
 
 @pytest.fixture
