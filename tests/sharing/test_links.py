@@ -105,6 +105,14 @@ class TestListingAndRevoking:
         assert sharing.list_links(owner) == [second.link, first.link]
         assert first.link.message_count == 2 and first.link.size_bytes > 0
 
+    def test_links_made_in_the_same_millisecond_list_in_one_order_on_both_engines(
+        self, sharing, chat, owner
+    ):
+        """Ties are broken by id in byte order (``COLLATE "C"`` on PostgreSQL, whatever the
+        database's collation): ids mix upper and lower case."""
+        made = [sharing.create_link(owner, chat, "t", BRANCH).link.id for _ in range(8)]
+        assert [link.id for link in sharing.list_links(owner)] == sorted(made)
+
     def test_a_revoked_link_is_gone_at_once_for_every_process(
         self, sharing, settings, accounts, chat, owner
     ):
