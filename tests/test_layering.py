@@ -95,6 +95,18 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.models",
         "backend.storage",
     },
+    # Shared chats: names come from accounts' read API, snapshots meet the upload limits and
+    # the chat title limit; its own sharing.sqlite.
+    "backend.sharing": {
+        "backend.accounts",
+        "backend.chats",
+        "backend.clock",
+        "backend.config",
+        "backend.data_folder",
+        "backend.errors",
+        "backend.storage",
+        "backend.uploads",
+    },
     # The CLI is a thin layer over the library: any backend package, never chatsapp.
     "backend.cli": {
         "backend.accounts",

@@ -72,7 +72,9 @@ def _m001_sharing(db: Scope) -> None:
         "CHECK (one), last bigint NOT NULL)"
     )
     db.execute("INSERT INTO share_event_counter (last) VALUES (0)")
-    _create_link_tables(db, integer="bigint", blob="bytea", without_rowid="")
+    _create_link_tables(
+        db, key='text COLLATE "C"', integer="bigint", blob="bytea", without_rowid=""
+    )
 
 
 MIGRATIONS = (_m001_sharing,)

@@ -90,19 +90,24 @@ def _m001_sharing(db: Scope) -> None:
         """
     )
     db.execute("CREATE INDEX share_events_by_time ON share_events (at)")
-    _create_link_tables(db, integer="INTEGER", blob="BLOB", without_rowid=" WITHOUT ROWID")
+    _create_link_tables(
+        db, key="TEXT", integer="INTEGER", blob="BLOB", without_rowid=" WITHOUT ROWID"
+    )
 
 
-def _create_link_tables(db: Scope, *, integer: str, blob: str, without_rowid: str) -> None:
+def _create_link_tables(
+    db: Scope, *, key: str, integer: str, blob: str, without_rowid: str
+) -> None:
     """The link tables read the same on both engines but for type names (and SQLite's
-    ``WITHOUT ROWID``), so both migrations make them here."""
+    ``WITHOUT ROWID``), so both migrations make them here. ``key`` is the type of the ids
+    lists are sorted by (byte order on both engines)."""
     db.execute(
         f"""
         CREATE TABLE share_links (
-            id TEXT PRIMARY KEY,
+            id {key} PRIMARY KEY,
             token_hash TEXT NOT NULL UNIQUE,
-            owner_id TEXT NOT NULL,
-            chat_id TEXT NOT NULL,
+            owner_id {key} NOT NULL,
+            chat_id {key} NOT NULL,
             title TEXT NOT NULL,
             created_at {integer} NOT NULL,
             message_count {integer} NOT NULL,
@@ -115,7 +120,7 @@ def _create_link_tables(db: Scope, *, integer: str, blob: str, without_rowid: st
     db.execute(
         f"""
         CREATE TABLE share_link_messages (
-            link_id TEXT NOT NULL,
+            link_id {key} NOT NULL,
             position {integer} NOT NULL,
             author TEXT NOT NULL,
             role TEXT NOT NULL,
@@ -128,7 +133,7 @@ def _create_link_tables(db: Scope, *, integer: str, blob: str, without_rowid: st
     db.execute(
         f"""
         CREATE TABLE share_link_files (
-            link_id TEXT NOT NULL,
+            link_id {key} NOT NULL,
             position {integer} NOT NULL,
             ordinal {integer} NOT NULL,
             name TEXT NOT NULL,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from backend.errors import (
@@ -13,8 +15,9 @@ from backend.errors import (
     MemberNotFoundError,
     ShareRecipientUnavailableError,
 )
-from backend.sharing import ChatRef, Member, SharedChat
+from backend.sharing import ChatRef, Member, SharedChat, Sharing
 from tests.accounts.conftest import START_MS
+from tests.support.deadlines import WAIT_S
 
 
 class TestSharing:
@@ -224,3 +227,34 @@ class TestOwnerContext:
         with pytest.raises(ChatActRefusedError):
             sharing.set_owner_context(pat, shared, True)
         assert not sharing.run_may_use_owner_context(shared)
+
+
+class TestConcurrentWriters:
+    def test_two_processes_sharing_with_the_same_person_at_once_add_them_once(
+        self, sharing, settings, accounts, chat, owner, pat
+    ):
+        """The duplicate check and the insert run under the scope's write lock."""
+        cursor = sharing.change_cursor()
+        barrier = threading.Barrier(2)
+        outcomes: list[str] = []
+
+        def share_from(process: Sharing) -> None:
+            barrier.wait(timeout=WAIT_S)
+            try:
+                process.share(owner, chat, "pat", "viewer")
+                outcomes.append("added")
+            except AlreadyMemberError:
+                outcomes.append("refused")
+
+        with Sharing(settings, accounts) as other_process:
+            threads = [
+                threading.Thread(target=share_from, args=(process,))
+                for process in (sharing, other_process)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=WAIT_S)
+        assert sorted(outcomes) == ["added", "refused"]
+        assert sharing.participant_ids(chat) == (owner.id, pat.id)
+        assert [c.kind for c in sharing.changes_since(cursor).changes] == ["added"]
