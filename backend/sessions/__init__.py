@@ -34,7 +34,8 @@ compaction_store, attachment_store, search_index):
 
 PostgreSQL twins (picked by ``location.store_class`` from the scope's engine; every table keyed
 by the conversation's scope first, bound by ``pg_scoped.ScopeKeyed``): pg_schema (tables,
-retired mark as ``retired_at``, dropping a conversation's rows), pg_store, pg_rows, pg_writes,
+retired mark as ``retired_at``, dropping a conversation's rows), pg_files (retire_file and
+drop_conversation_rows on a scope), pg_store, pg_rows, pg_writes,
 pg_paths, pg_compaction_store, pg_attachment_store, pg_search_index (FTS5 emulated with
 fts_tokens, pg_fts, porter, fts_unicode).
 """
