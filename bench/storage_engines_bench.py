@@ -15,6 +15,13 @@ process loses nothing on either; an OS crash may lose the newest commits on both
 writes again as ``synchronous_commit=on`` against ``synchronous=full`` (equal durability: every
 commit flushed). Rounds are interleaved so machine noise hits both engines alike; the figure
 per metric is the median of per-operation medians over the rounds.
+
+Then the conversation cases, through ``Sessions`` on the same server
+(``bench/conversation_costs.py``): WAL bytes per streamed 3,000-word reply over its size,
+WAL bytes per appended message at 1,000 vs 10 messages, and the newest 20 messages at 100,000
+vs 1,000 messages.
+
+    .venv/bin/python bench/storage_engines_bench.py --skip-conversations   # the seam only
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from backend.config import parse_storage
 from backend.storage import Database, Scope
 from backend.storage.postgres import PostgresEngine, PostgresScope
+from bench import conversation_costs
 from tests.support.postgres_server import start_postgres
 
 ROUNDS = 7
@@ -108,6 +116,9 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="engines-bench-") as name:
             folder = Path(name)
+            if "--skip-conversations" not in sys.argv:
+                url = server.create_database("bench_conversations")
+                conversation_costs.run(url, folder, report)
             pairs: dict[str, tuple[Scope, Scope]] = {}
             for label, sqlite_level, pg_level in (
                 ("async", "normal", "off"),

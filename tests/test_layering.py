@@ -33,7 +33,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.attachment_text": {"backend.uploads"},
     # The engine is picked from the settings (CHATS_STORAGE), durability too.
     "backend.storage": {"backend.clock", "backend.config", "backend.errors"},
-    "backend.sessions": {"backend.clock", "backend.errors", "backend.storage"},
+    # Sessions(path) reads CHATS_STORAGE through backend.config (backend/sessions/location.py).
+    "backend.sessions": {"backend.clock", "backend.config", "backend.errors", "backend.storage"},
     # A reply's usage is read with the models' ReplyUsage (one reader of metadata.usage).
     "backend.transcript": {
         "backend.errors",  # a chosen version that names no message of the chat

@@ -1,4 +1,5 @@
-"""The conversation message store: one SQLite file, tree-structured messages, streamed reads.
+"""The conversation message store: one SQLite file (or PostgreSQL scope), tree-structured
+messages, streamed reads.
 
 Module map (one concern each; SQL only in the stores: schema, store, writes, rows, paths,
 compaction_store, attachment_store, search_index):
@@ -28,6 +29,15 @@ compaction_store, attachment_store, search_index):
     documents         SearchableDocuments: read API for indexes kept outside the file
     tokens            heuristic token estimates
     tool_parts        which parts of a message are tool calls, and of which tool
+    location          the engine CHATS_STORAGE names; the scope a path names on PostgreSQL
+    growth            which slices a growing message keeps (a streamed reply's checkpoints)
+
+PostgreSQL twins (picked by ``location.store_class`` from the scope's engine; every table keyed
+by the conversation's scope first, bound by ``pg_scoped.ScopeKeyed``): pg_schema (tables,
+retired mark as ``retired_at``, dropping a conversation's rows), pg_files (retire_file and
+drop_conversation_rows on a scope), pg_store, pg_rows, pg_writes,
+pg_paths, pg_compaction_store, pg_attachment_store, pg_search_index (FTS5 emulated with
+fts_tokens, pg_fts, porter, fts_unicode).
 """
 
 from backend.sessions.attachments import (

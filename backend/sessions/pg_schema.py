@@ -13,17 +13,13 @@ Two tables have no SQLite twin, because a file answers their questions by existi
 **A retired conversation refuses writes**, as a retired file does: marking it is one commit
 (``retired_at``), which moves the scope's ``data_version`` for everyone else, when a store
 reads the mark (``SessionStore.begin_write``). :func:`drop_rows` deletes everything a
-conversation keeps (the PostgreSQL meaning of deleting its file) but the retired mark.
+conversation keeps (the PostgreSQL meaning of deleting its file) but the retired mark;
+:mod:`backend.sessions.pg_files` finds the scope a path names for both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 from backend.clock import now_ms
-from backend.sessions.location import open_conversation
-from backend.sessions.schema import MIGRATION_COMPONENT
 from backend.storage import Scope
 from backend.storage.postgres import PostgresScope
 
@@ -195,32 +191,6 @@ def postgres_scope(database: Scope) -> PostgresScope:
 def holds_conversation(scope: PostgresScope) -> bool:
     """Whether a conversation was ever opened on ``scope`` (a dropped one still counts)."""
     return scope.query_one(_SELECT_SCOPE, (scope.name,)) is not None
-
-
-def _on_existing(path: str | Path, action: Callable[[PostgresScope], None]) -> bool:
-    """``action`` on the scope ``path`` names if it holds a conversation; False if not."""
-    opened = open_conversation(path)
-    try:
-        scope = postgres_scope(opened.scope)
-        scope.migrate(MIGRATION_COMPONENT, MIGRATIONS)
-        if not holds_conversation(scope):
-            return False
-        action(scope)
-        return True
-    finally:
-        opened.close()
-
-
-def retire_scope(path: str | Path) -> bool:
-    """``Sessions.retire_file`` on PostgreSQL: mark the conversation ``path`` names retired;
-    False if there is none."""
-    return _on_existing(path, mark_retired)
-
-
-def drop_scope(path: str | Path) -> bool:
-    """``Sessions.drop_conversation_rows``: delete the rows of the conversation ``path``
-    names, leaving it retired (:func:`drop_rows`); False if there is none."""
-    return _on_existing(path, drop_rows)
 
 
 def is_marked_retired(scope: PostgresScope) -> bool:

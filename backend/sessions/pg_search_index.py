@@ -19,7 +19,7 @@ ties in ``doc`` order (FTS5's rowid order). It reads the sessions store's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from typing_extensions import override
 
@@ -28,8 +28,10 @@ from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsque
 from backend.sessions.records import SearchResult
 from backend.sessions.search import fts_rowid
 from backend.sessions.search_index import Document, SearchIndex
+from backend.storage import Row
 
 _RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
+_BACKFILL_PAGE_ROWS = 500
 
 
 class PgSearchIndex(SearchIndex):
@@ -37,8 +39,9 @@ class PgSearchIndex(SearchIndex):
 
     _EXISTS = "SELECT 1 FROM session_search_scopes WHERE scope = ?"
     _CREATE_FTS = "INSERT INTO session_search_scopes (scope) VALUES (?) ON CONFLICT DO NOTHING"
-    _SELECT_ALL_FOR_INDEX = (
-        "SELECT session_id, id, role, content, content_chunks FROM session_messages WHERE scope = ?"
+    _SELECT_PAGE_FOR_INDEX = (
+        "SELECT session_id, id, role, content, content_chunks FROM session_messages"
+        " WHERE scope = ? AND (session_id, id) > (?, ?) ORDER BY session_id, id LIMIT ?"
     )
     _INSERT_DOC = (
         "INSERT INTO session_search (scope, doc, id, session_id, role, content)"
@@ -68,6 +71,18 @@ class PgSearchIndex(SearchIndex):
         ORDER BY rank, d.doc
         LIMIT ?
     """
+
+    @override
+    def _stored_rows(self) -> Iterator[Row]:
+        """Page by page (the scope fetches a statement's rows whole): a first search of a long
+        conversation never holds all of its messages at once."""
+        after = ("", "")
+        while True:
+            rows = self.db.query(self._SELECT_PAGE_FOR_INDEX, (*after, _BACKFILL_PAGE_ROWS))
+            yield from rows
+            if len(rows) < _BACKFILL_PAGE_ROWS:
+                return
+            after = (rows[-1]["session_id"], rows[-1]["id"])
 
     @override
     def _table_exists(self) -> bool:

@@ -3,13 +3,24 @@
 The same statements, each leading with the conversation's scope (an ``UPDATE`` takes it
 through the ``k`` CTE, so it still comes first); ``INSERT OR IGNORE`` is ``ON CONFLICT DO
 NOTHING``, id lists are one bound ``text[]``.
+
+**A growing message rewrites only its end** (:mod:`backend.sessions.growth`): a streamed
+reply is updated at every checkpoint, and rewriting it whole each time makes the WAL grow
+with the square of the reply. An update whose stored slices still begin the new content keeps
+them, and writes the rest as new continuation slices; the message row's own update then leaves
+its content (slice 0) alone, so PostgreSQL keeps the stored value instead of writing it again.
 """
 
 from __future__ import annotations
 
+from typing_extensions import override
+
+from backend.sessions.encoding import EncodedMessage
+from backend.sessions.growth import GROWTH_MIN_CHARS, grown_slices
 from backend.sessions.pg_rows import ID_LIST, id_array
 from backend.sessions.pg_scoped import SCOPE_CTE
-from backend.sessions.writes import MessageWriter
+from backend.sessions.rows import StoredRow
+from backend.sessions.writes import MessageWriter, _blob
 
 
 class PgMessageWriter(MessageWriter):
@@ -35,6 +46,23 @@ class PgMessageWriter(MessageWriter):
         " token_estimate = ?, content_hash = ? FROM k"
         " WHERE m.scope = k.scope AND m.session_id = ? AND m.id = ?"
     )
+    _UPDATE_MESSAGE_HEAD = (
+        SCOPE_CTE + "UPDATE session_messages AS m SET role = ?, content_chunks = ?,"
+        " token_estimate = ?, content_hash = ? FROM k"
+        " WHERE m.scope = k.scope AND m.session_id = ? AND m.id = ?"
+    )
+    _SELECT_SLICES = """
+        SELECT s.idx, s.content
+        FROM (SELECT ?::text AS scope, ?::text AS sid, ?::text AS id) AS k,
+        LATERAL (
+            SELECT 0 AS idx, m.content FROM session_messages AS m
+            WHERE m.scope = k.scope AND m.session_id = k.sid AND m.id = k.id
+            UNION ALL
+            SELECT c.idx, c.content FROM session_message_chunks AS c
+            WHERE c.scope = k.scope AND c.session_id = k.sid AND c.id = k.id
+        ) AS s
+        ORDER BY s.idx
+    """
     _DELETE_SURPLUS_CONTINUATIONS = (
         "DELETE FROM session_message_chunks"
         " WHERE scope = ? AND session_id = ? AND id = ? AND idx > ?"
@@ -59,3 +87,34 @@ class PgMessageWriter(MessageWriter):
     )
     _CLEAR_MESSAGES = "DELETE FROM session_messages WHERE scope = ? AND session_id = ?"
     _CLEAR_CONTINUATIONS = "DELETE FROM session_message_chunks WHERE scope = ? AND session_id = ?"
+
+    @override
+    def _replace_content(
+        self, session_id: str, encoded: EncodedMessage, previous: StoredRow
+    ) -> None:
+        """Keep the stored slices that still begin the new content; write only the rest."""
+        grown = None
+        if len(encoded.content) >= GROWTH_MIN_CHARS:  # smaller: rewritten whole, as on SQLite
+            rows = self.db.query(self._SELECT_SLICES, (session_id, encoded.id))
+            stored = [row["content"] for row in rows]
+            grown = grown_slices(stored, encoded.content)
+        if grown is None:
+            super()._replace_content(session_id, encoded, previous)
+            return
+        first, pieces = grown
+        chunks = first - 1 + len(pieces)
+        head = (encoded.role, chunks, encoded.token_estimate, _blob(encoded.digest))
+        if first == 0:  # the row's own slice changed: written with it
+            self.db.write(
+                self._UPDATE_MESSAGE, (encoded.role, pieces[0], *head[1:], session_id, encoded.id)
+            )
+            first, pieces = 1, pieces[1:]
+        else:  # the row keeps its slice: PostgreSQL keeps the stored value, unwritten
+            self.db.write(self._UPDATE_MESSAGE_HEAD, (*head, session_id, encoded.id))
+        if len(stored) - 1 > chunks:
+            self.db.execute(self._DELETE_SURPLUS_CONTINUATIONS, (session_id, encoded.id, chunks))
+        if pieces:
+            self.db.executemany(
+                self._UPSERT_CONTINUATION,
+                ((session_id, encoded.id, first + n, piece) for n, piece in enumerate(pieces)),
+            )

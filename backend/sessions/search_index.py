@@ -31,7 +31,7 @@ from backend.sessions.overlays import COMPACTION_PREFIX
 from backend.sessions.records import SearchResult
 from backend.sessions.rows import RowReader
 from backend.sessions.search import FTS_TOKENIZER, fts_rowid, indexed_text
-from backend.storage import Scope
+from backend.storage import Row, Scope
 
 _FTS_BACKFILL_BATCH_ROWS = 500
 Document = tuple[int, str, str, str, str]
@@ -109,9 +109,13 @@ class SearchIndex:
         if batch:
             self._write_documents(batch)
 
+    def _stored_rows(self) -> Iterator[Row]:
+        """Every stored message row (``session_id, id, role, content, content_chunks``)."""
+        return self.db.iterate(self._SELECT_ALL_FOR_INDEX)
+
     def _stored_documents(self) -> Iterator[Document]:
         """The document of every stored message with indexed text, all sessions."""
-        for row in self.db.iterate(self._SELECT_ALL_FOR_INDEX):
+        for row in self._stored_rows():
             content = row["content"]
             if row["content_chunks"]:
                 continuations = self._rows.continuations(row["session_id"], [row["id"]])

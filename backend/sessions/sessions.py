@@ -116,7 +116,7 @@ class Sessions(Closing):
         """Mark the conversation file at ``path`` retired; False if there is no such file
         (on PostgreSQL: no conversation was ever opened on the scope ``path`` names)."""
         if configured_storage() != "sqlite":
-            from backend.sessions.pg_schema import retire_scope
+            from backend.sessions.pg_files import retire_scope
 
             return retire_scope(path)
         if not Path(path).exists():
@@ -135,7 +135,7 @@ class Sessions(Closing):
         there was none. SQLite: nothing to do, False (the owner removes the file itself)."""
         if configured_storage() == "sqlite":
             return False
-        from backend.sessions.pg_schema import drop_scope
+        from backend.sessions.pg_files import drop_scope
 
         return drop_scope(path)
 

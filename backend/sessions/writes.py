@@ -125,6 +125,15 @@ class MessageWriter:
 
     def replace(self, session_id: str, encoded: EncodedMessage, previous: StoredRow) -> None:
         """Overwrite a row's content in place (parent and seq unchanged)."""
+        self._replace_content(session_id, encoded, previous)
+        self._attachments.replace_references(session_id, encoded)
+        if self._index.exists:
+            self._index.reindex(session_id, encoded.id, encoded.role, indexed_text(encoded.message))
+
+    def _replace_content(
+        self, session_id: str, encoded: EncodedMessage, previous: StoredRow
+    ) -> None:
+        """The row and its continuation slices, rewritten."""
         self.db.write(
             self._UPDATE_MESSAGE,
             (
@@ -144,9 +153,6 @@ class MessageWriter:
             )
         if encoded.continuation_count:
             self._write_continuations(session_id, encoded)
-        self._attachments.replace_references(session_id, encoded)
-        if self._index.exists:
-            self._index.reindex(session_id, encoded.id, encoded.role, indexed_text(encoded.message))
 
     _SELECT_DELETE_TARGETS = (
         "SELECT id, parent_id, content_chunks FROM session_messages"

@@ -12,10 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
 
 from backend.config import StorageChoice
 from backend.sessions import Session, SessionChangeEvent, Sessions
 from backend.storage import Scope
+
+ONE_RUN_PER_ENGINE = HealthCheck.differing_executors
+"""Suppressed by property tests written as methods: the ``storage`` parametrisation runs a
+method once per engine, each time on a new instance of its class (Hypothesis warns of that)."""
 
 
 @pytest.fixture(autouse=True)

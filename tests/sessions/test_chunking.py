@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.sessions import MAX_INLINE_ROW_BYTES, Sessions, split_content
-from tests.sessions.conftest import raw_db, text_message
+from tests.sessions.conftest import ONE_RUN_PER_ENGINE, raw_db, text_message
 
 
 def chunk_rows(session, message_id: str) -> list[int]:
@@ -58,6 +58,7 @@ class TestSliceBoundaries:
     def test_a_character_wider_than_the_budget_gets_a_slice_of_its_own(self):
         assert split_content("a😀b", 2) == ["a", "😀", "b"]
 
+    @settings(suppress_health_check=[ONE_RUN_PER_ENGINE])
     @given(st.text(), st.integers(min_value=4, max_value=64))
     def test_any_text_rejoins_and_every_slice_fits(self, text, budget):
         slices = split_content(text, budget)

@@ -171,3 +171,20 @@ def test_any_sequence_of_writes_leaves_both_indexes_finding_the_same_messages(po
             for word in WORDS:
                 sqlite_hits, pg_hits = both(engines, "search", session_id, word)
                 assert sorted(pg_hits) == sorted(sqlite_hits), (session_id, word)
+
+
+def test_the_first_search_indexes_every_page_of_a_long_conversation(engines):
+    """PostgreSQL backfills 500 rows at a time (it fetches a statement's rows whole)."""
+    for conversation in engines:
+        sessions = conversation.sessions
+        with sessions.database.transaction():
+            for n in range(1_201):
+                sessions.session("s" if n % 3 else "t").import_message(
+                    text_message(f"m{n:04d}", f"page word {n}"), parent_id=None, created_at=n
+                )
+    sqlite, pg = engines
+    for session_id, count in (("s", 800), ("t", 401)):
+        hits = pg.search(session_id, "page word", 2_000)
+        assert len(hits) == len(sqlite.search(session_id, "page word", 2_000)) == count
+    last = [("m1200", "user", "page word 1200")]
+    assert pg.search("t", "1200") == sqlite.search("t", "1200") == last

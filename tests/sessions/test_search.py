@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.sessions import SearchResult, Sessions
-from tests.sessions.conftest import append_chain, text_message
+from tests.sessions.conftest import ONE_RUN_PER_ENGINE, append_chain, text_message
 
 
 def fts_exists(session) -> bool:
@@ -157,7 +157,7 @@ class TestQueries:
         append_chain(session, "a")
         assert session.search("text\x00of") == session.search("text of")
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=150, deadline=None, suppress_health_check=[ONE_RUN_PER_ENGINE])
     @given(query=st.text())
     def test_any_string_is_a_safe_query(self, tmp_path_factory, query):
         path = tmp_path_factory.mktemp("fuzz") / "s.sqlite"
@@ -171,7 +171,7 @@ class TestQueries:
         if not any(ch.isalnum() for ch in query):
             assert results == []
 
-    @settings(max_examples=100, deadline=None)
+    @settings(max_examples=100, deadline=None, suppress_health_check=[ONE_RUN_PER_ENGINE])
     @given(
         words=st.lists(st.sampled_from(["some", "words", "SOME", "Words"]), min_size=1, max_size=2),
         separator=st.text(alphabet=' \t\n.,;:!?"()*^-+', min_size=1, max_size=4),

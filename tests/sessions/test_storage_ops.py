@@ -122,7 +122,12 @@ class TestContinuationRows:
         session.append_message(text_message("big", self.BODY))
         changed = text_message("big", self.BODY[:-1] + "!")
         spent = cost(session, lambda: session.update_message(changed))
-        assert (spent.rows_read, spent.rows_written) == (1, 3)
+        if session._db.engine_kind == "sqlite":
+            assert (spent.rows_read, spent.rows_written) == (1, 3)
+        else:  # reads its three slices to keep the two that did not change (growth.py):
+            # writes the row's head, the end of the last slice, the "!" and the closing part
+            assert (spent.rows_read, spent.rows_written) == (1 + 3, 1 + 3)
+        assert session.get_message("big") == changed
 
     def test_a_window_without_continuations_issues_no_continuation_query(self, session):
         append_chain(session, "a", "b", "c")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from backend.errors import InvalidInputError
 from backend.sessions import CompactResult, Sessions
-from tests.sessions.conftest import append_chain, text_message
+from tests.sessions.conftest import ONE_RUN_PER_ENGINE, append_chain, text_message
 from tests.support.unicode_text import any_text, word
 
 
@@ -79,7 +79,7 @@ class TestCompactionSummaries:
 
 
 class TestAnyTextProperty:
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=60, deadline=None, suppress_health_check=[ONE_RUN_PER_ENGINE])
     @given(junk=st.lists(any_text, max_size=4), words=st.lists(word, min_size=1, max_size=4))
     def test_any_text_appends_and_its_well_formed_words_are_found(
         self, tmp_path_factory, junk, words
