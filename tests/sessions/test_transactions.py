@@ -14,6 +14,7 @@ from backend.sessions import Sessions, estimate_message_tokens
 from backend.storage import Database
 from tests.conftest import ROOT
 from tests.sessions.conftest import append_chain, ids, text_message
+from tests.support.threads import run_at_once
 
 
 @pytest.fixture
@@ -29,11 +30,7 @@ def _append_from_four_threads(session, *, each: int) -> None:
         for index in range(each):
             session.append_message(text_message(f"{name}-{index}"))
 
-    threads = [threading.Thread(target=writer, args=(f"t{n}",)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_at_once(writer, (f"t{n}" for n in range(4)))
 
 
 class Boom(Exception):
