@@ -88,6 +88,6 @@ def watch(
     process = subprocess.Popen(
         [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(server.pid), str(int(first_signal)),
          str(grace_s), str(remove or "")],
-        stdin=subprocess.PIPE, start_new_session=True,
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     return Watchdog(process)
