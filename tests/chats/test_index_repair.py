@@ -21,6 +21,7 @@ from tests.chats.conftest import text_message
 from tests.chats.crash_writer import VOCABULARY, random_writes
 from tests.conftest import ROOT
 from tests.support.deadlines import WAIT_S
+from tests.support.threads import run_at_once
 
 
 def hit_keys(hits):
@@ -208,7 +209,6 @@ class TestTwoConnectionsOnOneChat:
             second.close()
 
     def test_concurrent_writers_in_threads_converge_on_the_file(self, tmp_path):
-        import threading
 
         first = Chats(tmp_path, "alice")
         second = Chats(tmp_path, "alice")
@@ -224,11 +224,7 @@ class TestTwoConnectionsOnOneChat:
                     if i % 7 == 0:
                         (first, second)[n].search_messages("note0")
 
-            threads = [threading.Thread(target=writer, args=(n,)) for n in (0, 1)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+            run_at_once(writer, (0, 1))
             for directory in (first, second):
                 directory.flush_index()
             final = sessions[0].get_message("x")["parts"][0]["text"]

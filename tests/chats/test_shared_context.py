@@ -6,6 +6,7 @@ import threading
 import pytest
 
 from backend.chats import Chats
+from tests.support.threads import run_at_once
 
 
 class TestBlocks:
@@ -62,11 +63,7 @@ class TestConcurrentAppends:
             for i in range(50):
                 chats.append_shared_context("m", f"<{n}:{i}>")
 
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_at_once(worker, range(8))
         content = chats.get_shared_context("m")
         assert content.count("<") == 400
         assert all(f"<{n}:{i}>" in content for n in range(8) for i in range(50))

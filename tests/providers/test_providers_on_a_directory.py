@@ -1,13 +1,12 @@
 """The providers against a real directory: shared memory across chats, fail-soft when the
 directory is gone (RFC edge cases 7-10)."""
 
-import threading
-
 import pytest
 
 from backend.chats import Chats
 from backend.errors import StorageError
 from backend.providers import RemoteContextProvider, RemoteSearchProvider
+from tests.support.threads import run_at_once
 
 
 @pytest.fixture
@@ -33,11 +32,7 @@ class TestSharedMemoryAcrossChats:
             for i in range(25):
                 provider.append(f"[{n}.{i}]")
 
-        threads = [threading.Thread(target=chat, args=(n,)) for n in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_at_once(chat, range(8))
         assert chats.get_shared_context("user_memory").count("[") == 200
 
     def test_a_search_provider_indexes_and_finds_entries(self, chats):

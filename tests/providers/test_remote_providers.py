@@ -7,6 +7,7 @@ import pytest
 import backend.providers as providers
 from backend.providers import RemoteContextProvider, RemoteSearchProvider
 from tests.support.exports import assert_public_surface
+from tests.support.threads import run_at_once
 
 
 class MemoryRemote:
@@ -142,11 +143,7 @@ class TestRemoteContextProvider:
             for i in range(200):
                 provider.append(f"{n}:{i};")
 
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_at_once(worker, range(4))
         assert len(remote.blocks["m"].split(";")) - 1 == 800
 
 

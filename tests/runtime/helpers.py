@@ -133,3 +133,12 @@ def leave_a_run_running(
         claimed_by=process_owner("runtime_that_stopped"),
         model=model,
     )
+
+
+async def die_mid_run(runtime: ChatRuntime) -> None:
+    """``runtime``'s process dies, as far as its chats can tell: its workers and replies stop
+    where they are and nothing finalises their runs (they stay ``running`` in the files)."""
+    tasks = [t for c in runtime._working.values() for t in (c.worker, c.active.task)]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

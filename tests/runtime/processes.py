@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from backend.chats import Chats
 from backend.runtime import RunRecord, RunStatus
@@ -161,3 +162,31 @@ WRITER = textwrap.dedent(
     asyncio.run(main(sys.argv[1], sys.argv[2]))
     """
 )
+
+
+def start_writer(data_dir: Path, chat_id: str) -> subprocess.Popen[str]:
+    """A ``WRITER`` process replying in ``chat_id``; :func:`first_line` gives its run and
+    reply ids once "partial " is saved; :func:`reap` it in a ``finally``."""
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(data_dir), chat_id],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+async def first_line(process: subprocess.Popen[str], timeout_s: float = CHILD_START_S) -> str:
+    """The next line a child process prints (its first waits for Python to import the app)."""
+    assert process.stdout is not None
+    line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), timeout_s)
+    assert line, f"the child ended early (exit {process.poll()})"
+    return line
+
+
+def reap(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` if it still runs, and wait for it."""
+    if process.poll() is None:
+        process.kill()
+    process.wait(WAIT_S)
+    if process.stdout is not None:
+        process.stdout.close()

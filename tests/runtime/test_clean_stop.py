@@ -24,8 +24,8 @@ from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
-from tests.runtime.processes import WRITER
-from tests.support.deadlines import CHILD_START_S, WAIT_S
+from tests.runtime.processes import first_line, reap, start_writer
+from tests.support.deadlines import WAIT_S
 from tests.support.fake_replies import endless, text
 from tests.support.scripted_model import Hold, ScriptedModel
 
@@ -79,19 +79,6 @@ SERVER = textwrap.dedent(
 )
 
 
-async def _line(process: subprocess.Popen[str], timeout_s: float = CHILD_START_S) -> str:
-    line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), timeout_s)
-    assert line, f"the child ended early (exit {process.poll()})"
-    return line
-
-
-def _reap(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        process.kill()
-    process.wait(WAIT_S)
-    process.stdout.close()
-
-
 class TestSigtermWhileAReplyStreams:
     async def test_the_partial_reply_is_kept_interrupted_and_queued_runs_wait_for_the_next_start(
         self, tmp_path, chats, fake_openai
@@ -106,12 +93,12 @@ class TestSigtermWhileAReplyStreams:
             text=True,
         )
         try:
-            run_id, assistant_id, queued_ids = json.loads(await _line(child))
+            run_id, assistant_id, queued_ids = json.loads(await first_line(child))
             child.send_signal(signal.SIGTERM)
-            ends = json.loads(await _line(child, timeout_s=WAIT_S))
+            ends = json.loads(await first_line(child, timeout_s=WAIT_S))
             exit_code = await asyncio.wait_for(asyncio.to_thread(child.wait), WAIT_S)
         finally:
-            _reap(child)
+            reap(child)
         assert exit_code == 0
         assert ends == {run_id: ["run.failed", INTERRUPTED_ERROR]}  # its tabs were told
 
@@ -144,18 +131,13 @@ class TestSigkillWhileAReplyStreams:
         self, tmp_path, chats
     ):
         chat_id = chats.create_chat().id
-        writer = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path / "data"), chat_id],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        writer = start_writer(tmp_path / "data", chat_id)
         try:
-            run_id, assistant_id = (await _line(writer)).split()
+            run_id, assistant_id = (await first_line(writer)).split()
             writer.send_signal(signal.SIGKILL)
             writer.wait(WAIT_S)
         finally:
-            _reap(writer)
+            reap(writer)
         restarted = make_runtime(tmp_path, chats, ScriptedModel("again"))
         try:
             await restarted.wait_idle(chat_id)

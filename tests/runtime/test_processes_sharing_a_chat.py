@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
-import sys
 
 import pytest
 
 from backend.runtime import RunEvent, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
-from tests.conftest import ROOT
 from tests.runtime.helpers import TERMINAL, make_runtime
-from tests.runtime.processes import WRITER, runs_of, two_processes_send
-from tests.support.deadlines import CHILD_START_S, WAIT_S
+from tests.runtime.processes import first_line, reap, runs_of, start_writer, two_processes_send
+from tests.support.deadlines import WAIT_S
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -41,16 +38,10 @@ class TestAReplyWhoseProcessIsKilledWhileAnotherProcessWaits:
     ):
         chat_id = chats.create_chat().id
         assert chats.get_chat(chat_id).session
-        writer = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path / "data"), chat_id],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        writer = start_writer(tmp_path / "data", chat_id)
         runtime = make_runtime(tmp_path, chats, ScriptedModel("second answer", "third answer"))
         try:
-            line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), CHILD_START_S)
-            stuck_run_id, _assistant_id = line.split()
+            stuck_run_id, _assistant_id = (await first_line(writer)).split()
             ends: dict[str, RunEvent] = {}
 
             async def watch(expected: int) -> None:  # the only subscribe() call
@@ -69,9 +60,7 @@ class TestAReplyWhoseProcessIsKilledWhileAnotherProcessWaits:
             writer.wait(WAIT_S)
             await asyncio.wait_for(watching, WAIT_S)
         finally:
-            if writer.poll() is None:
-                writer.kill()
-                writer.wait(WAIT_S)
+            reap(writer)
             await runtime.aclose()
         failed = ends[stuck_run_id]
         assert (failed.type, failed.data["error"]) == ("run.failed", INTERRUPTED_ERROR)

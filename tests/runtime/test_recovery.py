@@ -27,10 +27,9 @@ from backend.runtime import RunEvent, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import may_be_running, process_owner
 from backend.runtime.store import RuntimeStore
-from tests.conftest import ROOT
-from tests.runtime.helpers import make_runtime
-from tests.runtime.processes import WRITER
-from tests.support.deadlines import CHILD_START_S, WAIT_S
+from tests.runtime.helpers import die_mid_run, make_runtime
+from tests.runtime.processes import first_line, reap, start_writer
+from tests.support.deadlines import WAIT_S
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -57,15 +56,9 @@ class TestAReplyWhoseProcessStopped:
     ):
         chat_id = chats.create_chat().id
         assert chats.get_chat(chat_id).session  # the file exists, as once a tab has shown it
-        writer = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path / "data"), chat_id],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        writer = start_writer(tmp_path / "data", chat_id)
         try:
-            line = await asyncio.wait_for(asyncio.to_thread(writer.stdout.readline), CHILD_START_S)
-            run_id, assistant_id = line.split()
+            run_id, assistant_id = (await first_line(writer)).split()
             # Another worker of the same app opens the chat (which looks at its runs) and
             # watches it while the reply streams there.
             runtime = open_runtime(ScriptedModel())
@@ -80,9 +73,7 @@ class TestAReplyWhoseProcessStopped:
             again = asyncio.ensure_future(_first_failure(runtime, chat_id, run_id))
             events = await asyncio.wait_for(asyncio.gather(again, watching), WAIT_S)
         finally:
-            if writer.poll() is None:
-                writer.kill()
-                writer.wait(WAIT_S)
+            reap(writer)
         for event in events:  # the new watcher and the one already watching
             assert event.type == "run.failed"
             assert event.data["error"] == INTERRUPTED_ERROR
@@ -105,11 +96,7 @@ class TestAReplyWhoseProcessStopped:
         ticket = await stopped.send_message(chat_id, "first")
         await hold.reached()
         waiting = await stopped.send_message(chat_id, "second")
-        # It stops: nothing finalises the run.
-        tasks = [t for c in stopped._working.values() for t in (c.worker, c.active.task)]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await die_mid_run(stopped)
         assert _run_row(chats, chat_id, ticket.run_id).status == RunStatus.RUNNING
 
         revived = open_runtime(ScriptedModel("answer to second"))

@@ -19,7 +19,14 @@ from backend.errors import (
 from backend.models import OfflineAssistant, ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
-from tests.runtime.helpers import TERMINAL, events_until_done, make_runtime, settings, texts
+from tests.runtime.helpers import (
+    TERMINAL,
+    die_mid_run,
+    events_until_done,
+    make_runtime,
+    settings,
+    texts,
+)
 from tests.support.deadlines import WAIT_S, until
 from tests.support.scripted_model import Hold, ScriptedModel
 
@@ -426,11 +433,7 @@ class TestRecovery:
         stuck = await crashed.send_message(chat_id, "first")
         await hold.reached()
         waiting = await crashed.send_message(chat_id, "second")
-        # The process dies: nothing finalises the run; its worker is simply gone.
-        tasks = [t for c in crashed._working.values() for t in (c.worker, c.active.task)]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await die_mid_run(crashed)
         store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
         assert store.load_run(stuck.run_id).status == RunStatus.RUNNING
 

@@ -21,6 +21,7 @@ from tests.runtime.helpers import enqueue, events_until_done, make_runtime
 from tests.support.fake_directory import FakeDirectory
 from tests.support.runtime_scopes import file_scope
 from tests.support.scripted_model import ScriptedModel
+from tests.support.threads import run_at_once
 
 SCHEMA = {
     "type": "object",
@@ -180,11 +181,7 @@ class TestSessionStateStore:
                 except StaleVersionError:
                     outcomes.append(("stale", value))
 
-        threads = [threading.Thread(target=writer, args=(v,)) for v in ("a", "b")]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        run_at_once(writer, ("a", "b"))
         assert sorted(kind for kind, _ in outcomes) == ["ok", "stale"]
         winner = next(value for kind, value in outcomes if kind == "ok")
         assert SessionStateStore(store, clock=lambda: 1).get("c1").data == {"writer": winner}

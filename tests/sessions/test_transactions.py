@@ -14,12 +14,23 @@ from backend.sessions import Sessions, estimate_message_tokens
 from backend.storage import Database
 from tests.conftest import ROOT
 from tests.sessions.conftest import append_chain, ids, text_message
+from tests.support.threads import run_at_once
 
 
 @pytest.fixture
 def other_table(sessions):
     sessions.database.execute("CREATE TABLE other (k TEXT PRIMARY KEY, v TEXT)")
     return sessions.database
+
+
+def _append_from_four_threads(session, *, each: int) -> None:
+    """Threads ``t0`` to ``t3`` each append ``each`` messages (``t0-0``, ``t0-1``, …) at once."""
+
+    def writer(name: str) -> None:
+        for index in range(each):
+            session.append_message(text_message(f"{name}-{index}"))
+
+    run_at_once(writer, (f"t{n}" for n in range(4)))
 
 
 class Boom(Exception):
@@ -202,16 +213,7 @@ class TestChangeFeed:
     def test_events_from_many_threads_arrive_in_commit_order(self, sessions, session):
         received: list[str] = []
         sessions.subscribe(lambda e: received.append(e.message["id"]))
-
-        def writer(name: str) -> None:
-            for index in range(50):
-                session.append_message(text_message(f"{name}-{index}"))
-
-        threads = [threading.Thread(target=writer, args=(f"t{n}",)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _append_from_four_threads(session, each=50)
         committed = [
             row["id"]
             for row in sessions.database.query(
@@ -223,15 +225,7 @@ class TestChangeFeed:
 
 class TestThreads:
     def test_concurrent_appends_build_one_chain_without_losing_a_message(self, session):
-        def writer(name: str) -> None:
-            for index in range(100):
-                session.append_message(text_message(f"{name}-{index}"))
-
-        threads = [threading.Thread(target=writer, args=(f"t{n}",)) for n in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _append_from_four_threads(session, each=100)
         history = session.get_history()
         assert len(history) == 400
         assert len(set(ids(history))) == 400

@@ -24,6 +24,8 @@ from playwright.sync_api import Browser, BrowserContext
 from backend.accounts import CONSOLE_ACTOR, Accounts
 from backend.config import Settings
 from chatsapp.auth.identity import SESSION_COOKIE
+from tests.support.deadlines import WAIT_S
+from tests.support.watchdog import Watchdog, watch
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 420.0
@@ -109,6 +111,7 @@ class AppServer:
     data_dir: Path
     web_dir: Path | None = None
     owns_web_dir: bool = True  # False: the build is shared (see _builds) or handed on
+    watchdog: Watchdog | None = None  # stops the app if the test process dies first
 
     def accounts(self) -> Accounts:
         """The app's accounts database, opened from the test process (same data folder)."""
@@ -167,6 +170,8 @@ class AppServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
+        if self.watchdog is not None:
+            self.watchdog.release()
         if self.web_dir is not None and self.owns_web_dir and not keep_build:
             shutil.rmtree(self.web_dir, ignore_errors=True)
 
@@ -314,6 +319,8 @@ def restart_app(
     address = stopped.url.removeprefix("http://")
     host, port = address.rsplit(":", 1)
     build = _Build(stopped.web_dir, int(port))
+    if stopped.watchdog is not None:  # a test may have stopped it with a signal of its own
+        stopped.watchdog.release()
     server = _serve_build(build, host, stopped.data_dir, log_path, env)
     server.owns_web_dir = stopped.owns_web_dir
     stopped.owns_web_dir = False
@@ -379,6 +386,7 @@ def _launch(
         log_path=log_path,
         data_dir=data_dir,
         web_dir=web_dir,
+        watchdog=watch(process),
     )
     try:
         _wait_until_serving(server)
@@ -408,11 +416,17 @@ def _wait_until_serving(server: AppServer) -> None:
 class RedisServer:
     process: subprocess.Popen[bytes]
     url: str
+    watchdog: Watchdog  # stops it if the test process dies first
 
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(timeout=10)
+            try:
+                self.process.wait(timeout=WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.watchdog.release()
 
 
 def start_redis(work_dir: Path) -> RedisServer:
@@ -421,15 +435,16 @@ def start_redis(work_dir: Path) -> RedisServer:
     process = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--dir", str(work_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    server = RedisServer(process, f"redis://127.0.0.1:{port}", watch(process))
+    deadline = time.monotonic() + WAIT_S  # a hang guard: it listens in milliseconds
+    while time.monotonic() < deadline and process.poll() is None:
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return RedisServer(process, f"redis://127.0.0.1:{port}")
+                return server
         time.sleep(0.1)
-    process.kill()
+    server.stop()
     raise TimeoutError("redis-server did not start")
 
 

@@ -9,9 +9,9 @@ carry a password exactly as a deployment's do (what must never be printed).
 
 One server per test process, started by the first test that asks for it (the session-scoped
 ``postgres_server`` fixture in ``tests/conftest.py``) and removed, folder and all, at the end.
-A test process killed outright cannot remove it: the server is told to stop when its parent
-dies (``PR_SET_PDEATHSIG``), and the next start removes folders older than
-:data:`STALE_AFTER_S` whose server is gone.
+A test process killed outright cannot remove it: its watchdog does (tests/support/watchdog.py),
+and the next start removes folders older than :data:`STALE_AFTER_S` whose server is gone (a
+watchdog killed too).
 Under pytest-xdist each worker has its own: nothing is shared, nothing can be left to a
 worker that finished first. ``CHATS_TEST_POSTGRES_URL`` (an admin URL of a server someone
 else runs) skips the start: tests then create and drop their databases there.
@@ -25,7 +25,6 @@ stores and the engine create lands in it).
 
 from __future__ import annotations
 
-import ctypes
 import itertools
 import os
 import pwd
@@ -44,11 +43,13 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 
+from tests.support.deadlines import CHILD_START_S, WAIT_S
+from tests.support.watchdog import Watchdog, watch
+
 TEST_DATABASE = "chats_tests"
 
 UNPRIVILEGED_USER = "nobody"
 ROLE = "chats_test"
-START_TIMEOUT_S = 60
 TEST_SETTINGS = {
     "listen_addresses": "127.0.0.1",
     "fsync": "off",
@@ -64,7 +65,6 @@ TEST_SETTINGS = {
 """Fast and unsafe on power loss: a test server holds nothing worth keeping."""
 
 STALE_AFTER_S = 1800
-_PR_SET_PDEATHSIG = 1
 _names = itertools.count(1)
 
 
@@ -99,6 +99,7 @@ class PostgresServer:
     admin_url: str
     folder: Path | None = None
     process: subprocess.Popen[bytes] | None = None
+    watchdog: Watchdog | None = None  # stops the server if the test process dies first
     _made: list[str] = field(default_factory=list)
     _test_database_ready: bool = False
 
@@ -153,10 +154,12 @@ class PostgresServer:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)  # "fast" shutdown: ends sessions, no wait
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=WAIT_S)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if self.watchdog is not None:
+            self.watchdog.release()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -201,15 +204,16 @@ def start_postgres(settings: dict[str, str] | None = None) -> PostgresServer:
         process = subprocess.Popen(
             [str(bin_dir / "postgres"), "-D", str(data),
              *itertools.chain.from_iterable(("-c", f"{k}={v}") for k, v in options.items())],
-            stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True,
-            preexec_fn=_stop_with_parent, **run_as,
+            stdout=log, stderr=subprocess.STDOUT, cwd=folder, start_new_session=True, **run_as,
         )  # fmt: skip
     server = PostgresServer(
         admin_url=f"postgresql://{ROLE}:{quote(password, safe='')}@127.0.0.1:{port}/postgres",
         folder=folder,
         process=process,
+        # SIGINT: a "fast" shutdown (ends sessions, no wait), then the folder goes.
+        watchdog=watch(process, first_signal=signal.SIGINT, remove=folder),
     )
-    deadline = time.monotonic() + START_TIMEOUT_S
+    deadline = time.monotonic() + CHILD_START_S  # a hang guard: it starts in about a second
     while time.monotonic() < deadline:
         if process.poll() is not None:
             break
@@ -228,13 +232,6 @@ def _unprivileged_user() -> pwd.struct_passwd | None:
     if os.geteuid() != 0:
         return None
     return pwd.getpwnam(UNPRIVILEGED_USER)
-
-
-def _stop_with_parent() -> None:
-    """In the server's process before exec (after the switch to its user): a "fast" shutdown
-    when the test process that started it dies, however it dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
 
 
 def _remove_stale_folders() -> None:
