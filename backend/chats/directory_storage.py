@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from backend.chats.chat_records import ChatRecordStore
-from backend.config import PostgresLocation, Settings, StorageChoice
+from backend.chats.layout import ChatFiles, DirectoryLayout, FolderChatFiles
+from backend.config import PostgresLocation, StorageChoice, parse_storage
 from backend.errors import ConfigurationError
 from backend.storage import Database, Scope
 from backend.storage.engines import PostgresStorage
@@ -33,8 +34,9 @@ def scope_name(sqlite_file: Path) -> str:
 
 
 def configured_storage() -> StorageChoice:
-    """``CHATS_STORAGE`` of this process (``backend.config`` reads and checks it)."""
-    return Settings.from_env().storage
+    """The engine ``CHATS_STORAGE`` names now (``"sqlite"`` when unset), read by
+    ``backend.config``'s own parser (only that variable: others' mistakes are not ours)."""
+    return parse_storage(os.environ.get("CHATS_STORAGE", ""))
 
 
 @dataclass
@@ -87,6 +89,17 @@ def record_store_for(database: Scope, search: Scope | None = None) -> ChatRecord
         assert search is None or isinstance(search, PostgresScope)
         return PgChatRecordStore(database, search)
     return ChatRecordStore(database, search)
+
+
+def chat_files_for(database: Scope, layout: DirectoryLayout) -> ChatFiles:
+    """Which chat generations have storage: the ``chats/`` folder, or rows on PostgreSQL."""
+    if database.engine_kind == "postgresql":
+        from backend.chats.pg_layout import PgChatFiles
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(database, PostgresScope)
+        return PgChatFiles(database, layout)
+    return FolderChatFiles(layout)
 
 
 def twin_of(store: type[_T], scope: Scope) -> type[_T]:

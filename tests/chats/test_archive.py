@@ -17,7 +17,9 @@ from backend.chats.ids import ChatIds
 from backend.chats.layout import DirectoryLayout
 from backend.errors import ChatNotFoundError, InvalidInputError
 from backend.storage import Database
-from tests.chats.conftest import FakeClock, text_message
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, FakeClock, text_message
+
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 def ids(summaries):

@@ -7,7 +7,9 @@ import pytest
 from backend.chats import ChatCursor, Chats, ChatSummary
 from backend.chats.chats import DEFAULT_LIST_LIMIT
 from backend.errors import ChatNotFoundError, ConflictError, InvalidIdError
-from tests.chats.conftest import FakeClock
+from tests.chats.conftest import PG_DIRECTORY_STORES, FakeClock
+
+pytestmark = PG_DIRECTORY_STORES
 
 
 class TestCreate:

@@ -10,6 +10,9 @@ from backend.chats import (
     ChatTurnRecorded,
     SharedContextChanged,
 )
+from tests.chats.conftest import PG_DIRECTORY_STORES
+
+pytestmark = PG_DIRECTORY_STORES
 
 
 class TestEvents:

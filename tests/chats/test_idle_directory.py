@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from backend.chats import Chats
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES
 from tests.support.descriptors import handles_of
 from tests.support.sqlite_heap import sqlite_heap_bytes
 
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
+
 
 class TestConnectionsOfAnIdleDirectory:
+    @pytest.mark.sqlite_only
     def test_an_open_directory_holds_one_connection_to_its_file_until_it_searches(self, chats):
         database = chats.layout.database_path
         chat = chats.create_chat("Holiday plans")
@@ -24,6 +30,7 @@ class TestConnectionsOfAnIdleDirectory:
         assert [hit.id for hit in chats.search_chats("holiday")] == [chat.id]
         assert handles_of(database) == 2  # the search reader, opened by the first search
 
+    @pytest.mark.sqlite_only
     def test_closing_a_directory_that_never_searched_closes_its_one_connection(self, tmp_path):
         directory = Chats(tmp_path, "bob")
         directory.close()
@@ -31,6 +38,7 @@ class TestConnectionsOfAnIdleDirectory:
 
 
 class TestMemoryOfAnOpenDirectory:
+    @pytest.mark.sqlite_only
     def test_opening_a_directory_keeps_none_of_the_pages_its_opening_passes_read(self, tmp_path):
         directory = Chats(tmp_path, "carol")
         for n in range(300):
@@ -125,6 +133,7 @@ class TestIdleChatFiles:
         )
         assert len(held.reader.get_history()) == 4
 
+    @pytest.mark.sqlite_only
     def test_closing_them_gives_back_their_sqlite_memory(self, tmp_path):
         directory = Chats(tmp_path, "dave")
         ids = [_written_chat(directory, f"Chat {n}") for n in range(20)]

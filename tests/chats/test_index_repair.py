@@ -17,10 +17,12 @@ import pytest
 from backend.chats import Chats
 from backend.chats.index_store import MessageIndexStore
 from backend.sessions import Sessions
-from tests.chats.conftest import text_message
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
 from tests.chats.crash_writer import VOCABULARY, random_writes
 from tests.conftest import ROOT
 from tests.support.deadlines import WAIT_S
+
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 def hit_keys(hits):

@@ -8,7 +8,9 @@ import pytest
 from backend.chats import Chats
 from backend.errors import ChatNotFoundError, ChatsError, InvalidIdError, StorageError
 from backend.sessions import Sessions
-from tests.chats.conftest import FakeClock, text_message
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, FakeClock, text_message
+
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 # backend.storage lets sqlite3.ProgrammingError through for a closed connection.
 CLOSED_FILE_ERRORS = (StorageError, sqlite3.ProgrammingError)
@@ -77,6 +79,24 @@ class TestGetChat:
 class TestRowWithoutChildDatabase:
     """RFC edge case 1: a directory row whose chat was never spoken to costs nothing."""
 
+    def test_a_generation_has_storage_only_once_its_session_is_first_used(self, chats):
+        """The engine-neutral fact: a file on SQLite, a row of the directory on PostgreSQL."""
+        chat = chats.get_chat(chats.create_chat().id)
+        assert chats._files.stored() == []
+        chat.reader  # noqa: B018 - reading a never-written chat creates nothing
+        assert not chats._files.exists(chat.id, chat.generation)
+        chat.session  # noqa: B018 - first use opens the conversation
+        assert chats._files.stored() == [(chat.id, chat.generation)]
+
+    def test_the_purge_removes_the_generation_s_storage(self, chats, clock):
+        summary = chats.create_chat()
+        chats.get_chat(summary.id).session.append_message(text_message("m1", "bye"))
+        chats.delete_chat(summary.id)
+        clock.advance(WINDOW_S * 1000)
+        assert chats.sweep() == [summary.id]
+        assert chats._files.stored() == []
+
+    @pytest.mark.sqlite_only
     def test_the_file_is_created_only_when_the_session_is_first_used(self, chats):
         summary = chats.create_chat()
         chat = chats.get_chat(summary.id)
@@ -85,6 +105,7 @@ class TestRowWithoutChildDatabase:
         chat.session  # noqa: B018 - first use opens the conversation
         assert path.exists()
 
+    @pytest.mark.sqlite_only
     def test_searching_and_deleting_a_never_written_chat_work_and_create_no_file(self, chats):
         summary = chats.create_chat("never used")
         assert chats.search_messages("anything") == []
@@ -93,6 +114,7 @@ class TestRowWithoutChildDatabase:
         chats.sweep(now_ms=chats._clock() + WINDOW_S * 1000)
         assert list(chats.layout.chats_folder.iterdir()) == []
 
+    @pytest.mark.sqlite_only
     def test_its_reader_reads_as_an_empty_conversation_and_creates_no_file(self, chats):
         chat = chats.get_chat(chats.create_chat().id)
         reader = chat.reader
@@ -137,6 +159,7 @@ class TestSoftDelete:
         chats.delete_chat(summary.id)
         assert chats.list_chats() == []
 
+    @pytest.mark.sqlite_only
     def test_the_file_stays_within_the_window(self, chats, clock):
         summary = chats.create_chat()
         chat = chats.get_chat(summary.id)
@@ -146,6 +169,7 @@ class TestSoftDelete:
         assert chats.sweep() == []
         assert chats.layout.chat_path(chat.id, 1).exists()
 
+    @pytest.mark.sqlite_only
     def test_the_file_is_purged_once_the_window_has_passed(self, chats, clock):
         summary = chats.create_chat()
         chats.get_chat(summary.id).session.append_message(text_message("m1", "bye"))
@@ -155,6 +179,7 @@ class TestSoftDelete:
         assert list(chats.layout.chats_folder.iterdir()) == []
         assert chats.sweep() == []
 
+    @pytest.mark.sqlite_only
     def test_the_sweep_runs_lazily_when_the_directory_is_next_opened(self, tmp_path):
         clock = FakeClock()
         with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=WINDOW_S) as chats:
@@ -223,6 +248,7 @@ class TestDeleteDuringUse:
 
 
 class TestCrashMidPurge:
+    @pytest.mark.sqlite_only
     def test_files_of_purged_or_superseded_generations_are_removed_on_open(self, tmp_path):
         clock = FakeClock()
         with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
@@ -330,6 +356,7 @@ class TestOpenChatFiles:
             assert chats.directory_id == "carol"
             assert chats.layout.database_path == tmp_path / "carol" / "directory.sqlite"
 
+    @pytest.mark.sqlite_only
     def test_a_directory_layout_is_readable_on_disk(self, tmp_path):
         with Chats(tmp_path, "alice") as chats:
             chat = chats.get_chat(chats.create_chat().id)

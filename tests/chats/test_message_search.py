@@ -7,7 +7,9 @@ import pytest
 
 from backend.chats import SNIPPET_END, SNIPPET_START, split_snippet
 from backend.chats.index import FLUSH_EVERY_EVENTS
-from tests.chats.conftest import text_message
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
+
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 def hit_keys(hits):

@@ -22,8 +22,10 @@ from backend.sessions.search import (
     query_words,
 )
 from backend.storage import Database
-from tests.chats.conftest import text_message
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
 from tests.support.deadlines import WAIT_S
+
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 VOCABULARY = ["alpha", "beta", "gamma", "delta"]
 QUOTED_TERM = re.compile(r'"(?:[^"]|"")*"')

@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from backend.chats import Chats
 from backend.sessions import Sessions
-from tests.chats.conftest import text_message
+from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
 from tests.support.unicode_text import any_text, is_well_formed, word
+
+pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 def hit_ids(hits) -> list[str]:
