@@ -164,12 +164,15 @@ class PgChatRecordStore(ChatRecordStore):
         "AND c.deleted_at IS NULL AND c.archived_at IS NULL AND c.updated_at < ? "
         "AND coalesce(c.unarchived_at, 0) < ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
+    # A read must start with SELECT (the scope runs any other statement as a write, which
+    # would move the directory's version), so the scope comes in through FROM here.
     WATERMARKS = (
-        _SCOPED + "SELECT (SELECT coalesce(max(num), 0) FROM chats c WHERE c.scope = k.scope), "
+        "SELECT (SELECT coalesce(max(num), 0) FROM chats c WHERE c.scope = k.scope), "
         "(SELECT coalesce(max(updated_at), 0) FROM chats c "
         "WHERE c.scope = k.scope AND deleted_at IS NULL), "
         "(SELECT coalesce(max(deleted_at), 0) FROM chats c "
-        "WHERE c.scope = k.scope AND deleted_at IS NOT NULL AND purged_at IS NULL) FROM k"
+        "WHERE c.scope = k.scope AND deleted_at IS NOT NULL AND purged_at IS NULL) "
+        "FROM (SELECT ?::text AS scope) AS k"
     )
     CREATED_AFTER = (
         f"SELECT {_COLUMNS} FROM chats c WHERE c.scope = ? AND c.num > ? ORDER BY c.num LIMIT ?"

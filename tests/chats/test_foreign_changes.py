@@ -88,3 +88,13 @@ def test_too_many_rows_of_one_kind_say_reload(processes):
 
     processes.there_writes(many)
     assert processes.watcher.poll() == [DirectoryChanged("alice")]
+
+
+def test_an_idle_poll_reads_the_version_alone(processes):
+    """Every watched directory pays this each round: no watermarks while nothing moved."""
+    processes.watcher.poll()
+    before = processes.here.db.stats.snapshot()
+    processes.watcher.poll()
+    processes.watcher.poll()
+    spent = processes.here.db.stats.snapshot() - before
+    assert spent.statements <= 2 and spent.rows_read == 0
