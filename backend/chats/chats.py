@@ -38,7 +38,7 @@ from backend.chats.chat_records import ChatRecord
 from backend.chats.directory_storage import (
     DirectoryScopes,
     chat_files_for,
-    configured_storage,
+    directory_storage,
     record_store_for,
     twin_of,
 )
@@ -89,12 +89,12 @@ class Chats(Closing):
         reserved_metadata_keys: tuple[str, ...] = (),
         storage: StorageChoice | None = None,
     ) -> None:
-        """``storage``: the engine (``CHATS_STORAGE`` of the process when ``None``)."""
+        """``storage``: the engine, which must be ``CHATS_STORAGE``'s (the default)."""
         if soft_delete_window_s < 0:
             raise ValueError("soft_delete_window_s must not be negative")
         if max_open_chats < 1:
             raise ValueError("max_open_chats must be at least 1")
-        storage = configured_storage() if storage is None else storage
+        storage = directory_storage(storage)
         on_disk = not isinstance(storage, PostgresLocation)
         self.layout = DirectoryLayout(root, directory_id, on_disk=on_disk)
         self.layout.ensure_folders()

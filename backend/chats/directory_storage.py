@@ -39,6 +39,23 @@ def configured_storage() -> StorageChoice:
     return parse_storage(os.environ.get("CHATS_STORAGE", ""))
 
 
+def directory_storage(explicit: StorageChoice | None) -> StorageChoice:
+    """The engine of a directory: ``explicit``, which must be the process's own.
+
+    The conversations a directory opens (``Sessions(path)``, here and in the message index)
+    read ``CHATS_STORAGE``: a directory on another engine would keep its chat index in one
+    place and its conversations in another, so that is refused, naming both (no password).
+    """
+    configured = configured_storage()
+    if explicit is None or explicit == configured:
+        return configured
+    raise ConfigurationError(
+        "CHATS_STORAGE",
+        f"a directory on {explicit} while CHATS_STORAGE names {configured}: its conversations "
+        "would live on the other engine; set CHATS_STORAGE to the directory's engine",
+    )
+
+
 @dataclass
 class DirectoryScopes:
     """The directory's writer scope and its two readers (searches; shared attachments)."""

@@ -72,3 +72,42 @@ def test_the_same_logical_root_reopened_sees_the_same_rows(postgresql, tmp_path)
         chat_files_for(scope, layout).opening(ID_A, 1)
     with directory_scope(postgresql, layout.folder) as scope:
         assert chat_files_for(scope, layout).exists(ID_A, 1)
+
+
+def test_the_directory_twins_tables_are_the_chats_package_s_alone(postgresql, tmp_path):
+    """On PostgreSQL too only backend/chats runs SQL on the chat index's tables (the same
+    names as in ``directory.sqlite``, plus ``chat_storage``, which stands for the folder)."""
+    import psycopg
+
+    from backend.chats.directory_storage import record_store_for
+    from tests.conftest import ROOT
+    from tests.test_table_ownership import sql_mentions
+
+    layout = layout_of(tmp_path, "alice")
+    with directory_scope(postgresql, layout.folder) as scope:
+        record_store_for(scope)
+        chat_files_for(scope, layout)
+    with psycopg.connect(postgresql.url) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+        tables = {name for (name,) in rows.fetchall()} - {"_scopes", "_migrations"}
+    assert tables == {"directory_meta", "chats", "chat_titles", "chat_storage"}
+    assert sql_mentions(tables, ROOT / "backend" / "chats") == []
+
+
+def test_a_directory_on_another_engine_than_chats_storage_is_refused(
+    storage, tmp_path, monkeypatch
+):
+    """Its conversations open on CHATS_STORAGE's engine: a mix would split the directory."""
+    from backend.chats import Chats
+    from backend.config import parse_storage
+    from backend.errors import ConfigurationError
+
+    other = (
+        "sqlite"
+        if isinstance(storage, PostgresLocation)
+        else parse_storage("postgresql://someone:hunter2@db.invalid/chats")
+    )
+    with pytest.raises(ConfigurationError, match="CHATS_STORAGE names") as refused:
+        Chats(tmp_path, "alice", storage=other)
+    assert "hunter2" not in str(refused.value)
+    assert not (tmp_path / "alice").exists()
