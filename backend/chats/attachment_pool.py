@@ -22,16 +22,19 @@ Invariants:
 * Reads go through their own connection (``reader``), whose lock is never held while another
   is taken: a chat file's read asks for payloads while it holds that file's lock.
 
-Callers own the transactions of writes.
+Callers own the transactions of writes. The PostgreSQL twin
+(:mod:`backend.chats.pg_attachment_pool`) keeps these methods and rewrites the statements
+(class attributes) to take the directory's scope first (``_key``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from backend.sessions import gather_payloads, payload_slices
-from backend.storage import Database
+from backend.storage import Database, Scope
 
 COMPONENT = "chats.attachment_pool"
 
@@ -75,10 +78,17 @@ MIGRATIONS = (_m001_attachment_pool,)
 class AttachmentPool:
     """SQL of the shared attachments (see the module docstring)."""
 
-    def __init__(self, db: Database, reader: Database | None = None) -> None:
+    migrations: tuple[Any, ...] = MIGRATIONS
+
+    def __init__(self, db: Scope, reader: Scope | None = None) -> None:
         self.db = db
         self._reader = reader or db
-        db.migrate(COMPONENT, MIGRATIONS)
+        self._key: tuple[Any, ...] = ()  # the parameters every statement starts with
+        db.migrate(COMPONENT, self.migrations)
+
+    def _list_param(self, values: Sequence[str]) -> Any:
+        """A list as one parameter (``json_each(?)`` here)."""
+        return json.dumps(list(values))
 
     _SELECT_HELD = (
         "SELECT hash FROM pool_attachments WHERE hash IN (SELECT value FROM json_each(?))"
@@ -89,7 +99,10 @@ class AttachmentPool:
         wanted = sorted(set(hashes))
         if not wanted:
             return set()
-        return {row["hash"] for row in self.db.query(self._SELECT_HELD, (json.dumps(wanted),))}
+        return {
+            row["hash"]
+            for row in self.db.query(self._SELECT_HELD, (*self._key, self._list_param(wanted)))
+        }
 
     _INSERT_META = (
         "INSERT OR IGNORE INTO pool_attachments (hash, bytes, media_type, chunks)"
@@ -104,18 +117,20 @@ class AttachmentPool:
         for digest, (data, media_type) in sorted(payloads.items()):
             pieces = payload_slices(data)
             inserted = self.db.execute(
-                self._INSERT_META, (digest, len(data), media_type, len(pieces))
+                self._INSERT_META, (*self._key, digest, len(data), media_type, len(pieces))
             ).rowcount
             if inserted:
                 self.db.executemany(
                     self._INSERT_CHUNK,
-                    ((digest, index, piece) for index, piece in enumerate(pieces)),
+                    ((*self._key, digest, index, piece) for index, piece in enumerate(pieces)),
                 )
 
     _INSERT_REFERENCE = "INSERT OR IGNORE INTO pool_references (num, hash) VALUES (?, ?)"
 
     def add_references(self, num: int, hashes: Iterable[str]) -> None:
-        self.db.executemany(self._INSERT_REFERENCE, ((num, digest) for digest in sorted(hashes)))
+        self.db.executemany(
+            self._INSERT_REFERENCE, ((*self._key, num, digest) for digest in sorted(hashes))
+        )
 
     _SELECT_CHAT_HASHES = "SELECT hash FROM pool_references WHERE num = ?"
     _DELETE_CHAT_REFERENCES = "DELETE FROM pool_references WHERE num = ?"
@@ -136,13 +151,14 @@ class AttachmentPool:
 
     def drop_chat(self, num: int) -> None:
         """Forget chat ``num``'s references, and the payloads no other chat references."""
-        hashes = [row["hash"] for row in self.db.query(self._SELECT_CHAT_HASHES, (num,))]
+        rows = self.db.query(self._SELECT_CHAT_HASHES, (*self._key, num))
+        hashes = [row["hash"] for row in rows]
         if not hashes:
             return
-        self.db.execute(self._DELETE_CHAT_REFERENCES, (num,))
-        hashes_json = json.dumps(hashes)
-        self.db.execute(self._DELETE_ORPHAN_CHUNKS, (hashes_json,))
-        self.db.execute(self._DELETE_ORPHAN_META, (hashes_json,))
+        self.db.execute(self._DELETE_CHAT_REFERENCES, (*self._key, num))
+        listed = self._list_param(hashes)
+        self.db.execute(self._DELETE_ORPHAN_CHUNKS, (*self._key, listed))
+        self.db.execute(self._DELETE_ORPHAN_META, (*self._key, listed))
 
     _SELECT_PAYLOADS = """
         SELECT a.hash, a.media_type, c.data
@@ -157,5 +173,18 @@ class AttachmentPool:
         if not hashes or self._reader.closed:
             return {}
         return gather_payloads(
-            self._reader.query(self._SELECT_PAYLOADS, (json.dumps(sorted(hashes)),))
+            self._reader.query(
+                self._SELECT_PAYLOADS, (*self._key, self._list_param(sorted(hashes)))
+            )
         )
+
+
+def attachment_pool_for(db: Scope, reader: Scope | None = None) -> AttachmentPool:
+    """The pool twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
+    if db.engine_kind == "postgresql":
+        from backend.chats.pg_attachment_pool import PgAttachmentPool
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(db, PostgresScope)
+        return PgAttachmentPool(db, reader)
+    return AttachmentPool(db, reader)

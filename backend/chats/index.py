@@ -52,12 +52,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.chats.chat_records import ChatRecord
-from backend.chats.index_store import DocumentCounts, MessageIndexStore
+from backend.chats.index_store import DocumentCounts, message_index_store_for
 from backend.chats.lease_holders import holder_is_gone, new_holder, retire_holder
 from backend.chats.values import IndexRepair
 from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
 from backend.sessions.search import indexed_text
-from backend.storage import Database
+from backend.storage import Scope
 
 __all__ = ["CONVERSATION", "FLUSH_EVERY_EVENTS", "MessageIndex"]
 
@@ -98,18 +98,18 @@ class MessageIndex:
 
     def __init__(
         self,
-        db: Database,
+        db: Scope,
         *,
         load_chat: ChatLoader,
         path_of: PathOf,
         unpurged_chats: Callable[[], Sequence[int]],
         foreign_commits: ForeignCommits,
         clock: Clock,
-        search_db: Database | None = None,
+        search_db: Scope | None = None,
         flush_every: int = FLUSH_EVERY_EVENTS,
     ) -> None:
         self.db = db
-        self.store = MessageIndexStore(db, search_db)
+        self.store = message_index_store_for(db, search_db)
         self.holder = new_holder()
         self._load_chat = load_chat
         self._path_of = path_of

@@ -23,21 +23,24 @@ Invariants:
 * Migrations are append-only; one that must re-derive the documents requests a rebuild by
   leasing every chat to :data:`~backend.chats.lease_holders.REBUILD_HOLDER`.
 
-Callers own the transactions.
+Callers own the transactions. The PostgreSQL twin (:mod:`backend.chats.pg_index_store`)
+keeps these methods and rewrites the statements (class attributes) to take the directory's
+scope first (``_key``), as :mod:`backend.agents.pg_store` does.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from backend.chats.lease_holders import REBUILD_HOLDER
 from backend.chats.snippets import SNIPPET_ARGS, SNIPPET_WINDOW_CHARS, snippets
 from backend.chats.values import ChatHit
 from backend.sessions.search import FTS_TOKENIZER
-from backend.storage import Database
+from backend.storage import Database, Scope
 
 COMPONENT = "chats.index"
 
@@ -105,11 +108,18 @@ class DocumentCounts:
 class MessageIndexStore:
     """SQL of ``message_fts`` / ``message_docs`` / ``index_leases``; callers own transactions."""
 
-    def __init__(self, db: Database, search_db: Database | None = None) -> None:
+    migrations: tuple[Any, ...] = MIGRATIONS
+
+    def __init__(self, db: Scope, search_db: Scope | None = None) -> None:
         self.db = db
         self.search_db = search_db or db
         """Searches read here: a connection of their own never holds up the writers."""
-        db.migrate(COMPONENT, MIGRATIONS)
+        self._key: tuple[Any, ...] = ()  # the parameters every statement starts with
+        db.migrate(COMPONENT, self.migrations)
+
+    def _list_param(self, values: Sequence[Any]) -> Any:
+        """A list as one parameter (``json_each(?)`` here)."""
+        return json.dumps(list(values))
 
     _SELECT_DOCS = (
         "SELECT message_id, doc, digest FROM message_docs "
@@ -132,13 +142,13 @@ class MessageIndexStore:
         """Make the listed messages' documents equal ``changes`` (``None``: not searchable)."""
         if not changes:
             return DocumentCounts()
-        ids = json.dumps(list(changes))
-        rows = self.db.query(self._SELECT_DOCS, (chat_num, ids))
+        ids = self._list_param(list(changes))
+        rows = self.db.query(self._SELECT_DOCS, (*self._key, chat_num, ids))
         return self._write(chat_num, {row[0]: (row[1], bytes(row[2])) for row in rows}, changes)
 
     def replace_all(self, chat_num: int, truth: Mapping[str, str]) -> DocumentCounts:
         """Make the chat's documents exactly ``truth``."""
-        rows = self.db.query(self._SELECT_ALL_DOCS, (chat_num,))
+        rows = self.db.query(self._SELECT_ALL_DOCS, (*self._key, chat_num))
         existing = {row[0]: (row[1], bytes(row[2])) for row in rows}
         changes: dict[str, str | None] = dict.fromkeys(existing.keys() - truth.keys())
         changes.update(truth)
@@ -151,21 +161,21 @@ class MessageIndexStore:
         changes: Mapping[str, str | None],
     ) -> DocumentCounts:
         counts = DocumentCounts()
-        unindex: list[tuple[int]] = []
+        unindex: list[tuple[Any, ...]] = []
         index: list[tuple[str, str]] = []
-        gone: list[tuple[int, str]] = []
+        gone: list[tuple[Any, ...]] = []
         for message_id, text in changes.items():
             old = existing.get(message_id)
             if not text:
                 if old is not None:
-                    unindex.append((old[0],))
-                    gone.append((chat_num, message_id))
+                    unindex.append((*self._key, old[0]))
+                    gone.append((*self._key, chat_num, message_id))
                     counts.removed += 1
                 continue
             if old is not None:
                 if old[1] == text_digest(text):
                     continue
-                unindex.append((old[0],))
+                unindex.append((*self._key, old[0]))
                 counts.updated += 1
             else:
                 counts.added += 1
@@ -175,22 +185,26 @@ class MessageIndexStore:
         if gone:
             self.db.executemany(self._DELETE_DOC, gone)
         if index:
-            first = int(self.db.query_one(self._MAX_DOC)[0]) + 1
-            self.db.executemany(
-                self._INSERT_FTS,
-                (
+            max_doc = self.db.query_one(self._MAX_DOC, self._key)
+            first = int(max_doc[0] if max_doc is not None else 0) + 1
+            self._index_documents(
+                [
                     (first + n, text, chat_num, message_id)
                     for n, (message_id, text) in enumerate(index)
-                ),
+                ]
             )
             self.db.executemany(
                 self._UPSERT_DOC,
                 (
-                    (chat_num, message_id, first + n, text_digest(text))
+                    (*self._key, chat_num, message_id, first + n, text_digest(text))
                     for n, (message_id, text) in enumerate(index)
                 ),
             )
         return counts
+
+    def _index_documents(self, documents: Sequence[tuple[int, str, int, str]]) -> None:
+        """Write ``(doc, text, chat_num, message_id)`` documents into the searched table."""
+        self.db.executemany(self._INSERT_FTS, documents)
 
     def drop_chat(self, chat_num: int) -> int:
         """Forget every document of a chat (purge, re-creation); return how many."""
@@ -199,12 +213,13 @@ class MessageIndexStore:
     _COUNT_DOCS = "SELECT count(*) FROM message_docs WHERE chat_num = ?"
 
     def count(self, chat_num: int) -> int:
-        return int(self.db.query_one(self._COUNT_DOCS, (chat_num,))[0])
+        row = self.db.query_one(self._COUNT_DOCS, (*self._key, chat_num))
+        return int(row[0]) if row is not None else 0
 
     _INDEXED_CHATS = "SELECT DISTINCT chat_num FROM message_docs"
 
     def indexed_chats(self) -> list[int]:
-        return [row[0] for row in self.db.query(self._INDEXED_CHATS)]
+        return [row[0] for row in self.db.query(self._INDEXED_CHATS, self._key)]
 
     # ── leases ──────────────────────────────────────────────────────
 
@@ -214,16 +229,16 @@ class MessageIndexStore:
     _LEASES = "SELECT chat_num, holder FROM index_leases ORDER BY chat_num"
 
     def acquire(self, chat_num: int, holder: str, now_ms: int) -> None:
-        self.db.execute(self._ACQUIRE, (chat_num, holder, now_ms))
+        self.db.execute(self._ACQUIRE, (*self._key, chat_num, holder, now_ms))
 
     def release(self, chat_num: int, holder: str) -> None:
-        self.db.execute(self._RELEASE, (chat_num, holder))
+        self.db.execute(self._RELEASE, (*self._key, chat_num, holder))
 
     def release_all(self, chat_num: int) -> None:
-        self.db.execute(self._RELEASE_ALL, (chat_num,))
+        self.db.execute(self._RELEASE_ALL, (*self._key, chat_num))
 
     def leases(self) -> list[tuple[int, str]]:
-        return [(row[0], row[1]) for row in self.db.query(self._LEASES)]
+        return [(row[0], row[1]) for row in self.db.query(self._LEASES, self._key)]
 
     # ── search ──────────────────────────────────────────────────────
 
@@ -262,3 +277,14 @@ class MessageIndexStore:
             ChatHit(chat_id=row[1], message_id=row[2], snippet=found.get(row[0]) or "", rank=row[3])
             for row in rows
         ]
+
+
+def message_index_store_for(db: Scope, search_db: Scope | None = None) -> MessageIndexStore:
+    """The store twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
+    if db.engine_kind == "postgresql":
+        from backend.chats.pg_index_store import PgMessageIndexStore
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(db, PostgresScope)
+        return PgMessageIndexStore(db, search_db)
+    return MessageIndexStore(db, search_db)

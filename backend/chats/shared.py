@@ -25,14 +25,20 @@ stringly typed by design (RFC edge case 22). Labels, keys and contents follow th
 rule (``backend.storage.text``: a lone UTF-16 surrogate is stored as U+FFFD), applied by the
 checks below so events carry what is stored. An append is normalised on its own: a pair split
 across two appends is stored as two U+FFFD.
+
+The PostgreSQL twin (:mod:`backend.chats.pg_shared`) keeps these methods and rewrites the
+statements (class attributes) to take the directory's scope first (``_key``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from backend.chats.text import any_terms_query
 from backend.errors import InvalidInputError
 from backend.sessions.search import FTS_TOKENIZER
-from backend.storage import Database, well_formed_text
+from backend.storage import Database, Scope, well_formed_text
 
 COMPONENT = "chats.shared"
 MEMORY_LABEL = "user_memory"
@@ -80,22 +86,25 @@ def check_content(content: object, what: str = "shared context") -> str:
 class SharedContextStore:
     """SQL for shared blocks and entries; callers own transactions and events."""
 
-    def __init__(self, db: Database, search_db: Database | None = None) -> None:
+    migrations: tuple[Any, ...] = MIGRATIONS
+
+    def __init__(self, db: Scope, search_db: Scope | None = None) -> None:
         self.db = db
         self.search_db = search_db or db
         """Searches read here: a connection of their own never holds up the writers."""
-        db.migrate(COMPONENT, MIGRATIONS)
+        self._key: tuple[Any, ...] = ()  # the parameters every statement starts with
+        db.migrate(COMPONENT, self.migrations)
 
     _GET = "SELECT content FROM shared_context WHERE label = ?"
 
     def get(self, label: str) -> str | None:
-        row = self.db.query_one(self._GET, (label,))
+        row = self.db.query_one(self._GET, (*self._key, label))
         return None if row is None else row[0]
 
     _LIST = "SELECT label, content FROM shared_context ORDER BY label"
 
     def list(self) -> list[tuple[str, str]]:
-        return [(row[0], row[1]) for row in self.db.query(self._LIST)]
+        return [(row[0], row[1]) for row in self.db.query(self._LIST, self._key)]
 
     _SET = (
         "INSERT INTO shared_context (label, content, updated_at) VALUES (?, ?, ?) "
@@ -104,7 +113,7 @@ class SharedContextStore:
     )
 
     def set(self, label: str, content: str, now_ms: int) -> None:
-        self.db.execute(self._SET, (label, content, now_ms))
+        self.db.execute(self._SET, (*self._key, label, content, now_ms))
 
     _APPEND = (
         "INSERT INTO shared_context (label, content, updated_at) VALUES (?, ?, ?) "
@@ -114,7 +123,7 @@ class SharedContextStore:
 
     def append(self, label: str, delta: str, now_ms: int) -> str:
         """Append atomically; return the block's whole content after the append."""
-        row = self.db.query_one(self._APPEND, (label, delta, now_ms))
+        row = self.db.query_one(self._APPEND, (*self._key, label, delta, now_ms))
         assert row is not None
         return row[0]
 
@@ -126,13 +135,21 @@ class SharedContextStore:
 
     def index(self, label: str, key: str, content: str, now_ms: int) -> None:
         """Insert or replace the entry ``key`` of ``label`` (call inside a transaction)."""
-        row = self.db.query_one(self._FIND_ENTRY, (label, key))
+        row = self.db.query_one(self._FIND_ENTRY, (*self._key, label, key))
         if row is None:
-            doc = self.db.execute(self._INSERT_DOC, (content, label)).lastrowid
-            self.db.execute(self._INSERT_ENTRY, (label, key, doc, now_ms))
+            doc = self._insert_document(label, content)
+            self.db.execute(self._INSERT_ENTRY, (*self._key, label, key, doc, now_ms))
         else:
-            self.db.execute(self._UPDATE_DOC, (content, row[0]))
-            self.db.execute(self._TOUCH_ENTRY, (now_ms, label, key))
+            self._update_document(int(row[0]), content)
+            self.db.execute(self._TOUCH_ENTRY, (*self._key, now_ms, label, key))
+
+    def _insert_document(self, label: str, content: str) -> int:
+        """Index a new entry's content; its document id (newer entries get greater ones)."""
+        cursor: Any = self.db.execute(self._INSERT_DOC, (content, label))  # SQLite's cursor
+        return int(cursor.lastrowid)
+
+    def _update_document(self, doc: int, content: str) -> None:
+        self.db.execute(self._UPDATE_DOC, (content, doc))
 
     _SEARCH = (
         "SELECT content FROM shared_entries_fts WHERE shared_entries_fts MATCH ? "
@@ -143,7 +160,20 @@ class SharedContextStore:
         match = any_terms_query(query)
         if match is None:
             return None
-        rows = self.search_db.query(self._SEARCH, (match, label, limit))
-        if not rows:
-            return None
-        return SEARCH_SEPARATOR.join(row[0] for row in rows)
+        found = self._search(label, match, limit)
+        return SEARCH_SEPARATOR.join(found) if found else None
+
+    def _search(self, label: str, match: str, limit: int) -> Sequence[str]:
+        """The contents of ``label``'s best entries for ``match`` (an FTS5 query)."""
+        return [row[0] for row in self.search_db.query(self._SEARCH, (match, label, limit))]
+
+
+def shared_context_store_for(db: Scope, search_db: Scope | None = None) -> SharedContextStore:
+    """The store twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
+    if db.engine_kind == "postgresql":
+        from backend.chats.pg_shared import PgSharedContextStore
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(db, PostgresScope)
+        return PgSharedContextStore(db, search_db)
+    return SharedContextStore(db, search_db)

@@ -11,14 +11,17 @@ chat holds, so importing the same file again is a no-op read of this table. ``co
 while the import writes the chat's messages: a crash leaves it 0, and the next import of that
 source resumes into the same chat instead of making a second one.
 
-Callers (``backend.chats.imports``) own transactions and events.
+Callers (``backend.chats.imports``) own transactions and events. The PostgreSQL twin
+(:mod:`backend.chats.pg_sources`) keeps these methods and rewrites the statements to take the
+directory's scope first (``_key``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from backend.storage import Database
+from backend.storage import Database, Scope
 
 COMPONENT = "chats.sources"
 
@@ -53,20 +56,23 @@ class SourceRow:
 class SourceStore:
     """SQL for ``chat_sources`` on the directory's Database."""
 
-    def __init__(self, db: Database) -> None:
+    migrations: tuple[Any, ...] = MIGRATIONS
+
+    def __init__(self, db: Scope) -> None:
         self.db = db
-        db.migrate(COMPONENT, MIGRATIONS)
+        self._key: tuple[Any, ...] = ()  # the parameters every statement starts with
+        db.migrate(COMPONENT, self.migrations)
 
     _SELECT = "SELECT num, digest, complete FROM chat_sources WHERE format = ? AND source_id = ?"
 
     def load(self, format: str, source_id: str) -> SourceRow | None:
-        row = self.db.query_one(self._SELECT, (format, source_id))
+        row = self.db.query_one(self._SELECT, (*self._key, format, source_id))
         return SourceRow(row[0], row[1], bool(row[2])) if row else None
 
     _SELECT_BY_CHAT = "SELECT format, source_id FROM chat_sources WHERE num = ? LIMIT 1"
 
     def source_of(self, num: int) -> tuple[str, str] | None:
-        row = self.db.query_one(self._SELECT_BY_CHAT, (num,))
+        row = self.db.query_one(self._SELECT_BY_CHAT, (*self._key, num))
         return (row[0], row[1]) if row else None
 
     _UPSERT = (
@@ -78,9 +84,20 @@ class SourceStore:
 
     def begin(self, format: str, source_id: str, num: int, digest: str, now_ms: int) -> None:
         """Point the source at ``num``, marked incomplete until :meth:`complete`."""
-        self.db.execute(self._UPSERT, (format, source_id, num, digest, now_ms))
+        self.db.execute(self._UPSERT, (*self._key, format, source_id, num, digest, now_ms))
 
     _COMPLETE = "UPDATE chat_sources SET complete = 1 WHERE format = ? AND source_id = ?"
 
     def complete(self, format: str, source_id: str) -> None:
-        self.db.execute(self._COMPLETE, (format, source_id))
+        self.db.execute(self._COMPLETE, (*self._key, format, source_id))
+
+
+def source_store_for(db: Scope) -> SourceStore:
+    """The store twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
+    if db.engine_kind == "postgresql":
+        from backend.chats.pg_sources import PgSourceStore
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(db, PostgresScope)
+        return PgSourceStore(db)
+    return SourceStore(db)

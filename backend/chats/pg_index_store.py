@@ -1,0 +1,206 @@
+"""The cross-chat message index on PostgreSQL: the twin of :mod:`backend.chats.index_store`.
+
+One set of tables holds every person's index, each row and key led by ``scope`` (the name of
+the person's directory scope), the first parameter of every statement::
+
+    message_fts        (scope, doc, chat_num, message_id, content)   one row per document
+    message_fts_parts  (scope, doc, part, tsv)   its text as tsvector parts (GIN-indexed)
+    message_docs       (scope, chat_num, message_id, doc, digest)    what is indexed, per chat
+    index_leases       (scope, chat_num, holder, acquired_at)        who may be writing a chat
+
+What is indexed and when is :mod:`backend.chats.index`'s, unchanged; so are the methods of
+the SQLite store and their invariants. What differs, and why:
+
+* **Search emulates FTS5** as :mod:`backend.sessions.pg_search_index` does: parts and queries
+  are FTS5's own tokens (:mod:`backend.sessions.pg_fts`), so the same documents match; hits
+  rank ``-max(ts_rank)`` over a document's parts (lower first, like bm25), ties in chat id
+  then message id order (byte order, ``COLLATE "C"``), as the SQLite statement orders them.
+  Snippets are computed in memory by :func:`backend.chats.snippets.snippets` (FTS5's own
+  ``snippet()`` on the returned texts, the same markers and windows).
+* **Document ids increase per scope** (``max(doc) + 1`` over the scope's rows, read through
+  the primary key): safe for the same reason as on SQLite, since every write holds the
+  scope's write lock (the row lock of its ``_scopes`` row). The order is no longer a
+  performance need (a GIN index does not care), but keeping the rule keeps one ``_write``.
+* **Rebuilds.** The tables are created in their final shape, so there is no document to
+  re-derive at creation. A later migration that must re-derive documents requests a rebuild
+  the SQLite way, for every scope at once: a lease of every unpurged chat to
+  :data:`~backend.chats.lease_holders.REBUILD_HOLDER` (``INSERT INTO index_leases SELECT
+  scope, num, ... FROM chats``); each directory repairs its own chats when next opened.
+* Searches join the directory's ``chats`` table (its PostgreSQL twin keys it by ``(scope,
+  num)`` and keeps ``id`` and ``deleted_at``), so deleted chats are filtered as on SQLite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from typing_extensions import override
+
+from backend.chats.index_store import MessageIndexStore
+from backend.chats.snippets import snippets
+from backend.chats.values import ChatHit
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.storage import Scope
+from backend.storage.postgres import PostgresScope
+
+
+def _m001_message_index(db: Scope) -> None:
+    db.execute(
+        """
+        CREATE TABLE message_fts (
+            scope text COLLATE "C" NOT NULL,
+            doc bigint NOT NULL,
+            chat_num bigint NOT NULL,
+            message_id text COLLATE "C" NOT NULL,
+            content text NOT NULL,
+            PRIMARY KEY (scope, doc)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE message_fts_parts (
+            scope text COLLATE "C" NOT NULL,
+            doc bigint NOT NULL,
+            part integer NOT NULL,
+            tsv tsvector NOT NULL,
+            PRIMARY KEY (scope, doc, part),
+            FOREIGN KEY (scope, doc) REFERENCES message_fts ON DELETE CASCADE
+        )
+        """
+    )
+    db.execute("CREATE INDEX message_fts_parts_tsv ON message_fts_parts USING gin (tsv)")
+    db.execute(
+        """
+        CREATE TABLE message_docs (
+            scope text COLLATE "C" NOT NULL,
+            chat_num bigint NOT NULL,
+            message_id text COLLATE "C" NOT NULL,
+            doc bigint NOT NULL,
+            digest bytea NOT NULL,
+            PRIMARY KEY (scope, chat_num, message_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE index_leases (
+            scope text COLLATE "C" NOT NULL,
+            chat_num bigint NOT NULL,
+            holder text COLLATE "C" NOT NULL,
+            acquired_at bigint NOT NULL,
+            PRIMARY KEY (scope, chat_num, holder)
+        )
+        """
+    )
+
+
+_RANK = RANK_EXPRESSION.format(document="m.tsv", query="?::tsquery")
+
+
+class PgMessageIndexStore(MessageIndexStore):
+    """SQL of the cross-chat index on a PostgreSQL scope (see the module docstring)."""
+
+    migrations = (_m001_message_index,)
+    _SELECT_DOCS = (
+        "SELECT message_id, doc, digest FROM message_docs "
+        "WHERE scope = ? AND chat_num = ? AND message_id = ANY(?)"
+    )
+    _SELECT_ALL_DOCS = (
+        "SELECT message_id, doc, digest FROM message_docs WHERE scope = ? AND chat_num = ?"
+    )
+    _MAX_DOC = "SELECT coalesce(max(doc), 0) FROM message_fts WHERE scope = ?"
+    _INSERT_FTS = (
+        "INSERT INTO message_fts (scope, doc, content, chat_num, message_id) VALUES (?, ?, ?, ?, ?)"
+    )
+    _INSERT_PART = (
+        "INSERT INTO message_fts_parts (scope, doc, part, tsv) VALUES (?, ?, ?, ?::tsvector)"
+    )
+    _DELETE_FTS = "DELETE FROM message_fts WHERE scope = ? AND doc = ?"
+    _UPSERT_DOC = (
+        "INSERT INTO message_docs (scope, chat_num, message_id, doc, digest) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, chat_num, message_id) "
+        "DO UPDATE SET doc = excluded.doc, digest = excluded.digest"
+    )
+    _DELETE_DOC = "DELETE FROM message_docs WHERE scope = ? AND chat_num = ? AND message_id = ?"
+    _COUNT_DOCS = "SELECT count(*) FROM message_docs WHERE scope = ? AND chat_num = ?"
+    _INDEXED_CHATS = "SELECT DISTINCT chat_num FROM message_docs WHERE scope = ?"
+    _ACQUIRE = (
+        "INSERT INTO index_leases (scope, chat_num, holder, acquired_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING"
+    )
+    _RELEASE = "DELETE FROM index_leases WHERE scope = ? AND chat_num = ? AND holder = ?"
+    _RELEASE_ALL = "DELETE FROM index_leases WHERE scope = ? AND chat_num = ?"
+    _LEASES = "SELECT chat_num, holder FROM index_leases WHERE scope = ? ORDER BY chat_num"
+    # The matching parts, then each document's rank (its best part), then their chats: the
+    # join and the sort see only matching documents, never their text.
+    _SEARCH_PG = f"""
+        WITH matched AS (
+            SELECT p.scope, p.doc, p.tsv FROM message_fts_parts AS p
+            WHERE p.scope = ? AND p.tsv @@ ?::tsquery
+        ), hits AS (
+            SELECT m.scope, m.doc, -max({_RANK}) AS rank FROM matched AS m
+            GROUP BY m.scope, m.doc
+        )
+        SELECT f.doc, c.id, f.message_id, h.rank
+        FROM hits AS h
+        JOIN message_fts AS f ON f.scope = h.scope AND f.doc = h.doc
+        JOIN chats AS c ON c.scope = f.scope AND c.num = f.chat_num
+        WHERE c.deleted_at IS NULL
+        ORDER BY h.rank, c.id COLLATE "C", f.message_id
+        LIMIT ?
+    """
+    _CONTENTS = "SELECT doc, content FROM message_fts WHERE scope = ? AND doc = ANY(?)"
+
+    def __init__(self, db: PostgresScope, search_db: Scope | None = None) -> None:
+        super().__init__(db, search_db)
+        self._key = (db.name,)
+
+    @override
+    def _list_param(self, values: Sequence[Any]) -> Any:
+        return list(values)
+
+    @override
+    def _index_documents(self, documents: Sequence[tuple[int, str, int, str]]) -> None:
+        scope = self._key[0]
+        self.db.executemany(
+            self._INSERT_FTS,
+            [
+                (scope, doc, text, chat_num, message_id)
+                for doc, text, chat_num, message_id in documents
+            ],
+        )
+        parts = [
+            (scope, doc, number, part.tsvector)
+            for doc, text, _chat_num, _message_id in documents
+            for number, part in enumerate(document_parts(text))
+        ]
+        if parts:
+            self.db.executemany(self._INSERT_PART, parts)
+
+    @override
+    def search(self, match: str, limit: int) -> list[ChatHit]:
+        """``match`` is the FTS5 phrase the caller built, read back as its tsquery."""
+        query = match_tsquery(match)
+        if query is None:
+            return []
+        scope = self._key[0]
+        rows = self.search_db.query(self._SEARCH_PG, (scope, query, query, limit))
+        if not rows:
+            return []
+        found = {
+            row[0]: row[1]
+            for row in self.search_db.query(self._CONTENTS, (scope, [row[0] for row in rows]))
+        }
+        docs = [row[0] for row in rows if row[0] in found]
+        texts = dict(zip(docs, snippets([found[doc] for doc in docs], match), strict=True))
+        return [
+            ChatHit(
+                chat_id=row[1],
+                message_id=row[2],
+                snippet=texts.get(row[0]) or "",
+                rank=float(row[3]),
+            )
+            for row in rows
+        ]

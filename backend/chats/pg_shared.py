@@ -1,0 +1,173 @@
+"""Shared memory on PostgreSQL: the twin of :mod:`backend.chats.shared`.
+
+One set of tables holds every person's shared memory, each row and key led by ``scope`` (the
+name of the person's directory scope), the first parameter of every statement::
+
+    shared_context          (scope, label, content, updated_at)
+    shared_entries          (scope, label, key, doc, updated_at)
+    shared_entries_fts      (scope, doc, label, content)     one row per entry's document
+    shared_entries_fts_parts (scope, doc, part, tsv)          its text as tsvector parts
+
+The methods and invariants are the SQLite store's: ``append`` is still one statement (the
+``ON CONFLICT ... RETURNING`` upsert; the row lock makes concurrent appends queue, none is
+lost), ``set`` is last-writer-wins. Search emulates FTS5 as the message index does
+(:mod:`backend.sessions.pg_fts`): any word of the query matches the same entries, ranked
+``-max(ts_rank)`` over an entry's parts, ties newest entry first (``doc`` descending, as
+``rowid DESC`` on SQLite). Document ids come from an identity column, so a newer entry always
+has a greater one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from typing_extensions import override
+
+from backend.chats.shared import SharedContextStore
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.storage import Scope
+from backend.storage.postgres import PostgresScope
+
+
+def _m001_shared(db: Scope) -> None:
+    db.execute(
+        """
+        CREATE TABLE shared_context (
+            scope text COLLATE "C" NOT NULL,
+            label text COLLATE "C" NOT NULL,
+            content text NOT NULL,
+            updated_at bigint NOT NULL,
+            PRIMARY KEY (scope, label)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE shared_entries (
+            scope text COLLATE "C" NOT NULL,
+            label text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL,
+            doc bigint NOT NULL,
+            updated_at bigint NOT NULL,
+            PRIMARY KEY (scope, label, key)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE shared_entries_fts (
+            scope text COLLATE "C" NOT NULL,
+            doc bigint GENERATED ALWAYS AS IDENTITY,
+            label text COLLATE "C" NOT NULL,
+            content text NOT NULL,
+            PRIMARY KEY (scope, doc)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE shared_entries_fts_parts (
+            scope text COLLATE "C" NOT NULL,
+            doc bigint NOT NULL,
+            part integer NOT NULL,
+            tsv tsvector NOT NULL,
+            PRIMARY KEY (scope, doc, part),
+            FOREIGN KEY (scope, doc) REFERENCES shared_entries_fts ON DELETE CASCADE
+        )
+        """
+    )
+    db.execute(
+        "CREATE INDEX shared_entries_fts_parts_tsv ON shared_entries_fts_parts USING gin (tsv)"
+    )
+
+
+# UPDATE takes the scope first through a one-row CTE, so every statement's first parameter is
+# the scope whatever the order of the rest (as backend/agents/pg_store.py does).
+_SCOPED = "WITH k AS (SELECT ?::text AS scope) "
+_RANK = RANK_EXPRESSION.format(document="m.tsv", query="?::tsquery")
+
+
+class PgSharedContextStore(SharedContextStore):
+    """Shared memory's SQL on a PostgreSQL scope (see the module docstring)."""
+
+    migrations = (_m001_shared,)
+    _GET = "SELECT content FROM shared_context WHERE scope = ? AND label = ?"
+    _LIST = 'SELECT label, content FROM shared_context WHERE scope = ? ORDER BY label COLLATE "C"'
+    _SET = (
+        "INSERT INTO shared_context (scope, label, content, updated_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (scope, label) DO UPDATE SET content = excluded.content, "
+        "updated_at = excluded.updated_at"
+    )
+    _APPEND = (
+        "INSERT INTO shared_context AS s (scope, label, content, updated_at) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT (scope, label) DO UPDATE SET "
+        "content = s.content || excluded.content, updated_at = excluded.updated_at "
+        "RETURNING s.content"
+    )
+    _FIND_ENTRY = "SELECT doc FROM shared_entries WHERE scope = ? AND label = ? AND key = ?"
+    _INSERT_DOC = (
+        "INSERT INTO shared_entries_fts (scope, label, content) VALUES (?, ?, ?) RETURNING doc"
+    )
+    _UPDATE_DOC = (
+        _SCOPED + "UPDATE shared_entries_fts AS f SET content = ? FROM k "
+        "WHERE f.scope = k.scope AND f.doc = ?"
+    )
+    _DELETE_PARTS = "DELETE FROM shared_entries_fts_parts WHERE scope = ? AND doc = ?"
+    _INSERT_PART = (
+        "INSERT INTO shared_entries_fts_parts (scope, doc, part, tsv) VALUES (?, ?, ?, ?::tsvector)"
+    )
+    _INSERT_ENTRY = (
+        "INSERT INTO shared_entries (scope, label, key, doc, updated_at) VALUES (?, ?, ?, ?, ?)"
+    )
+    _TOUCH_ENTRY = (
+        _SCOPED + "UPDATE shared_entries AS e SET updated_at = ? FROM k "
+        "WHERE e.scope = k.scope AND e.label = ? AND e.key = ?"
+    )
+    _SEARCH = f"""
+        WITH matched AS (
+            SELECT p.scope, p.doc, p.tsv FROM shared_entries_fts_parts AS p
+            WHERE p.scope = ? AND p.tsv @@ ?::tsquery
+        ), hits AS (
+            SELECT m.scope, m.doc, -max({_RANK}) AS rank FROM matched AS m
+            GROUP BY m.scope, m.doc
+        )
+        SELECT f.content FROM hits AS h
+        JOIN shared_entries_fts AS f ON f.scope = h.scope AND f.doc = h.doc
+        WHERE f.label = ?
+        ORDER BY h.rank, h.doc DESC
+        LIMIT ?
+    """
+
+    def __init__(self, db: PostgresScope, search_db: Scope | None = None) -> None:
+        super().__init__(db, search_db)
+        self._key = (db.name,)
+
+    @override
+    def _insert_document(self, label: str, content: str) -> int:
+        row = self.db.query_one(self._INSERT_DOC, (*self._key, label, content))
+        assert row is not None
+        doc = int(row[0])
+        self._index_parts(doc, content)
+        return doc
+
+    @override
+    def _update_document(self, doc: int, content: str) -> None:
+        self.db.execute(self._UPDATE_DOC, (*self._key, content, doc))
+        self.db.execute(self._DELETE_PARTS, (*self._key, doc))
+        self._index_parts(doc, content)
+
+    def _index_parts(self, doc: int, content: str) -> None:
+        parts = [
+            (*self._key, doc, number, part.tsvector)
+            for number, part in enumerate(document_parts(content))
+        ]
+        if parts:
+            self.db.executemany(self._INSERT_PART, parts)
+
+    @override
+    def _search(self, label: str, match: str, limit: int) -> Sequence[str]:
+        query = match_tsquery(match)
+        if query is None:
+            return []
+        rows = self.search_db.query(self._SEARCH, (*self._key, query, query, label, limit))
+        return [row[0] for row in rows]
