@@ -7,16 +7,12 @@ conversation first opens and deleted once its rows are gone. The stale sweep rea
 where it would list the folder.
 
 Removing a generation's conversation is the sessions package's to do (it owns those tables):
-:func:`drop_conversation` is the hook, ``Sessions.drop_conversation_rows(path)``, the
-PostgreSQL counterpart of unlinking the file.
+``Sessions.drop_conversation_rows(path)``, the PostgreSQL counterpart of unlinking the file.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from backend.chats.layout import DirectoryLayout
-from backend.errors import StorageError
 from backend.sessions import Sessions
 from backend.storage.postgres import PostgresScope
 
@@ -37,19 +33,6 @@ def _m001_chat_storage(db: PostgresScope) -> None:
 
 
 MIGRATIONS = (_m001_chat_storage,)
-
-
-def drop_conversation(path: Path) -> None:
-    """Delete the rows of the conversation ``path`` names (retired first, in one commit).
-
-    The sessions package's ``Sessions.drop_conversation_rows``, which arrives with its
-    PostgreSQL twin; until then a conversation cannot be opened on PostgreSQL either, so no
-    ``chat_storage`` row can call for it.
-    """
-    drop = getattr(Sessions, "drop_conversation_rows", None)
-    if drop is None:
-        raise StorageError("conversations on PostgreSQL need the sessions package's twin")
-    drop(path)
 
 
 class PgChatFiles:
@@ -89,5 +72,5 @@ class PgChatFiles:
 
     def remove(self, chat_id: str, generation: int) -> None:
         if self.exists(chat_id, generation):
-            drop_conversation(self.layout.chat_path(chat_id, generation))
+            Sessions.drop_conversation_rows(self.layout.chat_path(chat_id, generation))
             self.db.execute(self._DELETE, (*self._key, chat_id, generation))

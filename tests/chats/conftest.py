@@ -1,11 +1,8 @@
 """Fixtures for the directory tests: both engines, a controllable clock, a fresh directory.
 
 Every test here runs once per engine (``CHATS_STORAGE`` from the ``storage`` fixture), but
-those marked ``sqlite_only``: permanently the tests about SQLite files themselves, and for now
-(``until=``) those that need a PostgreSQL twin another branch is writing:
-:data:`PG_DIRECTORY_STORES` (shared memory, the message index and the attachment pool,
-without which ``Chats`` cannot open on PostgreSQL) and :data:`PG_CONVERSATIONS` (the
-``Sessions`` twin). Remove a temporary mark when its twin is on main.
+those marked ``sqlite_only``: the tests about SQLite files themselves (file layout, open
+descriptors, SQLite's heap, migrations of an old ``directory.sqlite``).
 """
 
 from __future__ import annotations
@@ -14,9 +11,6 @@ import pytest
 
 from backend.chats import Chats
 from backend.config import PostgresLocation, StorageChoice
-
-PG_DIRECTORY_STORES = pytest.mark.sqlite_only(until="the directory stores' PostgreSQL twins")
-PG_CONVERSATIONS = pytest.mark.sqlite_only(until="the conversations' PostgreSQL twin")
 
 
 @pytest.fixture(autouse=True)

@@ -17,9 +17,7 @@ from backend.chats.ids import ChatIds
 from backend.chats.layout import DirectoryLayout
 from backend.errors import ChatNotFoundError, InvalidInputError
 from backend.storage import Database
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, FakeClock, text_message
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
+from tests.chats.conftest import FakeClock, text_message
 
 
 def ids(summaries):
@@ -192,6 +190,7 @@ class TestAutoArchivePolicy:
 
 
 class TestArchiveMigration:
+    @pytest.mark.sqlite_only  # a directory.sqlite file from before the migration
     def test_a_directory_made_before_archive_opens_with_its_chats_listed(self, tmp_path):
         layout = DirectoryLayout(tmp_path, "alice")
         layout.ensure_folders()

@@ -7,9 +7,7 @@ import pytest
 from backend.chats import ChatCursor, Chats, ChatSummary
 from backend.chats.chats import DEFAULT_LIST_LIMIT
 from backend.errors import ChatNotFoundError, ConflictError, InvalidIdError
-from tests.chats.conftest import PG_DIRECTORY_STORES, FakeClock
-
-pytestmark = PG_DIRECTORY_STORES
+from tests.chats.conftest import FakeClock
 
 
 class TestCreate:
@@ -45,8 +43,9 @@ class TestCreate:
         assert len({chats.create_chat().id for _ in range(50)}) == 50
 
     def test_creating_writes_no_chat_file(self, chats):
+        """No conversation storage: no file on SQLite, no row on PostgreSQL."""
         chats.create_chat()
-        assert list(chats.layout.chats_folder.iterdir()) == []
+        assert chats._files.stored() == []
 
     def test_re_creating_a_live_id_is_a_conflict(self, chats):
         summary = chats.create_chat()

@@ -10,9 +10,6 @@ from backend.chats import (
     ChatTurnRecorded,
     SharedContextChanged,
 )
-from tests.chats.conftest import PG_DIRECTORY_STORES
-
-pytestmark = PG_DIRECTORY_STORES
 
 
 class TestEvents:

@@ -11,11 +11,8 @@ from pathlib import Path
 import pytest
 
 from backend.chats import Chats
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES
 from tests.support.descriptors import handles_of
 from tests.support.sqlite_heap import sqlite_heap_bytes
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 class TestConnectionsOfAnIdleDirectory:
@@ -97,6 +94,7 @@ def _written_chat(chats: Chats, title: str) -> str:
     return chat_id
 
 
+@pytest.mark.sqlite_only  # counts open file descriptors
 class TestIdleChatFiles:
     """A person who read many chats keeps none of their files once nothing uses them: the
     per-directory cap (64 files, ~150 KB of heap and 3 descriptors each) is not a floor."""

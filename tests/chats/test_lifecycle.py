@@ -8,9 +8,7 @@ import pytest
 from backend.chats import Chats
 from backend.errors import ChatNotFoundError, ChatsError, InvalidIdError, StorageError
 from backend.sessions import Sessions
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, FakeClock, text_message
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
+from tests.chats.conftest import FakeClock, text_message
 
 # backend.storage lets sqlite3.ProgrammingError through for a closed connection.
 CLOSED_FILE_ERRORS = (StorageError, sqlite3.ProgrammingError)
@@ -244,7 +242,7 @@ class TestDeleteDuringUse:
             chat.session  # noqa: B018
         with pytest.raises(ChatNotFoundError):  # "gone", as the UI understands it
             session.append_message(text_message("m2", "too late"))
-        assert list(chats.layout.chats_folder.iterdir()) == []
+        assert chats._files.stored() == []
 
 
 class TestCrashMidPurge:
@@ -351,7 +349,13 @@ class TestOpenChatFiles:
     def test_settings_choose_the_root_the_user_and_the_window(self, tmp_path):
         from backend.config import Settings
 
-        settings = Settings.from_env({"CHATS_DATA_DIR": str(tmp_path), "CHATS_USER": "carol"})
+        settings = Settings.from_env(
+            {
+                "CHATS_DATA_DIR": str(tmp_path),
+                "CHATS_USER": "carol",
+                "CHATS_STORAGE": os.environ["CHATS_STORAGE"],
+            }
+        )
         with Chats.from_settings(settings) as chats:
             assert chats.directory_id == "carol"
             assert chats.layout.database_path == tmp_path / "carol" / "directory.sqlite"

@@ -7,9 +7,7 @@ import pytest
 
 from backend.chats import SNIPPET_END, SNIPPET_START, split_snippet
 from backend.chats.index import FLUSH_EVERY_EVENTS
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
+from tests.chats.conftest import text_message
 
 
 def hit_keys(hits):
@@ -218,6 +216,6 @@ class TestFanOut:
         a.session.append_message(text_message("m", "gone soon"))
         chats.delete_chat(a.id)
         chats.create_chat("never written")
-        before = sorted(chats.layout.chats_folder.iterdir())
+        before = chats._files.stored()
         assert chats.search_messages_fanout("gone") == []
-        assert sorted(chats.layout.chats_folder.iterdir()) == before
+        assert chats._files.stored() == before

@@ -27,9 +27,7 @@ import pytest
 from backend.chats import Chats
 from backend.providers import RemoteContextProvider
 from backend.sessions import Sessions
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
+from tests.chats.conftest import text_message
 
 
 class TestChildWithoutRow:

@@ -6,9 +6,6 @@ import threading
 import pytest
 
 from backend.chats import Chats
-from tests.chats.conftest import PG_DIRECTORY_STORES
-
-pytestmark = PG_DIRECTORY_STORES
 
 
 class TestBlocks:

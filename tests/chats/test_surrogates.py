@@ -15,10 +15,8 @@ from hypothesis import strategies as st
 
 from backend.chats import Chats
 from backend.sessions import Sessions
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
+from tests.chats.conftest import text_message
 from tests.support.unicode_text import any_text, is_well_formed, word
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 def hit_ids(hits) -> list[str]:
@@ -126,7 +124,12 @@ class TestSharedMemory:
 
 class TestAnyText:
     @settings(
-        max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.differing_executors,
+        ],
     )
     @given(
         junk=st.lists(any_text, max_size=3),

@@ -17,10 +17,8 @@ import pytest
 
 from backend.chats import Chats
 from backend.errors import ChatNotFoundError
-from tests.chats.conftest import PG_CONVERSATIONS, PG_DIRECTORY_STORES, text_message
+from tests.chats.conftest import text_message
 from tests.conftest import ROOT
-
-pytestmark = [PG_DIRECTORY_STORES, PG_CONVERSATIONS]
 
 
 def chats_file(root, chat):
