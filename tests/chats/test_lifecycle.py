@@ -246,6 +246,27 @@ class TestDeleteDuringUse:
 
 
 class TestCrashMidPurge:
+    def test_storage_a_crash_left_after_the_purge_commit_goes_at_the_next_open(
+        self, tmp_path, monkeypatch
+    ):
+        """On either engine: a file on SQLite, the conversation's rows on PostgreSQL."""
+        from backend.chats.purge import ChatPurger
+
+        clock = FakeClock()
+        with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
+            purged, recreated = chats.create_chat().id, chats.create_chat().id
+            for chat_id in (purged, recreated):
+                chats.get_chat(chat_id).session.append_message(text_message("m", "left over"))
+            with monkeypatch.context() as crash:  # the process dies between commit and removal
+                crash.setattr(ChatPurger, "remove_files", lambda self, record: None)
+                chats.delete_chat(purged)
+                chats.delete_chat(recreated)
+                chats.create_chat(chat_id=recreated)
+            assert sorted(chats._files.stored()) == sorted([(purged, 1), (recreated, 1)])
+        with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
+            assert chats._files.stored() == []
+            assert chats.get_chat(recreated).reader.get_history() == []
+
     @pytest.mark.sqlite_only
     def test_files_of_purged_or_superseded_generations_are_removed_on_open(self, tmp_path):
         clock = FakeClock()
