@@ -138,6 +138,7 @@ class OpenChatFiles:
             raise ChatNotFoundError(chat.id)
         # Lease first: from now on a crash of this process leaves a mark that repair finds.
         self._index.acquire_lease(chat._num)
+        self._parts.files.opening(chat.id, chat.generation)
         sessions = Sessions(
             self._parts.layout.chat_path(chat.id, chat.generation),
             reserved_metadata_keys=self._reserved,
@@ -174,7 +175,7 @@ class OpenChatFiles:
             entry = self._open.get(chat._num)
             if entry is not None and entry.generation == chat.generation:
                 return True
-        return self._parts.layout.chat_path(chat.id, chat.generation).exists()
+        return self._parts.files.exists(chat.id, chat.generation)
 
     def is_current(self, chat: Chat, *, allow_deleted: bool) -> bool:
         record = self._parts.records.load_num(chat._num)

@@ -144,7 +144,7 @@ def _record(row: Any) -> ChatRecord:
     return ChatRecord(*row)
 
 
-def _summary(row: Any) -> ChatSummary:
+def summary_from_row(row: Any) -> ChatSummary:
     return ChatSummary(
         id=row["id"],
         title=row["title"],
@@ -258,7 +258,7 @@ class ChatRecordStore:
         params.append(limit)
         db = self.db if match is None else self.search_db
         rows = db.query(template.format(archived=which, cursor=cursor), params)
-        return [_summary(row) for row in rows]
+        return [summary_from_row(row) for row in rows]
 
     def _title_query(self, match: str) -> str | None:
         """``match`` (an FTS5 query ``backend.chats.text`` built) as this engine asks it;
@@ -278,7 +278,7 @@ class ChatRecordStore:
         if engine_match is None:
             return []
         rows = self.search_db.query(self.SEARCH_TITLES, (*self._key, engine_match, limit))
-        return [_summary(row) for row in rows]
+        return [summary_from_row(row) for row in rows]
 
     SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE deleted_at IS NULL "

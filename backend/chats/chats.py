@@ -6,7 +6,9 @@ This module composes the stores (``chat_records``, ``shared``, ``index``) over o
 own module: a chat's life (create, delete, restore, generations, lazy files:
 :mod:`backend.chats.lifecycle`), the removal of files (:mod:`backend.chats.purge`), the
 open chat files (:mod:`backend.chats.chat_files`), the message index
-(:mod:`backend.chats.index`), imports and forks.
+(:mod:`backend.chats.index`), imports and forks. On PostgreSQL (``CHATS_STORAGE``, or
+``storage=``) the same files are scopes named as them (:mod:`backend.chats.directory_storage`)
+and each store runs its twin.
 
 Open chat files: ``Chat.session`` opens the chat's file once and caches it (LRU,
 ``max_open_chats``); **hold the Chat** (not only ``chat.session``) for as long as you use the
@@ -30,9 +32,15 @@ from functools import cached_property
 from pathlib import Path
 
 from backend.chats.archive_policy import AutoArchive
-from backend.chats.attachment_pool import AttachmentPool
+from backend.chats.attachment_pool import attachment_pool_for
 from backend.chats.chat_files import Chat, OpenChatFiles
-from backend.chats.chat_records import ChatRecord, ChatRecordStore
+from backend.chats.chat_records import ChatRecord
+from backend.chats.directory_storage import (
+    DirectoryScopes,
+    chat_files_for,
+    directory_storage,
+    record_store_for,
+)
 from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
 from backend.chats.fanout import fanout_search
 from backend.chats.fork import fork_chat
@@ -43,12 +51,17 @@ from backend.chats.layout import DirectoryLayout
 from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
-from backend.chats.shared import SharedContextStore, check_content, check_label
+from backend.chats.shared import check_content, check_label, shared_context_store_for
 from backend.chats.text import phrase_query, prefix_query
 from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
 from backend.clock import now_ms
-from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S, Settings
+from backend.config import (
+    DEFAULT_SOFT_DELETE_WINDOW_S,
+    PostgresLocation,
+    Settings,
+    StorageChoice,
+)
 from backend.errors import InvalidInputError, StorageError
 from backend.sessions import AttachmentLoader, SearchResult, Sessions
 from backend.sessions.search import check_limit
@@ -73,45 +86,46 @@ class Chats(Closing):
         clock: Clock | None = None,
         max_open_chats: int = DEFAULT_MAX_OPEN_CHATS,
         reserved_metadata_keys: tuple[str, ...] = (),
+        storage: StorageChoice | None = None,
     ) -> None:
+        """``storage``: the engine, which must be ``CHATS_STORAGE``'s (the default)."""
         if soft_delete_window_s < 0:
             raise ValueError("soft_delete_window_s must not be negative")
         if max_open_chats < 1:
             raise ValueError("max_open_chats must be at least 1")
-        self.layout = DirectoryLayout(root, directory_id)
+        storage = directory_storage(storage)
+        on_disk = not isinstance(storage, PostgresLocation)
+        self.layout = DirectoryLayout(root, directory_id, on_disk=on_disk)
         self.layout.ensure_folders()
-        self.database = Database(self.layout.database_path)
+        # Searches read through a scope of their own (SQLite WAL: readers never block the
+        # writer), so a long search never holds up create_chat or a flush on the writer; so
+        # do the shared attachments, whose lock is a leaf: a chat file asks for them while it
+        # holds its own lock (backend.chats.directory_storage).
+        self._scopes = DirectoryScopes.open(storage, self.layout.database_path)
+        self.database = self._scopes.database
         self._clock = clock or now_ms
         self._window_ms = int(soft_delete_window_s * 1000)
         self._reserved = tuple(reserved_metadata_keys)
         self._events = EventBus()
         self._closed = False
-        self._search_database: Database | None = None
-        self._pool_database: Database | None = None
         try:
-            # Searches read through a second connection (WAL: readers never block the writer),
-            # so a long search never holds up create_chat or a flush on the main one. It and
-            # the pool's reader open at their first statement: most open directories (a
-            # person's idle tabs) never search nor read a shared attachment.
-            self._search_database = Database(self.layout.database_path, on_demand=True)
-            self._records = ChatRecordStore(self.database, self._search_database)
-            self._shared = SharedContextStore(self.database, self._search_database)
+            search = self._scopes.search
+            self._records = record_store_for(self.database, search)
+            self._shared = shared_context_store_for(self.database, search)
             self._ids = ChatIds(self._records.id_key())
             self._index = MessageIndex(
                 self.database,
-                search_db=self._search_database,
+                search_db=search,
                 load_chat=self._records.load_num,
                 path_of=self._path_of,
                 unpurged_chats=lambda: [num for num, _, _ in self._records.unpurged_chats()],
                 foreign_commits=self._foreign_commits,
                 clock=self._clock,
             )
-            # The shared attachments are read through a third connection whose lock is a leaf:
-            # a chat file asks for them while it holds its own lock.
-            self._pool_database = Database(self.layout.database_path, on_demand=True)
-            self._pool = AttachmentPool(self.database, reader=self._pool_database)
+            self._pool = attachment_pool_for(self.database, reader=self._scopes.pool_reader)
+            self._files = chat_files_for(self.database, self.layout)
             parts = DirectoryParts(
-                self.database, self._records, self._index, self.layout, self._pool
+                self.database, self._records, self._index, self.layout, self._pool, self._files
             )
             self._open = OpenChatFiles(
                 parts,
@@ -140,12 +154,10 @@ class Chats(Closing):
             self._auto_archive.run(self._clock())
             # Those passes read pages an idle person's tabs never need again; the directory
             # stays open while any tab of theirs is connected.
-            self.database.release_memory()
+            if isinstance(self.database, Database):
+                self.database.release_memory()
         except BaseException:
-            self.database.close()
-            for extra in (self._search_database, self._pool_database):
-                if extra is not None:
-                    extra.close()
+            self._scopes.close()
             raise
 
     @classmethod
@@ -155,6 +167,7 @@ class Chats(Closing):
             settings.data_dir,
             directory_id or settings.user_id,
             soft_delete_window_s=settings.soft_delete_window_s,
+            storage=settings.storage,
         )
 
     @property
@@ -320,13 +333,13 @@ class Chats(Closing):
         if phrase_query(query) is None:
             return []
         chats = [
-            (chat_id, self.layout.chat_path(chat_id, generation))
+            (chat_id, generation, self.layout.chat_path(chat_id, generation))
             for _, chat_id, generation in self._records.live_chats()
         ]
 
         def per_chat() -> Iterator[tuple[str, list[SearchResult]]]:
-            for chat_id, path in chats:
-                if not path.exists():
+            for chat_id, generation, path in chats:
+                if not self._files.exists(chat_id, generation):
                     continue  # a chat never written has nothing to find (RFC edge case 1)
                 with Sessions(path, reserved_metadata_keys=self._reserved) as sessions:
                     yield chat_id, sessions.session(CONVERSATION).search(query, limit=limit)
@@ -470,10 +483,7 @@ class Chats(Closing):
             self._open.close_all()
         finally:
             self._index.close()
-            self.database.close()
-            for extra in (self._search_database, self._pool_database):
-                if extra is not None:
-                    extra.close()
+            self._scopes.close()
 
     @property
     def closed(self) -> bool:

@@ -5,26 +5,23 @@ connections: the writer, the searches', the shared attachments' reader). On Post
 the scope named as that file (the absolute path, ``scope_name``): nothing is created or read
 on disk, and the same root and directory id reopened name the same scope on every machine.
 
-A store is picked for the scope's engine by :func:`record_store_for` (this package's chat
-index); the stores of the directory's other parts follow the twin convention of
-docs/architecture.md, "Storage engines" (:func:`twin_of`).
+A store is picked for the scope's engine by :func:`record_store_for` (the chat index) and
+:func:`chat_files_for` (which chat generations have storage); the directory's other stores
+by their own modules' ``*_for`` functions.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
 from backend.chats.chat_records import ChatRecordStore
-from backend.config import PostgresLocation, Settings, StorageChoice
+from backend.chats.layout import ChatFiles, DirectoryLayout, FolderChatFiles
+from backend.config import PostgresLocation, StorageChoice, parse_storage
 from backend.errors import ConfigurationError
 from backend.storage import Database, Scope
 from backend.storage.engines import PostgresStorage
-
-_T = TypeVar("_T")
 
 
 def scope_name(sqlite_file: Path) -> str:
@@ -33,8 +30,26 @@ def scope_name(sqlite_file: Path) -> str:
 
 
 def configured_storage() -> StorageChoice:
-    """``CHATS_STORAGE`` of this process (``backend.config`` reads and checks it)."""
-    return Settings.from_env().storage
+    """The engine ``CHATS_STORAGE`` names now (``"sqlite"`` when unset), read by
+    ``backend.config``'s own parser (only that variable: others' mistakes are not ours)."""
+    return parse_storage(os.environ.get("CHATS_STORAGE", ""))
+
+
+def directory_storage(explicit: StorageChoice | None) -> StorageChoice:
+    """The engine of a directory: ``explicit``, which must be the process's own.
+
+    The conversations a directory opens (``Sessions(path)``, here and in the message index)
+    read ``CHATS_STORAGE``: a directory on another engine would keep its chat index in one
+    place and its conversations in another, so that is refused, naming both (no password).
+    """
+    configured = configured_storage()
+    if explicit is None or explicit == configured:
+        return configured
+    raise ConfigurationError(
+        "CHATS_STORAGE",
+        f"a directory on {explicit} while CHATS_STORAGE names {configured}: its conversations "
+        "would live on the other engine; set CHATS_STORAGE to the directory's engine",
+    )
 
 
 @dataclass
@@ -89,19 +104,12 @@ def record_store_for(database: Scope, search: Scope | None = None) -> ChatRecord
     return ChatRecordStore(database, search)
 
 
-def twin_of(store: type[_T], scope: Scope) -> type[_T]:
-    """``store`` itself on SQLite; on PostgreSQL its twin ``Pg<Name>`` in ``pg_<module>``
-    beside it (the decisions' convention), or a clear error while it has none."""
-    if scope.engine_kind != "postgresql":
-        return store
-    package, _, module = store.__module__.rpartition(".")
-    twin_module = f"{package}.pg_{module}"
-    try:
-        found: Any = getattr(importlib.import_module(twin_module), f"Pg{store.__name__}")
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(
-            "CHATS_STORAGE",
-            f"{store.__name__} has no PostgreSQL twin yet ({twin_module}.Pg{store.__name__}); "
-            "unset CHATS_STORAGE to keep this directory in the data folder",
-        ) from exc
-    return found
+def chat_files_for(database: Scope, layout: DirectoryLayout) -> ChatFiles:
+    """Which chat generations have storage: the ``chats/`` folder, or rows on PostgreSQL."""
+    if database.engine_kind == "postgresql":
+        from backend.chats.pg_layout import PgChatFiles
+        from backend.storage.postgres import PostgresScope
+
+        assert isinstance(database, PostgresScope)
+        return PgChatFiles(database, layout)
+    return FolderChatFiles(layout)

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from backend.chats.attachment_pool import AttachmentPool
 from backend.chats.chat_records import ChatRecordStore
 from backend.chats.index import MessageIndex
-from backend.chats.layout import DirectoryLayout
-from backend.storage import Database
+from backend.chats.layout import ChatFiles, DirectoryLayout
+from backend.storage import Scope
 
 
 @dataclass(frozen=True, slots=True)
 class DirectoryParts:
-    database: Database  # directory.sqlite, the connection that writes
+    database: Scope  # directory.sqlite (or its scope), the connection that writes
     records: ChatRecordStore  # the chat rows
     index: MessageIndex  # the cross-chat message index
     layout: DirectoryLayout  # where the chat files live
     pool: AttachmentPool  # payloads several chats point to (a fork's)
+    files: ChatFiles  # which chat generations have storage (files, or rows on PostgreSQL)

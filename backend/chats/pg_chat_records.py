@@ -8,10 +8,11 @@ SQLite store's; the schema and the statements that read differently are this mod
 * ``num`` is the directory's own numbering, as SQLite's rowid is: the next number is the
   scope's highest plus one, taken inside the insert's transaction (which holds the scope's
   write lock), so numbers grow in commit order within a directory (the watcher's watermark).
-* ``chat_titles(scope, num, tsv)`` replaces the FTS5 table: each title as a ``tsvector`` of
+* ``chat_titles(scope, num, tsv, tokens)`` replaces the FTS5 table: each title as a ``tsvector`` of
   FTS5's own title tokens (:mod:`backend.sessions.pg_fts`), queried with the same query read
-  back as a ``tsquery``, so a title search finds what it finds on SQLite. Best match first is
-  ``ts_rank`` (``pg_fts.RANK_EXPRESSION``), not bm25; ties are ordered as on SQLite.
+  back as a ``tsquery``, so a title search finds what it finds on SQLite; the best match
+  comes first by FTS5's own bm25 (:mod:`backend.chats.pg_title_rank`, from each title's token
+  count kept beside it), ties newest first as on SQLite.
 * The id key (``directory_meta``) is written by the first open of each scope, not by the
   migration: migrations run once per database, and every directory needs its own key.
 """
@@ -20,10 +21,12 @@ from __future__ import annotations
 
 from typing_extensions import override
 
-from backend.chats.chat_records import ID_KEY, ChatRecordStore
+from backend.chats.chat_records import ID_KEY, ChatRecordStore, summary_from_row
 from backend.chats.ids import new_id_key
+from backend.chats.pg_title_rank import bm25_rank, idf, phrases_of
+from backend.chats.values import ChatSummary
 from backend.sessions.fts_tokens import TITLES
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.sessions.pg_fts import document_parts, match_tsquery
 from backend.storage.postgres import PostgresScope
 
 
@@ -83,6 +86,7 @@ def _m001_directory(db: PostgresScope) -> None:
             scope text COLLATE "C" NOT NULL,
             num bigint NOT NULL,
             tsv tsvector NOT NULL,
+            tokens integer NOT NULL,
             PRIMARY KEY (scope, num)
         )
         """
@@ -143,11 +147,12 @@ class PgChatRecordStore(ChatRecordStore):
         "AND c.archived_at {archived} {cursor} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     SEARCH_TITLES = (
-        f"SELECT {_SUMMARY_COLUMNS} {_TITLES_JOIN}, (SELECT ?::text AS scope, "
-        "?::tsquery AS q) AS a "
-        "WHERE t.scope = a.scope AND t.tsv @@ a.q AND c.deleted_at IS NULL "
-        f"ORDER BY -{RANK_EXPRESSION.format(document='t.tsv', query='a.q')}, "
-        "c.updated_at DESC, c.id DESC LIMIT ?"
+        f"SELECT {_SUMMARY_COLUMNS} {_TITLES_JOIN} "
+        "WHERE t.scope = ? AND t.tsv @@ ?::tsquery AND c.deleted_at IS NULL"
+    )
+    _TITLE_STATS = (
+        "SELECT count(*), coalesce(sum(t.tokens), 0){hits} "
+        "FROM (SELECT ?::text AS scope{queries}) AS k JOIN chat_titles t ON t.scope = k.scope"
     )
     SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE scope = ? AND deleted_at IS NULL "
@@ -164,12 +169,15 @@ class PgChatRecordStore(ChatRecordStore):
         "AND c.deleted_at IS NULL AND c.archived_at IS NULL AND c.updated_at < ? "
         "AND coalesce(c.unarchived_at, 0) < ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
+    # A read must start with SELECT (the scope runs any other statement as a write, which
+    # would move the directory's version), so the scope comes in through FROM here.
     WATERMARKS = (
-        _SCOPED + "SELECT (SELECT coalesce(max(num), 0) FROM chats c WHERE c.scope = k.scope), "
+        "SELECT (SELECT coalesce(max(num), 0) FROM chats c WHERE c.scope = k.scope), "
         "(SELECT coalesce(max(updated_at), 0) FROM chats c "
         "WHERE c.scope = k.scope AND deleted_at IS NULL), "
         "(SELECT coalesce(max(deleted_at), 0) FROM chats c "
-        "WHERE c.scope = k.scope AND deleted_at IS NOT NULL AND purged_at IS NULL) FROM k"
+        "WHERE c.scope = k.scope AND deleted_at IS NOT NULL AND purged_at IS NULL) "
+        "FROM (SELECT ?::text AS scope) AS k"
     )
     CREATED_AFTER = (
         f"SELECT {_COLUMNS} FROM chats c WHERE c.scope = ? AND c.num > ? ORDER BY c.num LIMIT ?"
@@ -209,8 +217,8 @@ class PgChatRecordStore(ChatRecordStore):
     )
     DELETE_TITLE = "DELETE FROM chat_titles WHERE scope = ? AND num = ?"
     _PUT_TITLE = (
-        "INSERT INTO chat_titles (scope, num, tsv) VALUES (?, ?, ?::tsvector) "
-        "ON CONFLICT (scope, num) DO UPDATE SET tsv = excluded.tsv"
+        "INSERT INTO chat_titles (scope, num, tsv, tokens) VALUES (?, ?, ?::tsvector, ?) "
+        "ON CONFLICT (scope, num) DO UPDATE SET tsv = excluded.tsv, tokens = excluded.tokens"
     )
 
     def __init__(self, db: PostgresScope, search_db: PostgresScope | None = None) -> None:
@@ -224,8 +232,39 @@ class PgChatRecordStore(ChatRecordStore):
         return match_tsquery(match, TITLES)
 
     @override
+    def search_titles(self, match: str, limit: int) -> list[ChatSummary]:
+        """Best title first by FTS5's own bm25 (:mod:`backend.chats.pg_title_rank`), then
+        newest first, as on SQLite; archived chats too."""
+        query = match_tsquery(match, TITLES)
+        if query is None:
+            return []
+        rows = self.search_db.query(self.SEARCH_TITLES, (*self._key, query))
+        if not rows:
+            return []
+        phrases = phrases_of(match)
+        stats = self.search_db.query_one(
+            self._TITLE_STATS.format(
+                hits="".join(
+                    f", count(*) FILTER (WHERE t.tsv @@ k.q{i})" for i in range(len(phrases))
+                ),
+                queries="".join(f", ?::tsquery AS q{i}" for i in range(len(phrases))),
+            ),
+            (*self._key, *(match_tsquery(phrase.match, TITLES) for phrase in phrases)),
+        )
+        assert stats is not None
+        titles, tokens = int(stats[0]), int(stats[1])
+        idfs = [idf(titles, int(stats[2 + i])) for i in range(len(phrases))]
+        avgdl = tokens / titles
+        summaries = [summary_from_row(row) for row in rows]
+        summaries.sort(key=lambda s: s.id, reverse=True)
+        summaries.sort(key=lambda s: s.updated_at, reverse=True)
+        summaries.sort(key=lambda s: bm25_rank(phrases, idfs, TITLES.tokens(s.title), avgdl))
+        return summaries[:limit]
+
+    @override
     def _insert_title(self, num: int, title: str) -> None:
-        self.db.execute(self._PUT_TITLE, (*self._key, num, title_tsvector(title)))
+        params = (*self._key, num, title_tsvector(title), len(TITLES.tokens(title)))
+        self.db.execute(self._PUT_TITLE, params)
 
     @override
     def _set_title_index(self, num: int, title: str) -> None:

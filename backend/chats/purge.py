@@ -22,7 +22,6 @@ from backend.chats.chat_files import OpenChatFile, OpenChatFiles
 from backend.chats.chat_records import ChatRecord
 from backend.chats.parts import DirectoryParts
 from backend.errors import StorageError
-from backend.sessions import Sessions
 
 logger = logging.getLogger(__name__)
 
@@ -55,22 +54,19 @@ class ChatPurger:
         """Delete files of purged or superseded generations (left by a crash mid-purge).
 
         Files of ids this directory has no row for are left alone: they may be someone's
-        data under a directory restored from an older backup (RFC edge case 2).
+        data under a directory restored from an older backup (RFC edge case 2). On
+        PostgreSQL the "files" are the generations the directory noted (``pg_layout``).
         """
         current = {
             chat_id: generation for _, chat_id, generation in self._parts.records.unpurged_chats()
         }
         removed = []
-        for path in sorted(self._parts.layout.chats_folder.glob("*.g*.sqlite")):
-            chat_id, _, generation_text = path.name[: -len(".sqlite")].rpartition(".g")
-            if not generation_text.isdigit():
+        for chat_id, generation in self._parts.files.stored():
+            if self._parts.records.load(chat_id) is None:
                 continue
-            record = self._parts.records.load(chat_id)
-            if record is None:
-                continue
-            if current.get(chat_id) != int(generation_text):
-                self._retire_and_remove(chat_id, int(generation_text), None)
-                removed.append(path)
+            if current.get(chat_id) != generation:
+                self._retire_and_remove(chat_id, generation, None)
+                removed.append(self._parts.layout.chat_path(chat_id, generation))
         return removed
 
     def remove_files(self, record: ChatRecord) -> None:
@@ -89,11 +85,11 @@ class ChatPurger:
             if entry is not None:
                 entry.sessions.retire()
             else:
-                Sessions.retire_file(self._parts.layout.chat_path(chat_id, generation))
+                self._parts.files.retire(chat_id, generation)
         except StorageError:
             logger.warning("chat %s.g%s: could not retire its file", chat_id, generation)
             return
         finally:
             if entry is not None:
                 entry.sessions.close()
-        self._parts.layout.remove_chat_files(chat_id, generation)
+        self._parts.files.remove(chat_id, generation)

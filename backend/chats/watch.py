@@ -19,7 +19,8 @@ poll sees what it missed (``data_version`` is a counter). Listeners run on that 
 they must be quick (the bridge's only schedule work on the event loop).
 
 Cost: nothing when nobody subscribes; otherwise one pragma (SQLite) or one round trip
-(PostgreSQL) per directory per poll, plus three indexed reads per poll that saw a foreign
+(PostgreSQL) per directory per poll, the watermarks again only after this process wrote
+through the directory's handle, plus three indexed reads per poll that saw a foreign
 commit (``bench/chat_index_engines_bench.py`` measures both). Delivery is at least once: a
 local change that lands between two polls with a foreign one may be announced again
 (listeners reload; a repeat is harmless).
@@ -65,6 +66,7 @@ class ForeignChangeWatcher:
         self._emit = emit
         self._version = 0
         self._marks = (0, 0, 0)
+        self._written = -1  # the handle's rows written when the marks were read
 
     @property
     def running(self) -> bool:
@@ -83,7 +85,7 @@ class ForeignChangeWatcher:
     def _baseline(self) -> None:
         with self._db.lock:  # version and marks describe the same moment
             self._version = self._db.data_version()
-            self._marks = self._records.watermarks()
+            self._read_marks()
 
     def poll_round(self) -> None:
         """One poll by the shared thread: emit what it found, unless the database is busy."""
@@ -105,19 +107,26 @@ class ForeignChangeWatcher:
             except Exception:  # one listener's failure must not stop the others' polls
                 logger.warning("directory listener failed", exc_info=True)
 
+    def _read_marks(self) -> None:
+        """Where the watcher stands now (call with the lock held)."""
+        self._written = self._db.stats.rows_written
+        self._marks = self._records.watermarks()
+
     def poll(self) -> list[DirectoryEvent]:
         """The events for what other processes committed since the last poll."""
         with self._db.lock:
             version = self._db.data_version()
             if version == self._version:
-                # Only local commits since: move the marks past them (no events).
-                self._marks = self._records.watermarks()
+                # Only local commits since, if any: move the marks past them (no events).
+                # Nothing written through this handle since the marks: they still hold.
+                if self._db.stats.rows_written != self._written:
+                    self._read_marks()
                 return []
             created, updated, deleted = self._records.changed_after(
                 self._marks, MAX_EVENTS_PER_KIND
             )
             self._version = version
-            self._marks = self._records.watermarks()
+            self._read_marks()
         if max(len(created), len(updated), len(deleted)) >= MAX_EVENTS_PER_KIND:
             return [DirectoryChanged(self._directory_id)]
         events: list[DirectoryEvent] = []

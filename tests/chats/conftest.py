@@ -1,10 +1,25 @@
-"""Fixtures for the directory tests: a controllable clock and a fresh directory per test."""
+"""Fixtures for the directory tests: both engines, a controllable clock, a fresh directory.
+
+Every test here runs once per engine (``CHATS_STORAGE`` from the ``storage`` fixture), but
+those marked ``sqlite_only``: the tests about SQLite files themselves (file layout, open
+descriptors, SQLite's heap, migrations of an old ``directory.sqlite``).
+"""
 
 from __future__ import annotations
 
 import pytest
 
 from backend.chats import Chats
+from backend.config import PostgresLocation, StorageChoice
+
+
+@pytest.fixture(autouse=True)
+def chats_storage(storage: StorageChoice, monkeypatch: pytest.MonkeyPatch) -> StorageChoice:
+    """``CHATS_STORAGE`` for every directory the test opens."""
+    value = storage.url if isinstance(storage, PostgresLocation) else storage
+    monkeypatch.setenv("CHATS_STORAGE", value)
+    return storage
+
 
 START_MS = 1_700_000_000_000
 

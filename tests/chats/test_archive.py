@@ -190,6 +190,7 @@ class TestAutoArchivePolicy:
 
 
 class TestArchiveMigration:
+    @pytest.mark.sqlite_only  # a directory.sqlite file from before the migration
     def test_a_directory_made_before_archive_opens_with_its_chats_listed(self, tmp_path):
         layout = DirectoryLayout(tmp_path, "alice")
         layout.ensure_folders()

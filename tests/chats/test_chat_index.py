@@ -43,8 +43,9 @@ class TestCreate:
         assert len({chats.create_chat().id for _ in range(50)}) == 50
 
     def test_creating_writes_no_chat_file(self, chats):
+        """No conversation storage: no file on SQLite, no row on PostgreSQL."""
         chats.create_chat()
-        assert list(chats.layout.chats_folder.iterdir()) == []
+        assert chats._files.stored() == []
 
     def test_re_creating_a_live_id_is_a_conflict(self, chats):
         summary = chats.create_chat()

@@ -211,3 +211,21 @@ def test_each_engine_gets_its_twin(storage, tmp_path):
         ("sqlite", "ChatRecordStore"),
         ("postgresql", "PgChatRecordStore"),
     }
+
+
+def test_reads_never_look_like_commits_to_another_handle(storage, tmp_path):
+    """A watcher elsewhere reads ``data_version``: only writes may move it."""
+    with (
+        record_store(storage, tmp_path / "alice") as here,
+        record_store(storage, tmp_path / "alice") as there,
+    ):
+        with here.db.transaction():
+            record = here.insert("a", "Lisbon", 1)
+        version = there.db.data_version()
+        match = prefix_query("lis")
+        assert match is not None
+        here.id_key(), here.load("a"), here.load_num(record.num), here.load_setting("k")
+        here.list_live(10, None), here.list_live(10, None, match), here.search_titles(match, 5)
+        here.live_chats(), here.unpurged_chats(), here.due_for_purge(5, 5)
+        here.untouched_since(5, 5), here.watermarks(), here.changed_after((0, 0, 0), 5)
+        assert there.db.data_version() == version

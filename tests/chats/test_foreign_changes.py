@@ -88,3 +88,39 @@ def test_too_many_rows_of_one_kind_say_reload(processes):
 
     processes.there_writes(many)
     assert processes.watcher.poll() == [DirectoryChanged("alice")]
+
+
+def test_an_idle_poll_reads_the_version_alone(processes):
+    """Every watched directory pays this each round: no watermarks while nothing moved."""
+    processes.watcher.poll()
+    before = processes.here.db.stats.snapshot()
+    processes.watcher.poll()
+    processes.watcher.poll()
+    spent = processes.here.db.stats.snapshot() - before
+    assert spent.statements <= 2 and spent.rows_read == 0
+
+
+def test_a_chat_created_on_another_node_reaches_a_subscriber(tmp_path):
+    """Two ``Chats`` on one directory stand for two app nodes (on PostgreSQL they share only
+    the database): a chat one creates reaches the other's listeners through the poll thread."""
+    import threading
+
+    from backend.chats import Chats
+    from tests.support.deadlines import WAIT_S
+
+    arrived = threading.Event()
+    seen: list[ChatCreated] = []
+
+    def listener(event) -> None:
+        if isinstance(event, ChatCreated) and event.chat.title == "From node B":
+            seen.append(event)
+            arrived.set()
+
+    with Chats(tmp_path, "alice") as node_a, Chats(tmp_path, "alice") as node_b:
+        unsubscribe = node_a.subscribe(listener)
+        try:
+            node_b.create_chat("From node B")
+            assert arrived.wait(timeout=WAIT_S), "node B's chat never reached node A"
+        finally:
+            unsubscribe()
+    assert len(seen) == 1

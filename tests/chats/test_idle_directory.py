@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from backend.chats import Chats
 from tests.support.descriptors import handles_of
 from tests.support.sqlite_heap import sqlite_heap_bytes
 
 
 class TestConnectionsOfAnIdleDirectory:
+    @pytest.mark.sqlite_only
     def test_an_open_directory_holds_one_connection_to_its_file_until_it_searches(self, chats):
         database = chats.layout.database_path
         chat = chats.create_chat("Holiday plans")
@@ -24,6 +27,7 @@ class TestConnectionsOfAnIdleDirectory:
         assert [hit.id for hit in chats.search_chats("holiday")] == [chat.id]
         assert handles_of(database) == 2  # the search reader, opened by the first search
 
+    @pytest.mark.sqlite_only
     def test_closing_a_directory_that_never_searched_closes_its_one_connection(self, tmp_path):
         directory = Chats(tmp_path, "bob")
         directory.close()
@@ -31,6 +35,7 @@ class TestConnectionsOfAnIdleDirectory:
 
 
 class TestMemoryOfAnOpenDirectory:
+    @pytest.mark.sqlite_only
     def test_opening_a_directory_keeps_none_of_the_pages_its_opening_passes_read(self, tmp_path):
         directory = Chats(tmp_path, "carol")
         for n in range(300):
@@ -89,6 +94,7 @@ def _written_chat(chats: Chats, title: str) -> str:
     return chat_id
 
 
+@pytest.mark.sqlite_only  # counts open file descriptors
 class TestIdleChatFiles:
     """A person who read many chats keeps none of their files once nothing uses them: the
     per-directory cap (64 files, ~150 KB of heap and 3 descriptors each) is not a floor."""
@@ -125,6 +131,7 @@ class TestIdleChatFiles:
         )
         assert len(held.reader.get_history()) == 4
 
+    @pytest.mark.sqlite_only
     def test_closing_them_gives_back_their_sqlite_memory(self, tmp_path):
         directory = Chats(tmp_path, "dave")
         ids = [_written_chat(directory, f"Chat {n}") for n in range(20)]

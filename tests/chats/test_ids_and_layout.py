@@ -111,6 +111,7 @@ class TestLayout:
         with pytest.raises(InvalidIdError):
             layout.chat_path("../../etc/x", 1)
 
+    @pytest.mark.sqlite_only
     def test_removing_a_chat_removes_its_side_files_and_nothing_else(self, tmp_path):
         layout = DirectoryLayout(tmp_path, "alice")
         layout.ensure_folders()
@@ -122,3 +123,15 @@ class TestLayout:
         assert not path.exists()
         assert other.exists()
         assert layout.remove_chat_files("0000000000000000-000000", 1) == 0
+
+    def test_off_disk_a_layout_names_the_same_paths_and_touches_nothing(self, tmp_path):
+        """On PostgreSQL the paths only name scopes: no folder is made, no name resolved."""
+        root = tmp_path / "nowhere"
+        layout = DirectoryLayout(root, "alice", on_disk=False)
+        layout.ensure_folders()
+        assert not root.exists()
+        on_disk = DirectoryLayout(tmp_path, "alice").chat_path("0000000000000000-000000", 3)
+        assert layout.chat_path("0000000000000000-000000", 3).name == on_disk.name
+        with pytest.raises(InvalidIdError):
+            layout.chat_path("../../etc/x", 1)
+        assert not root.exists()

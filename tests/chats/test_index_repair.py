@@ -8,19 +8,20 @@ search with exactly the hits of the fan-out over the chats' own indexes.
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 
 import pytest
 
 from backend.chats import Chats
+from backend.chats.directory_storage import configured_storage
 from backend.chats.index_store import MessageIndexStore
 from backend.sessions import Sessions
 from tests.chats.conftest import text_message
 from tests.chats.crash_writer import VOCABULARY, random_writes
 from tests.conftest import ROOT
 from tests.support.deadlines import WAIT_S
+from tests.support.storage_engines import raw_rows
 from tests.support.threads import run_at_once
 
 
@@ -36,19 +37,14 @@ def assert_paths_agree(chats):
 
 
 def leases(root):
-    conn = sqlite3.connect(root / "alice" / "directory.sqlite")
-    try:
-        return conn.execute("SELECT chat_num, holder FROM index_leases").fetchall()
-    finally:
-        conn.close()
+    """The index's leases, read beside the app (the test's one directory on either engine)."""
+    file = root / "alice" / "directory.sqlite"
+    return raw_rows(configured_storage(), file, "SELECT chat_num, holder FROM index_leases")
 
 
 def indexed_count(root):
-    conn = sqlite3.connect(root / "alice" / "directory.sqlite")
-    try:
-        return conn.execute("SELECT count(*) FROM message_docs").fetchone()[0]
-    finally:
-        conn.close()
+    file = root / "alice" / "directory.sqlite"
+    return raw_rows(configured_storage(), file, "SELECT count(*) FROM message_docs")[0][0]
 
 
 def start_writer(root, seed, *extra):
@@ -183,7 +179,8 @@ def test_the_crash_writer_helper_runs_in_process(tmp_path):
         chats.create_chat()
         random_writes(chats, random.Random(1), 40, "t")
         assert_paths_agree(chats)
-    assert os.path.exists(tmp_path / "alice" / "directory.sqlite")
+    # A file on SQLite; on PostgreSQL nothing on disk.
+    assert os.path.exists(tmp_path / "alice" / "directory.sqlite") is chats.layout.on_disk
 
 
 class TestTwoConnectionsOnOneChat:
@@ -239,6 +236,7 @@ class TestTwoConnectionsOnOneChat:
 
 
 class TestSchemaUpgrade:
+    @pytest.mark.sqlite_only
     def test_a_directory_indexed_under_the_first_schema_is_rebuilt_on_open(self, tmp_path):
         from backend.chats import index_store
         from backend.chats.chat_records import ChatRecordStore

@@ -77,6 +77,24 @@ class TestGetChat:
 class TestRowWithoutChildDatabase:
     """RFC edge case 1: a directory row whose chat was never spoken to costs nothing."""
 
+    def test_a_generation_has_storage_only_once_its_session_is_first_used(self, chats):
+        """The engine-neutral fact: a file on SQLite, a row of the directory on PostgreSQL."""
+        chat = chats.get_chat(chats.create_chat().id)
+        assert chats._files.stored() == []
+        chat.reader  # noqa: B018 - reading a never-written chat creates nothing
+        assert not chats._files.exists(chat.id, chat.generation)
+        chat.session  # noqa: B018 - first use opens the conversation
+        assert chats._files.stored() == [(chat.id, chat.generation)]
+
+    def test_the_purge_removes_the_generation_s_storage(self, chats, clock):
+        summary = chats.create_chat()
+        chats.get_chat(summary.id).session.append_message(text_message("m1", "bye"))
+        chats.delete_chat(summary.id)
+        clock.advance(WINDOW_S * 1000)
+        assert chats.sweep() == [summary.id]
+        assert chats._files.stored() == []
+
+    @pytest.mark.sqlite_only
     def test_the_file_is_created_only_when_the_session_is_first_used(self, chats):
         summary = chats.create_chat()
         chat = chats.get_chat(summary.id)
@@ -85,6 +103,7 @@ class TestRowWithoutChildDatabase:
         chat.session  # noqa: B018 - first use opens the conversation
         assert path.exists()
 
+    @pytest.mark.sqlite_only
     def test_searching_and_deleting_a_never_written_chat_work_and_create_no_file(self, chats):
         summary = chats.create_chat("never used")
         assert chats.search_messages("anything") == []
@@ -93,6 +112,7 @@ class TestRowWithoutChildDatabase:
         chats.sweep(now_ms=chats._clock() + WINDOW_S * 1000)
         assert list(chats.layout.chats_folder.iterdir()) == []
 
+    @pytest.mark.sqlite_only
     def test_its_reader_reads_as_an_empty_conversation_and_creates_no_file(self, chats):
         chat = chats.get_chat(chats.create_chat().id)
         reader = chat.reader
@@ -137,6 +157,7 @@ class TestSoftDelete:
         chats.delete_chat(summary.id)
         assert chats.list_chats() == []
 
+    @pytest.mark.sqlite_only
     def test_the_file_stays_within_the_window(self, chats, clock):
         summary = chats.create_chat()
         chat = chats.get_chat(summary.id)
@@ -146,6 +167,7 @@ class TestSoftDelete:
         assert chats.sweep() == []
         assert chats.layout.chat_path(chat.id, 1).exists()
 
+    @pytest.mark.sqlite_only
     def test_the_file_is_purged_once_the_window_has_passed(self, chats, clock):
         summary = chats.create_chat()
         chats.get_chat(summary.id).session.append_message(text_message("m1", "bye"))
@@ -155,6 +177,7 @@ class TestSoftDelete:
         assert list(chats.layout.chats_folder.iterdir()) == []
         assert chats.sweep() == []
 
+    @pytest.mark.sqlite_only
     def test_the_sweep_runs_lazily_when_the_directory_is_next_opened(self, tmp_path):
         clock = FakeClock()
         with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=WINDOW_S) as chats:
@@ -219,10 +242,32 @@ class TestDeleteDuringUse:
             chat.session  # noqa: B018
         with pytest.raises(ChatNotFoundError):  # "gone", as the UI understands it
             session.append_message(text_message("m2", "too late"))
-        assert list(chats.layout.chats_folder.iterdir()) == []
+        assert chats._files.stored() == []
 
 
 class TestCrashMidPurge:
+    def test_storage_a_crash_left_after_the_purge_commit_goes_at_the_next_open(
+        self, tmp_path, monkeypatch
+    ):
+        """On either engine: a file on SQLite, the conversation's rows on PostgreSQL."""
+        from backend.chats.purge import ChatPurger
+
+        clock = FakeClock()
+        with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
+            purged, recreated = chats.create_chat().id, chats.create_chat().id
+            for chat_id in (purged, recreated):
+                chats.get_chat(chat_id).session.append_message(text_message("m", "left over"))
+            with monkeypatch.context() as crash:  # the process dies between commit and removal
+                crash.setattr(ChatPurger, "remove_files", lambda self, record: None)
+                chats.delete_chat(purged)
+                chats.delete_chat(recreated)
+                chats.create_chat(chat_id=recreated)
+            assert sorted(chats._files.stored()) == sorted([(purged, 1), (recreated, 1)])
+        with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
+            assert chats._files.stored() == []
+            assert chats.get_chat(recreated).reader.get_history() == []
+
+    @pytest.mark.sqlite_only
     def test_files_of_purged_or_superseded_generations_are_removed_on_open(self, tmp_path):
         clock = FakeClock()
         with Chats(tmp_path, "alice", clock=clock, soft_delete_window_s=0) as chats:
@@ -325,11 +370,18 @@ class TestOpenChatFiles:
     def test_settings_choose_the_root_the_user_and_the_window(self, tmp_path):
         from backend.config import Settings
 
-        settings = Settings.from_env({"CHATS_DATA_DIR": str(tmp_path), "CHATS_USER": "carol"})
+        settings = Settings.from_env(
+            {
+                "CHATS_DATA_DIR": str(tmp_path),
+                "CHATS_USER": "carol",
+                "CHATS_STORAGE": os.environ["CHATS_STORAGE"],
+            }
+        )
         with Chats.from_settings(settings) as chats:
             assert chats.directory_id == "carol"
             assert chats.layout.database_path == tmp_path / "carol" / "directory.sqlite"
 
+    @pytest.mark.sqlite_only
     def test_a_directory_layout_is_readable_on_disk(self, tmp_path):
         with Chats(tmp_path, "alice") as chats:
             chat = chats.get_chat(chats.create_chat().id)

@@ -124,7 +124,12 @@ class TestSharedMemory:
 
 class TestAnyText:
     @settings(
-        max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.differing_executors,
+        ],
     )
     @given(
         junk=st.lists(any_text, max_size=3),
