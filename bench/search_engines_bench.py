@@ -10,6 +10,13 @@ words, two-word phrases) run on both, best rank first, 20 hits, each query 20 ti
 
 ``search_p95_pg_vs_sqlite``: ratio = PostgreSQL p95 / SQLite p95 over all queries;
 goal <= 3 (issue 26). Per-query-kind p50s are printed beside it.
+
+``directory_search_p95_pg_vs_sqlite``: the same messages as a person's directory, written and
+searched through the stores the app runs (``backend.chats.index_store.MessageIndexStore`` on a
+``directory.sqlite`` file, its twin ``PgMessageIndexStore`` on a PostgreSQL scope): each chat's
+messages in one ``apply``, then each query as ``Chats.search_messages`` runs it (live chats
+only, best 20 with their snippets). ``--directory-chats`` sets how many of the chats go in
+(default: all); the ratio is PostgreSQL p95 / SQLite p95 over all queries, goal <= 3.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,9 +34,13 @@ sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
 
+from backend.chats.index_store import MessageIndexStore, message_index_store_for  # noqa: E402
+from backend.config import PostgresLocation, parse_storage  # noqa: E402
 from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, phrase_tsquery  # noqa: E402
 from backend.sessions.search import FTS_TOKENIZER, phrase_query  # noqa: E402
-from backend.storage import Database  # noqa: E402
+from backend.storage import Database, Scope  # noqa: E402
+from backend.storage.engines import PostgresStorage  # noqa: E402
+from tests.chats.directory_chats import DirectoryChats  # noqa: E402
 from tests.support.postgres_server import start_postgres  # noqa: E402
 
 QUERIES = {
@@ -102,10 +114,71 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
+def load_directory(db: Scope, chats: list[list[str]]) -> MessageIndexStore:
+    """A directory holding ``chats`` (live), indexed through its message index store."""
+    rows = DirectoryChats(db)
+    store = message_index_store_for(db)
+    for num, texts in enumerate(chats, start=1):
+        with db.transaction():
+            rows.add(num, f"chat-{num:05d}")
+            store.apply(num, {f"m{index:04d}": text for index, text in enumerate(texts)})
+    return store
+
+
+def directory_case(url: str, folder: Path, chats: list[list[str]]) -> None:
+    """``directory_search_p95_pg_vs_sqlite`` (see the module docstring)."""
+    location = parse_storage(url)
+    assert isinstance(location, PostgresLocation)
+    storage = PostgresStorage(location)
+    sqlite_db = Database(folder / "directory.sqlite")
+    pg_db = storage.open_scope(str(folder / "pg" / "directory.sqlite"))
+    try:
+        start = time.perf_counter()
+        sqlite = load_directory(sqlite_db, chats)
+        sqlite_load = time.perf_counter() - start
+        start = time.perf_counter()
+        pg = load_directory(pg_db, chats)
+        pg_db.execute("ANALYZE")
+        pg_load = time.perf_counter() - start
+        count = sum(len(texts) for texts in chats)
+        print(
+            f"directory of {len(chats)} chats, {count} messages: "
+            f"written in sqlite {sqlite_load:.1f} s, pg {pg_load:.1f} s"
+        )
+        all_pg: list[float] = []
+        all_sqlite: list[float] = []
+        for kind, queries in QUERIES.items():
+            kind_pg: list[float] = []
+            kind_sqlite: list[float] = []
+            for query in queries:
+                match = phrase_query(query)
+                assert match is not None
+                assert len(pg.search(match, LIMIT)) == len(sqlite.search(match, LIMIT)), query
+                for _ in range(RUNS):
+                    kind_sqlite.append(timed(sqlite.search, match, LIMIT))
+                    kind_pg.append(timed(pg.search, match, LIMIT))
+            print(
+                f"  {kind}: p50 sqlite {statistics.median(kind_sqlite) * 1000:.2f} ms, "
+                f"postgresql {statistics.median(kind_pg) * 1000:.2f} ms"
+            )
+            all_pg += kind_pg
+            all_sqlite += kind_sqlite
+        ratio = p95(all_pg) / p95(all_sqlite)
+        print(
+            f"directory_search_p95_pg_vs_sqlite: ratio={ratio:.2f} goal=<=3 ({count} messages, "
+            f"p95 pg {p95(all_pg) * 1000:.2f} ms, sqlite {p95(all_sqlite) * 1000:.2f} ms)"
+        )
+    finally:
+        sqlite_db.close()
+        pg_db.close()
+        storage.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chats", type=int, default=500)
     parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--directory-chats", type=int, help="chats in the directory case")
     parser.add_argument("--url")
     args = parser.parse_args()
     server = None if args.url else start_postgres()
@@ -145,6 +218,12 @@ def main() -> None:
             )
             pg.close()
             sqlite.close()
+            per_chat = [
+                texts[chat * args.messages : (chat + 1) * args.messages]
+                for chat in range(args.directory_chats or args.chats)
+            ]
+            with tempfile.TemporaryDirectory() as folder:
+                directory_case(url, Path(folder), per_chat)
     finally:
         if server:
             server.stop()

@@ -4,7 +4,8 @@ One set of tables holds every person's index, each row and key led by ``scope`` 
 the person's directory scope), the first parameter of every statement::
 
     message_fts        (scope, doc, chat_num, message_id, content)   one row per document
-    message_fts_parts  (scope, doc, part, tsv)   its text as tsvector parts (GIN-indexed)
+    message_fts_parts  (scope, doc, part, chat_num, message_id, tsv)   its text as tsvector
+                       parts (GIN-indexed), with the keys a search sorts and joins by
     message_docs       (scope, chat_num, message_id, doc, digest)    what is indexed, per chat
     index_leases       (scope, chat_num, holder, acquired_at)        who may be writing a chat
 
@@ -64,13 +65,18 @@ def _m001_message_index(db: Scope) -> None:
             scope text COLLATE "C" NOT NULL,
             doc bigint NOT NULL,
             part integer NOT NULL,
+            chat_num bigint NOT NULL,
+            message_id text COLLATE "C" NOT NULL,
             tsv tsvector NOT NULL,
             PRIMARY KEY (scope, doc, part),
             FOREIGN KEY (scope, doc) REFERENCES message_fts ON DELETE CASCADE
         )
         """
     )
-    db.execute("CREATE INDEX message_fts_parts_tsv ON message_fts_parts USING gin (tsv)")
+    db.execute(
+        "CREATE INDEX message_fts_parts_tsv ON message_fts_parts USING gin (tsv) "
+        "WITH (fastupdate = off)"
+    )
     db.execute(
         """
         CREATE TABLE message_docs (
@@ -115,7 +121,8 @@ class PgMessageIndexStore(MessageIndexStore):
         "INSERT INTO message_fts (scope, doc, content, chat_num, message_id) VALUES (?, ?, ?, ?, ?)"
     )
     _INSERT_PART = (
-        "INSERT INTO message_fts_parts (scope, doc, part, tsv) VALUES (?, ?, ?, ?::tsvector)"
+        "INSERT INTO message_fts_parts (scope, doc, part, chat_num, message_id, tsv) "
+        "VALUES (?, ?, ?, ?, ?, ?::tsvector)"
     )
     _DELETE_FTS = "DELETE FROM message_fts WHERE scope = ? AND doc = ?"
     _UPSERT_DOC = (
@@ -137,18 +144,17 @@ class PgMessageIndexStore(MessageIndexStore):
     # join and the sort see only matching documents, never their text.
     _SEARCH_PG = f"""
         WITH matched AS (
-            SELECT p.scope, p.doc, p.tsv FROM message_fts_parts AS p
+            SELECT p.scope, p.doc, p.chat_num, p.message_id, p.tsv FROM message_fts_parts AS p
             WHERE p.scope = ? AND p.tsv @@ ?::tsquery
         ), hits AS (
-            SELECT m.scope, m.doc, -max({_RANK}) AS rank FROM matched AS m
-            GROUP BY m.scope, m.doc
+            SELECT m.scope, m.doc, m.chat_num, m.message_id, -max({_RANK}) AS rank
+            FROM matched AS m
+            GROUP BY m.scope, m.doc, m.chat_num, m.message_id
         )
-        SELECT f.doc, c.id, f.message_id, h.rank
-        FROM hits AS h
-        JOIN message_fts AS f ON f.scope = h.scope AND f.doc = h.doc
-        JOIN chats AS c ON c.scope = f.scope AND c.num = f.chat_num
+        SELECT h.doc, c.id, h.message_id, h.rank
+        FROM hits AS h JOIN chats AS c ON c.scope = h.scope AND c.num = h.chat_num
         WHERE c.deleted_at IS NULL
-        ORDER BY h.rank, c.id COLLATE "C", f.message_id
+        ORDER BY h.rank, c.id COLLATE "C", h.message_id
         LIMIT ?
     """
     _CONTENTS = "SELECT doc, content FROM message_fts WHERE scope = ? AND doc = ANY(?)"
@@ -172,8 +178,8 @@ class PgMessageIndexStore(MessageIndexStore):
             ],
         )
         parts = [
-            (scope, doc, number, part.tsvector)
-            for doc, text, _chat_num, _message_id in documents
+            (scope, doc, number, chat_num, message_id, part.tsvector)
+            for doc, text, chat_num, message_id in documents
             for number, part in enumerate(document_parts(text))
         ]
         if parts:
