@@ -14,7 +14,8 @@ lost), ``set`` is last-writer-wins. Search emulates FTS5 as the message index do
 (:mod:`backend.sessions.pg_fts`): any word of the query matches the same entries, ranked
 ``-max(ts_rank)`` over an entry's parts, ties newest entry first (``doc`` descending, as
 ``rowid DESC`` on SQLite). Document ids come from an identity column, so a newer entry always
-has a greater one.
+has a greater one. The GIN index has no pending list, for the reason
+:mod:`backend.chats.pg_index_store` gives.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ def _m001_shared(db: Scope) -> None:
         """
     )
     db.execute(
-        "CREATE INDEX shared_entries_fts_parts_tsv ON shared_entries_fts_parts USING gin (tsv)"
+        "CREATE INDEX shared_entries_fts_parts_tsv ON shared_entries_fts_parts USING gin (tsv) "
+        "WITH (fastupdate = off)"
     )
 
 
