@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 ACCOUNTS_FILE = "accounts.sqlite"
 SETTINGS_FILE = "settings.sqlite"
+SHARING_FILE = "sharing.sqlite"
 SETUP_CODE_FILE = "setup-code.txt"
 DIRECTORY_FILE = "directory.sqlite"
 CHATS_FOLDER = "chats"
@@ -61,6 +62,13 @@ DATA_FILES: tuple[DataFile, ...] = (
         SETTINGS_FILE,
         True,
         "model endpoints and their keys, added by an admin",
+    ),
+    DataFile(
+        "sharing",
+        SHARING_FILE,
+        True,
+        "who each shared chat is shared with and as what, the membership feed, share links "
+        "(hashed tokens) and their snapshots",
     ),
     DataFile(
         "setup code",

@@ -9,7 +9,9 @@ Reflex UI, a script) can turn it into a sentence without parsing messages.
     │   ├── RunNotFoundError                   run_id
     │   ├── AgentNotFoundError                 agent_id, version
     │   ├── EndpointNotFoundError              endpoint
-    │   └── UserNotFoundError                  user_id
+    │   ├── UserNotFoundError                  user_id
+    │   ├── MemberNotFoundError                chat_id, member_id
+    │   └── ShareLinkNotFoundError             (one text: never the token)
     ├── InvalidInputError (also ValueError)
     │   ├── InvalidIdError                     value
     │   ├── InputTooLargeError                 bytes, limit
@@ -26,7 +28,8 @@ Reflex UI, a script) can turn it into a sentence without parsing messages.
     │   ├── StaleVersionError                  expected_version, actual_version
     │   ├── LeaseLostError                     key, token
     │   ├── UsernameTakenError                 username
-    │   └── LastAdminError                     user_id
+    │   ├── LastAdminError                     user_id
+    │   └── AlreadyMemberError                 chat_id, member_id
     ├── AuthError                              (the UI shows ``str(error)`` as is)
     │   ├── InvalidCredentialsError            one text for every reason (no enumeration)
     │   ├── ThrottledError                     retry_after_s
@@ -36,7 +39,10 @@ Reflex UI, a script) can turn it into a sentence without parsing messages.
     │   ├── InvalidInviteError
     │   ├── UntrustedProxyError                peer_address
     │   ├── MissingIdentityHeaderError         header
-    │   └── AccountDisabledError               (header mode only; local mode says "invalid")
+    │   ├── AccountDisabledError               (header mode only; local mode says "invalid")
+    │   ├── ChatActRefusedError                act, role (a shared chat's role forbids it)
+    │   ├── CannotShareWithSelfError
+    │   └── ShareRecipientUnavailableError     (unknown and disabled names read the same)
     ├── StorageError                           (wraps sqlite3.Error, ``raise ... from``)
     └── ModelError                             provider
         ├── ModelHTTPError                     status_code, body
@@ -292,6 +298,64 @@ class MissingIdentityHeaderError(AuthError):
 class AccountDisabledError(AuthError):
     def __init__(self) -> None:
         super().__init__("This account is disabled. Ask an admin to enable it.")
+
+
+class MemberNotFoundError(NotFoundError):
+    """The person is not a member of this shared chat (remove, change role, leave)."""
+
+    def __init__(self, chat_id: str, member_id: str) -> None:
+        super().__init__("member", f"{member_id} of {chat_id}")
+        self.chat_id = chat_id
+        self.member_id = member_id
+
+
+class ShareLinkNotFoundError(NotFoundError):
+    """A share link that does not exist, was revoked, or whose chat is deleted: one text for
+    all, and never the token (it is a secret, and errors reach logs)."""
+
+    MESSAGE = "This link does not exist or was revoked."
+
+    def __init__(self, link_id: str = "") -> None:
+        super().__init__("share link", link_id)
+        self.args = (self.MESSAGE,)
+        self.link_id = link_id
+
+
+class AlreadyMemberError(ConflictError):
+    def __init__(self, chat_id: str, member_id: str, username: str) -> None:
+        super().__init__(f"{username} is already a member of this chat.")
+        self.chat_id = chat_id
+        self.member_id = member_id
+
+
+class ChatActRefusedError(AuthError):
+    """A member whose role in a shared chat does not allow ``act`` (docs/sharing.md)."""
+
+    def __init__(self, act: str, role: str) -> None:
+        if act == "leave":
+            message = "You own this chat, so you cannot leave it."
+        elif role == "viewer":
+            message = f"A viewer can only read this chat (refused: {act})."
+        else:
+            message = f"Only the owner of this chat can do that ({act})."
+        super().__init__(message)
+        self.act = act
+        self.role = role
+
+
+class CannotShareWithSelfError(AuthError):
+    def __init__(self) -> None:
+        super().__init__("You own this chat already; share it with someone else.")
+
+
+class ShareRecipientUnavailableError(AuthError):
+    """An unknown name and a disabled account read the same, so sharing cannot be used to
+    learn which names exist (docs/sharing.md, "Threats")."""
+
+    MESSAGE = "No enabled account has that username. Check the name with the person."
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)
 
 
 class StorageError(ChatsError):

@@ -13,6 +13,7 @@ import pytest
 from xdist.remote import Producer
 from xdist.scheduler import LoadFileScheduling
 
+from backend import log_records
 from backend.config import StorageChoice, parse_storage
 from tests.support.storage_engines import selected_engines
 
@@ -20,6 +21,10 @@ if TYPE_CHECKING:  # imported when a test asks for PostgreSQL: psycopg takes ~0.
     from tests.support.postgres_server import PostgresServer
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# A test process hosts the backend as the app does: its log lines are well-formed too (a lone
+# surrogate in a captured record crashed an xdist worker sending the report).
+log_records.install()
 
 
 @pytest.fixture

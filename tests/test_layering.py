@@ -27,6 +27,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.config": set(),
     "backend.errors": set(),
     "backend.data_folder": set(),  # the files of a data folder, one list
+    "backend.log_records": {"backend.storage"},  # log text by the storage text rule
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
@@ -229,8 +230,12 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     "chatsapp.pages": {"chatsapp.chat_route", "chatsapp.components", "chatsapp.states"},
     "chatsapp.routes.csp": set(),  # plain ASGI: no Reflex, nothing of the app
-    # The session cookie's name; Reflex's event logger.
-    "chatsapp.hosting.log_redaction": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
+    # The session cookie's name; Reflex's event logger; well-formed records for every line.
+    "chatsapp.hosting.log_redaction": {
+        "backend.log_records",
+        "chatsapp.auth.identity",
+        "chatsapp.reflex_seam",
+    },
     "chatsapp.hosting.collector": set(),  # the process's gc thresholds: nothing of the app
     # How a streaming reply's text is split into pieces: pure, nothing of the app or Reflex.
     "chatsapp.live.stream_pieces": set(),

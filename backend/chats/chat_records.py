@@ -34,25 +34,26 @@ its own and never touches files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from backend.chats.ids import new_id_key
 from backend.chats.values import ChatCursor, ChatSummary
-from backend.storage import Database
+from backend.storage import Scope
 
 COMPONENT = "chats.directory"
 ID_KEY = "id_key"
 
 
-def _m001_directory_meta(db: Database) -> None:
+def _m001_directory_meta(db: Scope) -> None:
     db.execute(
         "CREATE TABLE directory_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"
     )
     db.execute("INSERT INTO directory_meta (key, value) VALUES (?, ?)", (ID_KEY, new_id_key()))
 
 
-def _m002_chats(db: Database) -> None:
+def _m002_chats(db: Scope) -> None:
     db.execute(
         """
         CREATE TABLE chats (
@@ -82,7 +83,7 @@ def _m002_chats(db: Database) -> None:
     )
 
 
-def _m003_archive(db: Database) -> None:
+def _m003_archive(db: Scope) -> None:
     """Archived chats leave the main list; existing rows start unarchived."""
     db.execute("ALTER TABLE chats ADD COLUMN archived_at INTEGER")
     db.execute("ALTER TABLE chats ADD COLUMN unarchived_at INTEGER")
@@ -155,60 +156,68 @@ def _summary(row: Any) -> ChatSummary:
 
 
 class ChatRecordStore:
-    """SQL for the ``chats`` table and its title index, on the directory's Database."""
+    """SQL for the ``chats`` table and its title index, on the directory's scope.
 
-    def __init__(self, db: Database, search_db: Database | None = None) -> None:
+    Its statements are class attributes: the PostgreSQL twin
+    (:mod:`backend.chats.pg_chat_records`) rewrites them to take the directory's scope as
+    their first parameter (``_key``, empty here), and every method runs on both engines.
+    """
+
+    migrations: tuple[Callable[[Any], None], ...] = MIGRATIONS
+
+    def __init__(self, db: Scope, search_db: Scope | None = None) -> None:
         self.db = db
         self.search_db = search_db or db
         """Title searches read here: a connection of their own never holds up the writers."""
-        db.migrate(COMPONENT, MIGRATIONS)
+        self._key: tuple[str, ...] = ()
+        db.migrate(COMPONENT, self.migrations)
 
     # ── meta ────────────────────────────────────────────────────────
 
-    _SELECT_META = "SELECT value FROM directory_meta WHERE key = ?"
+    SELECT_META = "SELECT value FROM directory_meta WHERE key = ?"
 
     def id_key(self) -> bytes:
-        row = self.db.query_one(self._SELECT_META, (ID_KEY,))
+        row = self.db.query_one(self.SELECT_META, (*self._key, ID_KEY))
         assert row is not None, "migration _m001_directory_meta stores the id key"
         return bytes(row["value"])
 
-    _PUT_META = (
+    PUT_META = (
         "INSERT INTO directory_meta (key, value) VALUES (?, ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
     )
-    _DROP_META = "DELETE FROM directory_meta WHERE key = ?"
+    DROP_META = "DELETE FROM directory_meta WHERE key = ?"
 
     def load_setting(self, key: str) -> str | None:
         """A per-directory setting (the user's), stored as text; ``None`` when unset."""
-        row = self.db.query_one(self._SELECT_META, (key,))
+        row = self.db.query_one(self.SELECT_META, (*self._key, key))
         return None if row is None else bytes(row["value"]).decode()
 
     def put_setting(self, key: str, value: str | None) -> None:
         if value is None:
-            self.db.execute(self._DROP_META, (key,))
+            self.db.execute(self.DROP_META, (*self._key, key))
         else:
-            self.db.execute(self._PUT_META, (key, value.encode()))
+            self.db.execute(self.PUT_META, (*self._key, key, value.encode()))
 
     # ── reads ───────────────────────────────────────────────────────
 
-    _SELECT_BY_ID = f"SELECT {_COLUMNS} FROM chats c WHERE c.id = ?"
-    _SELECT_BY_NUM = f"SELECT {_COLUMNS} FROM chats c WHERE c.num = ?"
+    SELECT_BY_ID = f"SELECT {_COLUMNS} FROM chats c WHERE c.id = ?"
+    SELECT_BY_NUM = f"SELECT {_COLUMNS} FROM chats c WHERE c.num = ?"
 
     def load(self, chat_id: str) -> ChatRecord | None:
         """The row for ``chat_id`` in any state (live, soft-deleted, purged)."""
-        row = self.db.query_one(self._SELECT_BY_ID, (chat_id,))
+        row = self.db.query_one(self.SELECT_BY_ID, (*self._key, chat_id))
         return _record(row) if row else None
 
     def load_num(self, num: int) -> ChatRecord | None:
-        row = self.db.query_one(self._SELECT_BY_NUM, (num,))
+        row = self.db.query_one(self.SELECT_BY_NUM, (*self._key, num))
         return _record(row) if row else None
 
-    _LIST_LIVE = (
+    LIST_LIVE = (
         f"SELECT {_SUMMARY_COLUMNS} "
         "FROM chats c WHERE c.deleted_at IS NULL AND c.archived_at {archived} {cursor} "
         "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
-    _LIST_LIVE_MATCHING = (
+    LIST_LIVE_MATCHING = (
         f"SELECT {_SUMMARY_COLUMNS} "
         "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
         "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL AND c.archived_at {archived} "
@@ -231,7 +240,12 @@ class ChatRecordStore:
 
         The main list (``archived=False``) or the archived one (``archived=True``), never both.
         """
-        params: list[Any] = []
+        params: list[Any] = list(self._key)
+        if match is not None:
+            engine_match = self._title_query(match)
+            if engine_match is None:
+                return []
+            params.append(engine_match)
         cursor = ""
         if isinstance(before, ChatCursor):
             cursor = self._BEFORE_CURSOR
@@ -240,16 +254,18 @@ class ChatRecordStore:
             cursor = self._BEFORE_TIME
             params.append(before)
         which = self._ARCHIVED if archived else self._NOT_ARCHIVED
-        if match is None:
-            sql = self._LIST_LIVE.format(archived=which, cursor=cursor)
-        else:
-            sql = self._LIST_LIVE_MATCHING.format(archived=which, cursor=cursor)
-            params.insert(0, match)
+        template = self.LIST_LIVE if match is None else self.LIST_LIVE_MATCHING
         params.append(limit)
         db = self.db if match is None else self.search_db
-        return [_summary(row) for row in db.query(sql, params)]
+        rows = db.query(template.format(archived=which, cursor=cursor), params)
+        return [_summary(row) for row in rows]
 
-    _SEARCH_TITLES = (
+    def _title_query(self, match: str) -> str | None:
+        """``match`` (an FTS5 query ``backend.chats.text`` built) as this engine asks it;
+        ``None`` when it can find nothing."""
+        return match
+
+    SEARCH_TITLES = (
         f"SELECT {_SUMMARY_COLUMNS} "
         "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
         "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL "
@@ -258,34 +274,38 @@ class ChatRecordStore:
 
     def search_titles(self, match: str, limit: int) -> list[ChatSummary]:
         """Best title match first (bm25), newest first among equals; archived chats too."""
-        rows = self.search_db.query(self._SEARCH_TITLES, (match, limit))
+        engine_match = self._title_query(match)
+        if engine_match is None:
+            return []
+        rows = self.search_db.query(self.SEARCH_TITLES, (*self._key, engine_match, limit))
         return [_summary(row) for row in rows]
 
-    _SELECT_LIVE_NUMS = (
+    SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE deleted_at IS NULL "
         "ORDER BY updated_at DESC, id DESC"
     )
 
     def live_chats(self) -> list[tuple[int, str, int]]:
         """``(num, id, generation)`` of every live chat, newest first (for fan-out)."""
-        return [(r[0], r[1], r[2]) for r in self.db.query(self._SELECT_LIVE_NUMS)]
+        return [(r[0], r[1], r[2]) for r in self.db.query(self.SELECT_LIVE_NUMS, self._key)]
 
-    _SELECT_UNPURGED = "SELECT num, id, generation FROM chats WHERE purged_at IS NULL"
+    SELECT_UNPURGED = "SELECT num, id, generation FROM chats WHERE purged_at IS NULL"
 
     def unpurged_chats(self) -> list[tuple[int, str, int]]:
         """``(num, id, generation)`` of every chat whose files may exist (index repair)."""
-        return [(r[0], r[1], r[2]) for r in self.db.query(self._SELECT_UNPURGED)]
+        return [(r[0], r[1], r[2]) for r in self.db.query(self.SELECT_UNPURGED, self._key)]
 
-    _SELECT_DUE = (
+    SELECT_DUE = (
         f"SELECT {_COLUMNS} FROM chats c "
         "WHERE c.deleted_at IS NOT NULL AND c.purged_at IS NULL AND c.deleted_at <= ? "
         "ORDER BY c.deleted_at LIMIT ?"
     )
 
     def due_for_purge(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
-        return [_record(r) for r in self.db.query(self._SELECT_DUE, (cutoff_ms, limit))]
+        rows = self.db.query(self.SELECT_DUE, (*self._key, cutoff_ms, limit))
+        return [_record(r) for r in rows]
 
-    _SELECT_UNTOUCHED = (
+    SELECT_UNTOUCHED = (
         f"SELECT {_COLUMNS} FROM chats c "
         "WHERE c.deleted_at IS NULL AND c.archived_at IS NULL AND c.updated_at < ? "
         "AND coalesce(c.unarchived_at, 0) < ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
@@ -293,28 +313,28 @@ class ChatRecordStore:
 
     def untouched_since(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
         """Listed (live, unarchived) chats neither updated nor unarchived since ``cutoff_ms``."""
-        params = (cutoff_ms, cutoff_ms, limit)
-        return [_record(r) for r in self.db.query(self._SELECT_UNTOUCHED, params)]
+        params = (*self._key, cutoff_ms, cutoff_ms, limit)
+        return [_record(r) for r in self.db.query(self.SELECT_UNTOUCHED, params)]
 
-    _WATERMARKS = (
+    WATERMARKS = (
         "SELECT (SELECT coalesce(max(num), 0) FROM chats), "
         "(SELECT coalesce(max(updated_at), 0) FROM chats WHERE deleted_at IS NULL), "
         "(SELECT coalesce(max(deleted_at), 0) FROM chats "
         "WHERE deleted_at IS NOT NULL AND purged_at IS NULL)"
     )
-    _CREATED_AFTER = f"SELECT {_COLUMNS} FROM chats c WHERE c.num > ? ORDER BY c.num LIMIT ?"
-    _UPDATED_AFTER = (
+    CREATED_AFTER = f"SELECT {_COLUMNS} FROM chats c WHERE c.num > ? ORDER BY c.num LIMIT ?"
+    UPDATED_AFTER = (
         f"SELECT {_COLUMNS} FROM chats c WHERE c.deleted_at IS NULL AND c.updated_at > ? "
         "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
-    _DELETED_AFTER = (
+    DELETED_AFTER = (
         f"SELECT {_COLUMNS} FROM chats c WHERE c.deleted_at IS NOT NULL "
         "AND c.purged_at IS NULL AND c.deleted_at > ? ORDER BY c.deleted_at LIMIT ?"
     )
 
     def watermarks(self) -> tuple[int, int, int]:
         """``(max num, newest live updated_at, newest deleted_at)``: where a watcher stands."""
-        row = self.db.query_one(self._WATERMARKS)
+        row = self.db.query_one(self.WATERMARKS, self._key)
         assert row is not None
         return int(row[0]), int(row[1]), int(row[2])
 
@@ -323,53 +343,58 @@ class ChatRecordStore:
     ) -> tuple[list[ChatRecord], list[ChatRecord], list[ChatRecord]]:
         """Rows created, updated and deleted past ``marks`` (each list at most ``limit``)."""
         num, updated_at, deleted_at = marks
+        key = self._key
         return (
-            [_record(r) for r in self.db.query(self._CREATED_AFTER, (num, limit))],
-            [_record(r) for r in self.db.query(self._UPDATED_AFTER, (updated_at, limit))],
-            [_record(r) for r in self.db.query(self._DELETED_AFTER, (deleted_at, limit))],
+            [_record(r) for r in self.db.query(self.CREATED_AFTER, (*key, num, limit))],
+            [_record(r) for r in self.db.query(self.UPDATED_AFTER, (*key, updated_at, limit))],
+            [_record(r) for r in self.db.query(self.DELETED_AFTER, (*key, deleted_at, limit))],
         )
 
     # ── writes (inside the caller's transaction) ────────────────────
 
-    _INSERT = (
+    INSERT = (
         "INSERT INTO chats (id, title, created_at, updated_at, generation) "
         "VALUES (?, ?, ?, ?, 1) RETURNING num"
     )
-    _INSERT_TITLE = "INSERT INTO chat_titles (rowid, title) VALUES (?, ?)"
 
     def insert(self, chat_id: str, title: str, now_ms: int) -> ChatRecord:
-        row = self.db.query_one(self._INSERT, (chat_id, title, now_ms, now_ms))
+        row = self.db.query_one(self.INSERT, (*self._key, chat_id, title, now_ms, now_ms))
         assert row is not None
-        self.db.execute(self._INSERT_TITLE, (row[0], title))
+        self._insert_title(row[0], title)
         return ChatRecord(row[0], chat_id, title, now_ms, now_ms, None, 1, None, None, None, None)
 
-    _RECREATE = (
+    RECREATE = (
         "UPDATE chats SET title = ?, created_at = ?, updated_at = ?, "
         "last_message_preview = NULL, generation = generation + 1, deleted_at = NULL, "
         "purged_at = NULL, archived_at = NULL, unarchived_at = NULL WHERE num = ?"
     )
-    _UPDATE_TITLE = "UPDATE chat_titles SET title = ? WHERE rowid = ?"
 
     def recreate(self, old: ChatRecord, title: str, now_ms: int) -> ChatRecord:
         """Start a new generation of ``old.id`` (the caller purged the old one's files)."""
-        self.db.execute(self._RECREATE, (title, now_ms, now_ms, old.num))
+        self.db.execute(self.RECREATE, (*self._key, title, now_ms, now_ms, old.num))
         self._set_title_index(old.num, title)
         return ChatRecord(
             old.num, old.id, title, now_ms, now_ms, None, old.generation + 1, None, None, None, None
         )
 
+    _INSERT_TITLE = "INSERT INTO chat_titles (rowid, title) VALUES (?, ?)"
+    _UPDATE_TITLE = "UPDATE chat_titles SET title = ? WHERE rowid = ?"
+
+    def _insert_title(self, num: int, title: str) -> None:
+        self.db.execute(self._INSERT_TITLE, (num, title))
+
     def _set_title_index(self, num: int, title: str) -> None:
         if self.db.execute(self._UPDATE_TITLE, (title, num)).rowcount == 0:
-            self.db.execute(self._INSERT_TITLE, (num, title))
+            self._insert_title(num, title)
 
-    _RENAME = "UPDATE chats SET title = ? WHERE num = ?"
+    RENAME = "UPDATE chats SET title = ? WHERE num = ?"
 
     def rename(self, record: ChatRecord, title: str) -> ChatRecord:
-        self.db.execute(self._RENAME, (title, record.num))
+        self.db.execute(self.RENAME, (*self._key, title, record.num))
         self._set_title_index(record.num, title)
         return replace(record, title=title)
 
-    _BACKDATE = (
+    BACKDATE = (
         "UPDATE chats SET created_at = ?, updated_at = ?, last_message_preview = ? WHERE num = ?"
     )
 
@@ -377,55 +402,57 @@ class ChatRecordStore:
         self, record: ChatRecord, created_at: int, updated_at: int, preview: str | None
     ) -> ChatRecord:
         """Give an imported chat its source's times and preview (lists sort by them)."""
-        self.db.execute(self._BACKDATE, (created_at, updated_at, preview, record.num))
+        params = (*self._key, created_at, updated_at, preview, record.num)
+        self.db.execute(self.BACKDATE, params)
         return replace(
             record, created_at=created_at, updated_at=updated_at, last_message_preview=preview
         )
 
-    _SOFT_DELETE = "UPDATE chats SET deleted_at = ? WHERE num = ? AND deleted_at IS NULL"
+    SOFT_DELETE = "UPDATE chats SET deleted_at = ? WHERE num = ? AND deleted_at IS NULL"
 
     def soft_delete(self, record: ChatRecord, now_ms: int) -> bool:
-        return self.db.execute(self._SOFT_DELETE, (now_ms, record.num)).rowcount == 1
+        return self.db.execute(self.SOFT_DELETE, (*self._key, now_ms, record.num)).rowcount == 1
 
-    _RESTORE = "UPDATE chats SET deleted_at = NULL WHERE num = ? AND purged_at IS NULL"
+    RESTORE = "UPDATE chats SET deleted_at = NULL WHERE num = ? AND purged_at IS NULL"
 
     def restore(self, record: ChatRecord) -> ChatRecord:
-        self.db.execute(self._RESTORE, (record.num,))
+        self.db.execute(self.RESTORE, (*self._key, record.num))
         return replace(record, deleted_at=None)
 
-    _ARCHIVE = "UPDATE chats SET archived_at = ? WHERE num = ? AND archived_at IS NULL"
-    _UNARCHIVE = (
+    ARCHIVE = "UPDATE chats SET archived_at = ? WHERE num = ? AND archived_at IS NULL"
+    UNARCHIVE = (
         "UPDATE chats SET archived_at = NULL, unarchived_at = ? "
         "WHERE num = ? AND archived_at IS NOT NULL"
     )
 
     def archive(self, record: ChatRecord, now_ms: int) -> ChatRecord | None:
         """Archive ``record``; ``None`` if it already was (nothing written)."""
-        if self.db.execute(self._ARCHIVE, (now_ms, record.num)).rowcount == 0:
+        if self.db.execute(self.ARCHIVE, (*self._key, now_ms, record.num)).rowcount == 0:
             return None
         return replace(record, archived_at=now_ms)
 
     def unarchive(self, record: ChatRecord, now_ms: int) -> ChatRecord | None:
         """Take ``record`` out of the archive; ``None`` if it was not archived."""
-        if self.db.execute(self._UNARCHIVE, (now_ms, record.num)).rowcount == 0:
+        if self.db.execute(self.UNARCHIVE, (*self._key, now_ms, record.num)).rowcount == 0:
             return None
         return replace(record, archived_at=None, unarchived_at=now_ms)
 
-    _RECORD_TURN = "UPDATE chats SET updated_at = ?, last_message_preview = ? WHERE num = ?"
+    RECORD_TURN = "UPDATE chats SET updated_at = ?, last_message_preview = ? WHERE num = ?"
 
     def record_turn(self, record: ChatRecord, preview: str, now_ms: int) -> ChatRecord:
-        self.db.execute(self._RECORD_TURN, (now_ms, preview, record.num))
+        self.db.execute(self.RECORD_TURN, (*self._key, now_ms, preview, record.num))
         return replace(record, updated_at=now_ms, last_message_preview=preview)
 
-    _MARK_PURGED = (
+    MARK_PURGED = (
         "UPDATE chats SET purged_at = ? WHERE num = ? AND generation = ? "
         "AND deleted_at IS NOT NULL AND purged_at IS NULL"
     )
-    _DELETE_TITLE = "DELETE FROM chat_titles WHERE rowid = ?"
+    DELETE_TITLE = "DELETE FROM chat_titles WHERE rowid = ?"
 
     def mark_purged(self, record: ChatRecord, now_ms: int) -> bool:
         """Tombstone a still-deleted generation; False if it was restored or purged."""
-        if self.db.execute(self._MARK_PURGED, (now_ms, record.num, record.generation)).rowcount:
-            self.db.execute(self._DELETE_TITLE, (record.num,))
+        params = (*self._key, now_ms, record.num, record.generation)
+        if self.db.execute(self.MARK_PURGED, params).rowcount:
+            self.db.execute(self.DELETE_TITLE, (*self._key, record.num))
             return True
         return False

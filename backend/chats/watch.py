@@ -2,9 +2,11 @@
 
 Local changes reach ``Chats.subscribe`` listeners after their commit. A change committed by
 **another process** on the same folder (the ``chats`` CLI importing, another app worker)
-does not run this process's hooks, so while anyone listens a daemon thread polls
-``PRAGMA data_version`` of the directory's connection every ``FOREIGN_POLL_S``: it moves
-only when another connection committed. Then the rows past the watcher's watermarks
+does not run this process's hooks, so while anyone listens a daemon thread polls the
+directory scope's ``data_version()`` every ``FOREIGN_POLL_S``: it moves only when another
+connection committed (SQLite: ``PRAGMA data_version`` of the directory's connection;
+PostgreSQL: the scope's commit counter, one indexed row read, which also carries commits made
+on other machines). Then the rows past the watcher's watermarks
 (highest ``num``, newest live ``updated_at``, newest ``deleted_at``) become the same events a
 local change gives (``created``, ``turn_recorded``, ``deleted``); a change those cannot name
 (a rename, shared memory, a backdated import update) becomes one ``changed`` event.
@@ -16,10 +18,11 @@ that round rather than waited for, so one busy directory never delays the others
 poll sees what it missed (``data_version`` is a counter). Listeners run on that thread, so
 they must be quick (the bridge's only schedule work on the event loop).
 
-Cost: nothing when nobody subscribes; otherwise one pragma per directory per poll, plus three
-indexed reads per poll that saw a foreign commit. Delivery is at least once: a local change
-that lands between two polls with a foreign one may be announced again (listeners reload; a
-repeat is harmless).
+Cost: nothing when nobody subscribes; otherwise one pragma (SQLite) or one round trip
+(PostgreSQL) per directory per poll, plus three indexed reads per poll that saw a foreign
+commit (``bench/chat_index_engines_bench.py`` measures both). Delivery is at least once: a
+local change that lands between two polls with a foreign one may be announced again
+(listeners reload; a repeat is harmless).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from backend.chats.events import (
     DirectoryChanged,
     DirectoryEvent,
 )
-from backend.storage import Database
+from backend.storage import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -47,11 +50,11 @@ MAX_EVENTS_PER_KIND = 100
 
 
 class ForeignChangeWatcher:
-    """Turns other processes' commits to one directory database into directory events."""
+    """Turns other processes' commits to one directory scope into directory events."""
 
     def __init__(
         self,
-        database: Database,
+        database: Scope,
         records: ChatRecordStore,
         directory_id: str,
         emit: Callable[[DirectoryEvent], None],

@@ -31,7 +31,7 @@ from backend.portability.document import (
     MANIFEST_NAME,
     ZIP_EXPORT_FORMAT,
 )
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from backend.sessions import Payload
 
 PROGRESS_EVERY = 500
@@ -70,7 +70,7 @@ def write_chat(
     record = state = None
     compactions: list[dict[str, Any]] = []
     if chat.has_file:
-        store = RuntimeStore(chat.database)
+        store = runtime_store_for(chat.database)
         conversation = store.load_conversation(chat_id)
         if conversation is not None:
             record = dataclasses.asdict(conversation)

@@ -31,8 +31,8 @@ from backend.portability.document import ImportedConversation, Refused
 from backend.portability.import_source import ImportSource
 from backend.portability.limits import ImportLimits
 from backend.portability.report import Failure, ImportReport
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.state_schema import check_state
-from backend.runtime.store import RuntimeStore
 
 MAX_FAILURES = 1000
 ProgressCallback = Callable[[int, int], None]
@@ -128,7 +128,7 @@ def write_conversation(
             if conversation.record is not None:
                 record = dataclasses.replace(conversation.record, id=target.chat.id)
                 updated_at = conversation.state.updated_at if conversation.state else 0
-                RuntimeStore(chat.database).import_record(record, encoded_state, updated_at)
+                runtime_store_for(chat.database).import_record(record, encoded_state, updated_at)
             wrote = chat.database.stats.rows_written != before
     except BaseException:
         if target.status == "new":

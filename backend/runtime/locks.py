@@ -17,9 +17,10 @@ keeps it alive with a heartbeat while the body runs.
 redis_locks`) is a :class:`FencedLockStore`: each acquisition gets a token larger than every
 earlier one on that key. The run queue stores the token with the run's claim and the turn's
 commit refuses when a newer token has claimed the conversation since (see
-``RuntimeStore.check_fence``), so a holder whose lease expired (a stalled loop, a paused VM)
-cannot commit over the run that replaced it. A per-process store has no such token: its
-counters would not be comparable across processes.
+``RuntimeStore.check_fence``: on PostgreSQL a locking update of the conversation's fence row,
+inside the commit's own transaction), so a holder whose lease expired (a stalled loop, a
+paused VM, another machine took over) cannot commit over the run that replaced it. A
+per-process store has no such token: its counters would not be comparable across processes.
 
 A lease says who runs a conversation *now*; :func:`process_owner` / :func:`may_be_running`
 answer the question a lease cannot once its store is per process (``InProcessLockStore``):

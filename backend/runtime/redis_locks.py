@@ -10,8 +10,8 @@ on the server (compare-and-delete, compare-and-expire).
 The ``redis`` package is imported when a store is created, not when this module is: the
 backend imports and runs without it (the in-process store needs nothing).
 
-If Redis restarts without persistence, the counters start again from 1 while chat files
-remember larger tokens; the run queue then advances the counter past the stored token
+If Redis restarts without persistence, the counters start again from 1 while the chats'
+scopes remember larger tokens; the run queue then advances the counter past the stored token
 (:meth:`RedisLockStore.advance_fence`) instead of refusing that conversation forever.
 """
 

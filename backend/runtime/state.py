@@ -12,6 +12,21 @@ them." Here:
   (so the tool can tell the model what was wrong) and stages the new document. The runtime
   commits the staged document with :meth:`SessionStateHandle.commit` inside the transaction
   that finalises the turn. Model text is never parsed into state.
+
+**Retries.** A commit whose outcome its caller could not learn (the connection to PostgreSQL
+dropped during ``COMMIT``, a failover) may have landed. The compare-and-set is therefore
+idempotent: ``put`` with the same ``expected_version`` and the same document, when the current
+state is exactly that document at ``expected_version + 1``, returns it and writes nothing; so
+retrying the same call after an unknown outcome succeeds whether the first attempt landed or
+not, and never bumps the version twice. We chose this over a request id because it needs no new
+column or argument and a blind retry of the same call (the failover bench's, a whole
+transaction re-run) stays correct. Its two edges, both harmless: a *different* writer that
+stored the identical document from the same version also makes the retry succeed (the state
+is what this write asked for, at the version it would have made); and if yet another write
+landed after this one before the retry, the retry raises :class:`StaleVersionError`, which is
+the truth the caller must act on anyway (the current state is no longer the one it built on).
+Documents are canonically encoded (:func:`check_state`), so "the same document" is a string
+comparison.
 """
 
 from __future__ import annotations

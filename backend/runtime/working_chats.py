@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.runtime.events import EventLog
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.ports import ChatPort
 from backend.runtime.records import RUN_END_EVENTS, EventType, RunRecord
 from backend.runtime.state import SessionStateStore
@@ -183,7 +184,7 @@ class WorkingChats:
     def _build(self, chat_id: str, chat: ChatPort) -> WorkingChat:
         session = chat.session  # opens (creates) the file first
         database = chat.database
-        store = RuntimeStore(database)
+        store = runtime_store_for(database)
         states = SessionStateStore(store, max_bytes=self._max_state_bytes, clock=self._clock)
         return WorkingChat(chat_id, chat, session, database, store, states, self.event_log(chat_id))
 

@@ -22,20 +22,22 @@ Callers own the transaction; this class keeps no state besides its connection.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from backend.sessions.attachments import Loader, Payload, gather_payloads, payload_slices
-from backend.sessions.encoding import EncodedMessage
-from backend.storage import Database
+from backend.sessions.encoding import EncodedMessage, json_list
+from backend.storage import Scope
 
 
 class AttachmentStore:
     """SQL of the attachment tables of one conversation file."""
 
-    def __init__(self, database: Database, shared: Loader | None = None) -> None:
+    def __init__(self, database: Scope, shared: Loader | None = None) -> None:
         self.db = database
         self._shared = shared
+
+    id_list: Callable[[Iterable[str]], object] = staticmethod(json_list)
+    """How a list of ids or hashes is bound (the PostgreSQL twin binds an array)."""
 
     _SELECT_PAYLOAD_EXISTS = "SELECT 1 FROM session_attachment_meta WHERE hash = ?"
     _INSERT_PAYLOAD_META = (
@@ -107,7 +109,7 @@ class AttachmentStore:
 
     def drop_references(self, session_id: str, message_ids: list[str]) -> None:
         """Forget what the (deleted) rows referenced, and the payloads left orphaned."""
-        ids_json = json.dumps(message_ids)
+        ids_json = self.id_list(message_ids)
         hashes = [
             row["hash"]
             for row in self.db.query(self._SELECT_REFERENCES_OF_ANY, (session_id, ids_json))
@@ -149,7 +151,7 @@ class AttachmentStore:
 
     def _collect_garbage(self, hashes: Sequence[str]) -> None:
         """Delete the payloads among ``hashes`` that no message references any more."""
-        hashes_json = json.dumps(list(hashes))
+        hashes_json = self.id_list(hashes)
         self.db.execute(self._DELETE_ORPHAN_CHUNKS, (hashes_json,))
         self.db.execute(self._DELETE_ORPHAN_META, (hashes_json,))
 
@@ -163,7 +165,8 @@ class AttachmentStore:
 
     def load_payloads(self, hashes: set[str]) -> dict[str, tuple[bytes, str]]:
         """``{hash: (bytes, media_type)}`` for the stored payloads among ``hashes``."""
-        found = gather_payloads(self.db.query(self._SELECT_PAYLOADS, (json.dumps(sorted(hashes)),)))
+        rows = self.db.query(self._SELECT_PAYLOADS, (self.id_list(sorted(hashes)),))
+        found = gather_payloads(rows)
         if self._shared is not None and len(found) < len(hashes):
             found.update(self._shared(hashes - found.keys()))
         return found

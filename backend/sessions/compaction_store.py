@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from backend.sessions.overlays import COMPACTION_PREFIX
 from backend.sessions.records import StoredCompaction
-from backend.storage import Database
+from backend.storage import Scope
 
 
 class CompactionStore:
     """SQL and cache of ``session_compactions`` for one conversation file."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Scope) -> None:
         self.db = database
         self._cache: dict[str, list[StoredCompaction]] = {}
 

@@ -7,7 +7,9 @@ overlay echo, has non-empty text parts) and the schema stay in this package.
 
 Each ``open`` is a short-lived connection of its own, so it sees exactly the committed state
 of the file, never another thread's open transaction, and a missing file (a chat never
-written) is reported as ``None`` instead of being created.
+written) is reported as ``None`` instead of being created. On PostgreSQL the path names the
+conversation's scope (:mod:`backend.sessions.location`), "missing" is a scope no conversation
+was opened on, and nothing touches the disk.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from backend.sessions.schema import has_session_tables
+from backend.sessions.location import configured_storage, open_conversation
+from backend.sessions.schema import MIGRATION_COMPONENT, has_session_tables
 from backend.sessions.store import SessionStore
 from backend.storage import Database
 
@@ -31,6 +34,9 @@ class SearchableDocuments:
     @contextlib.contextmanager
     def open(cls, path: str | Path) -> Iterator[SearchableDocuments | None]:
         """The documents of the file at ``path``; ``None`` when it holds no conversation."""
+        if configured_storage() != "sqlite":
+            yield from _open_scope(cls, path)
+            return
         if not Path(path).exists():
             yield None
             return
@@ -50,3 +56,19 @@ class SearchableDocuments:
         ids = None if message_ids is None else sorted(set(message_ids))
         with self._store.db.snapshot():
             return self._store.index.searchable_texts(session_id, ids)
+
+
+def _open_scope(
+    cls: type[SearchableDocuments], path: str | Path
+) -> Iterator[SearchableDocuments | None]:
+    """``SearchableDocuments.open`` on PostgreSQL (loads psycopg only then)."""
+    from backend.sessions import pg_schema
+    from backend.sessions.pg_store import PgSessionStore
+
+    opened = open_conversation(path)
+    try:
+        scope = pg_schema.postgres_scope(opened.scope)
+        scope.migrate(MIGRATION_COMPONENT, pg_schema.MIGRATIONS)
+        yield cls(PgSessionStore(scope)) if pg_schema.holds_conversation(scope) else None
+    finally:
+        opened.close()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,12 @@ from backend.sessions.attachments import (
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES, split_content
 from backend.sessions.sanitize import dump_json
 from backend.sessions.tokens import estimate_row_tokens
+
+
+def json_list(values: Iterable[str]) -> str:
+    """A list of ids or hashes as one bound parameter: a JSON array for ``json_each(?)``."""
+    return json.dumps(list(values))
+
 
 _NO_PAYLOADS: dict[str, Payload] = {}  # shared, never mutated: most messages carry no media
 _NO_REFERENCES: frozenset[str] = frozenset()

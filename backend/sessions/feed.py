@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 
 from backend.sessions.events import SessionChangeEvent, SessionChangeListener
-from backend.storage import Database
+from backend.storage import Scope
 
 logger = logging.getLogger("backend.sessions")
 
@@ -32,7 +32,7 @@ _CANCELLED = object()
 class ChangeFeed:
     """Ordered, after-commit fan-out of one file's change events."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Scope) -> None:
         self._db = database
         self._listeners: list[SessionChangeListener] = []
         self._mutex = threading.Lock()

@@ -18,10 +18,11 @@ Callers hold ``database.lock`` (or a snapshot).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from backend.sessions.compaction_store import CompactionStore
-from backend.storage import Database
+from backend.storage import Row, Scope
 
 MAX_PATH_DEPTH = 10_000
 """A path walk stops ``MAX_PATH_DEPTH`` parents above the leaf: at most 10,001 rows per read."""
@@ -65,9 +66,13 @@ _WALK_UP = """
 class PathReader:
     """Tree walks over one conversation file's message rows."""
 
-    def __init__(self, database: Database, compactions: CompactionStore) -> None:
+    def __init__(self, database: Scope, compactions: CompactionStore) -> None:
         self.db = database
         self._compactions = compactions
+
+    def _walk(self, sql: str, session_id: str, leaf_id: str, cap: int) -> Sequence[Row]:
+        """Run one of the walks below (they name their parameters)."""
+        return self.db.query(sql, {"sid": session_id, "leaf": leaf_id, "cap": cap})
 
     _SELECT_PATH = (
         _WALK_UP
@@ -93,9 +98,7 @@ class PathReader:
         """The root-to-leaf path ending at ``leaf_id`` with per-row sizes; empty if unknown."""
         if leaf_id is None:
             return BranchPath()
-        rows = self.db.query(
-            self._SELECT_PATH, {"sid": session_id, "leaf": leaf_id, "cap": MAX_PATH_DEPTH}
-        )
+        rows = self._walk(self._SELECT_PATH, session_id, leaf_id, MAX_PATH_DEPTH)
         hidden = self._compactions.hidden_ids(session_id)
         visible = [
             PathRow(
@@ -122,9 +125,7 @@ class PathReader:
 
     def path_ids(self, session_id: str, leaf_id: str, cap: int = MAX_PATH_DEPTH) -> list[str]:
         """Ids (hidden ones included) from the root, or from ``cap`` rows up, down to the leaf."""
-        rows = self.db.query(
-            self._SELECT_PATH_IDS, {"sid": session_id, "leaf": leaf_id, "cap": cap}
-        )
+        rows = self._walk(self._SELECT_PATH_IDS, session_id, leaf_id, cap)
         return [row["id"] for row in rows]
 
     _SELECT_PATH_TOKENS = """
@@ -141,9 +142,7 @@ class PathReader:
 
     def path_tokens(self, session_id: str, leaf_id: str) -> list[tuple[str, int]]:
         """``(id, token_estimate)`` of every row (hidden ones included), root first."""
-        rows = self.db.query(
-            self._SELECT_PATH_TOKENS, {"sid": session_id, "leaf": leaf_id, "cap": MAX_PATH_DEPTH}
-        )
+        rows = self._walk(self._SELECT_PATH_TOKENS, session_id, leaf_id, MAX_PATH_DEPTH)
         return [(row["id"], row["token_estimate"]) for row in rows]
 
     # ``IS`` rather than ``=``: a ``None`` parent lists the roots (an edited first message).

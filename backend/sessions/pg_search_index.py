@@ -1,10 +1,13 @@
 """Message search of a conversation on PostgreSQL: the twin of ``backend.sessions.search_index``.
 
-What is indexed, when, and the lazy build (first search backfills every message in one
-transaction; from then on each write updates its documents) are inherited; the tables differ:
+What is indexed, when, and the lazy build (first search backfills every message of the
+conversation in one transaction; from then on each write updates its documents) are
+inherited; the tables differ (created by :mod:`backend.sessions.pg_schema`, every row keyed by
+the conversation's scope first):
 
-    session_search        (doc, id, session_id, role, content)   one row per searchable message
-    session_search_parts  (doc, part, tsv)                        its text as tsvector parts
+    session_search_scopes (scope)                                  the index was built
+    session_search        (scope, doc) id, session_id, role, content   one row per message
+    session_search_parts  (scope, doc, part) tsv                    its text as tsvector parts
 
 ``doc`` is the same ``fts_rowid`` the SQLite index keys by, and deleting a document deletes
 its parts (``ON DELETE CASCADE``). The ``tsvector`` parts and the query come from
@@ -18,67 +21,63 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from typing_extensions import override
+
 from backend.sessions.overlays import COMPACTION_PREFIX
 from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
 from backend.sessions.records import SearchResult
 from backend.sessions.search import fts_rowid
 from backend.sessions.search_index import Document, SearchIndex
 
-_RANK = RANK_EXPRESSION.format(document="p.tsv", query="?::tsquery")
+_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
 
 
 class PgSearchIndex(SearchIndex):
-    """SQL of ``session_search`` / ``session_search_parts`` on a PostgreSQL scope."""
+    """SQL of the search tables of one conversation on PostgreSQL (a ``ScopeKeyed`` scope)."""
 
-    _EXISTS = "SELECT to_regclass('session_search') IS NOT NULL"
-    _CREATE_FTS = (
-        "CREATE TABLE session_search (doc bigint PRIMARY KEY, id text NOT NULL, "
-        "session_id text NOT NULL, role text NOT NULL, content text NOT NULL)"
-    )
-    _CREATE_PARTS = (
-        "CREATE TABLE session_search_parts (doc bigint NOT NULL "
-        "REFERENCES session_search ON DELETE CASCADE, part integer NOT NULL, "
-        "tsv tsvector NOT NULL, PRIMARY KEY (doc, part))"
-    )
-    _CREATE_BY_SESSION = "CREATE INDEX session_search_by_session ON session_search (session_id)"
-    _CREATE_TSV_INDEX = (
-        "CREATE INDEX session_search_parts_tsv ON session_search_parts USING gin (tsv)"
+    _EXISTS = "SELECT 1 FROM session_search_scopes WHERE scope = ?"
+    _CREATE_FTS = "INSERT INTO session_search_scopes (scope) VALUES (?) ON CONFLICT DO NOTHING"
+    _SELECT_ALL_FOR_INDEX = (
+        "SELECT session_id, id, role, content, content_chunks FROM session_messages WHERE scope = ?"
     )
     _INSERT_DOC = (
-        "INSERT INTO session_search (doc, id, session_id, role, content) VALUES (?, ?, ?, ?, ?)"
+        "INSERT INTO session_search (scope, doc, id, session_id, role, content)"
+        " VALUES (?, ?, ?, ?, ?, ?)"
     )
-    _INSERT_PART = "INSERT INTO session_search_parts (doc, part, tsv) VALUES (?, ?, ?::tsvector)"
-    _UNINDEX = "DELETE FROM session_search WHERE doc = ?"
-    _SELECT_INDEXED = "SELECT role, content FROM session_search WHERE doc = ?"
-    _CLEAR_INDEX = "DELETE FROM session_search WHERE session_id = ?"
+    _INSERT_PART = (
+        "INSERT INTO session_search_parts (scope, doc, part, tsv) VALUES (?, ?, ?, ?::tsvector)"
+    )
+    _UNINDEX = "DELETE FROM session_search WHERE scope = ? AND doc = ?"
+    _SELECT_INDEXED = "SELECT role, content FROM session_search WHERE scope = ? AND doc = ?"
+    _CLEAR_INDEX = "DELETE FROM session_search WHERE scope = ? AND session_id = ?"
     _SEARCH_PARTS = f"""
         SELECT d.id, d.role, d.content, -max({_RANK}) AS rank
-        FROM session_search AS d JOIN session_search_parts AS p ON p.doc = d.doc
-        WHERE p.tsv @@ ?::tsquery AND d.session_id = ?
+        FROM (SELECT ?::text AS scope, ?::tsquery AS q, ?::text AS sid, ?::text AS prefix) AS k
+        JOIN session_search AS d ON d.scope = k.scope AND d.session_id = k.sid
+        JOIN session_search_parts AS p ON p.scope = d.scope AND p.doc = d.doc
+        WHERE p.tsv @@ k.q
           AND d.id NOT IN (
-            SELECT ? || c.id FROM session_compactions AS c WHERE c.session_id = ?
+            SELECT k.prefix || c.id FROM session_compactions AS c
+            WHERE c.scope = k.scope AND c.session_id = k.sid
           )
           AND EXISTS (
-            SELECT 1 FROM session_messages AS m WHERE m.session_id = ? AND m.id = d.id
+            SELECT 1 FROM session_messages AS m
+            WHERE m.scope = k.scope AND m.session_id = k.sid AND m.id = d.id
           )
-        GROUP BY d.doc
+        GROUP BY d.scope, d.doc
         ORDER BY rank, d.doc
         LIMIT ?
     """
 
+    @override
     def _table_exists(self) -> bool:
-        row = self.db.query_one(self._EXISTS)
-        return bool(row is not None and row[0])
+        return self.db.query_one(self._EXISTS) is not None
 
+    @override
     def _create(self) -> None:
-        for statement in (
-            self._CREATE_FTS,
-            self._CREATE_PARTS,
-            self._CREATE_BY_SESSION,
-            self._CREATE_TSV_INDEX,
-        ):
-            self.db.execute(statement)
+        self.db.execute(self._CREATE_FTS)
 
+    @override
     def _write_documents(self, documents: Sequence[Document]) -> None:
         self.db.executemany(self._INSERT_DOC, documents)
         parts = [
@@ -89,21 +88,20 @@ class PgSearchIndex(SearchIndex):
         if parts:
             self.db.executemany(self._INSERT_PART, parts)
 
+    @override
     def index(self, session_id: str, message_id: str, role: str, text: str) -> None:
         if text:
             self._write_documents(
                 [(fts_rowid(session_id, message_id), message_id, session_id, role, text)]
             )
 
+    @override
     def search(self, session_id: str, match: str, limit: int) -> list[SearchResult]:
         """``match`` is the FTS5 phrase ``phrase_query`` built, read back as its tsquery."""
         query = match_tsquery(match)
         if query is None:
             return []
-        rows = self.db.query(
-            self._SEARCH_PARTS,
-            (query, query, session_id, COMPACTION_PREFIX, session_id, session_id, limit),
-        )
+        rows = self.db.query(self._SEARCH_PARTS, (query, session_id, COMPACTION_PREFIX, limit))
         return [
             SearchResult(row["id"], row["role"], row["content"], float(row["rank"])) for row in rows
         ]

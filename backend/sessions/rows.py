@@ -18,14 +18,13 @@ Callers hold ``database.lock`` (or a snapshot) so that rows and slices describe 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from backend.sessions.attachment_store import AttachmentStore
 from backend.sessions.attachments import find_pointers, resolve_attachments
-from backend.sessions.encoding import decode_content
-from backend.storage import Database
+from backend.sessions.encoding import decode_content, json_list
+from backend.storage import Scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +40,12 @@ class StoredRow:
 class RowReader:
     """Point reads of one conversation file's message rows."""
 
-    def __init__(self, database: Database, attachments: AttachmentStore) -> None:
+    def __init__(self, database: Scope, attachments: AttachmentStore) -> None:
         self.db = database
         self._attachments = attachments
+
+    id_list: Callable[[Iterable[str]], object] = staticmethod(json_list)
+    """How a list of ids is bound (the PostgreSQL twin binds an array)."""
 
     _SELECT_EXISTS = "SELECT 1 FROM session_messages WHERE session_id = ? AND id = ?"
 
@@ -100,7 +102,7 @@ class RowReader:
         if message_ids is None:
             rows = self.db.query(self._SELECT_ALL_CONTENTS, (session_id,))
         else:
-            ids = json.dumps(list(message_ids))
+            ids = self.id_list(message_ids)
             rows = self.db.query(self._SELECT_CONTENTS, (session_id, ids))
         chunked = [row["id"] for row in rows if row["content_chunks"]]
         continuations = self.continuations(session_id, chunked) if chunked else {}
@@ -121,7 +123,7 @@ class RowReader:
         """``{id: [slice 1, slice 2, ...]}`` of the chunked rows among ``message_ids``."""
         slices: dict[str, list[str]] = {}
         for row in self.db.query(
-            self._SELECT_CONTINUATIONS, (session_id, json.dumps(list(message_ids)))
+            self._SELECT_CONTINUATIONS, (session_id, self.id_list(message_ids))
         ):
             slices.setdefault(row["id"], []).append(row["content"])
         return slices

@@ -32,7 +32,7 @@ Invariants:
 
 from __future__ import annotations
 
-from backend.storage import Database
+from backend.storage import Database, Scope
 
 MIGRATION_COMPONENT = "sessions"
 RETIRED_FILE_MARK = 0x52455449  # "RETI": the user_version of a file about to be deleted
@@ -112,7 +112,7 @@ _CREATE_TABLES = (
 )
 
 
-def m001_create_session_tables(db: Database) -> None:
+def m001_create_session_tables(db: Scope) -> None:
     """The conversation store's tables (schema version 1)."""
     for statement in _CREATE_TABLES:
         db.execute(statement)
@@ -129,7 +129,7 @@ def has_session_tables(database: Database) -> bool:
     return database.table_exists("session_messages")
 
 
-def mark_retired(database: Database) -> None:
+def mark_retired(database: Scope) -> None:
     """Mark the file retired: every store on it refuses writes from its next one on.
 
     One commit (it waits for a write in progress, so that write lands before the mark).
@@ -137,6 +137,6 @@ def mark_retired(database: Database) -> None:
     database.execute(_MARK_RETIRED)
 
 
-def is_marked_retired(database: Database) -> bool:
+def is_marked_retired(database: Scope) -> bool:
     row = database.query_one(_READ_MARK)
     return row is not None and row[0] == RETIRED_FILE_MARK

@@ -33,7 +33,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Final
+from typing import Any, Final
 
 from backend.errors import NotFoundError
 from backend.sessions.attachment_store import AttachmentStore
@@ -47,7 +47,7 @@ from backend.sessions.schema import MIGRATION_COMPONENT, MIGRATIONS, is_marked_r
 from backend.sessions.search_index import SearchIndex
 from backend.sessions.token_memo import TokenMemo, derive_memo, names_an_overlay
 from backend.sessions.writes import MessageWriter
-from backend.storage import Database
+from backend.storage import Scope
 
 
 @dataclass(slots=True)
@@ -66,25 +66,34 @@ NOT_INSERTED: Final = _NotInserted.NOT_INSERTED
 class SessionStore:
     """The storage engine under every ``Session`` handle of one file."""
 
+    # The stores it composes, and its schema: the PostgreSQL twin (``pg_store``) names its own.
+    migrations: Sequence[Callable[[Any], None]] = MIGRATIONS
+    attachment_store: type[AttachmentStore] = AttachmentStore
+    compaction_store: type[CompactionStore] = CompactionStore
+    row_reader: type[RowReader] = RowReader
+    path_reader: type[PathReader] = PathReader
+    search_index: type[SearchIndex] = SearchIndex
+    message_writer: type[MessageWriter] = MessageWriter
+
     def __init__(
         self,
-        database: Database,
+        database: Scope,
         retired_error: Callable[[], Exception] | None = None,
         shared_attachments: Loader | None = None,
     ) -> None:
-        self.db = database
-        database.migrate(MIGRATION_COMPONENT, MIGRATIONS)
-        self.retired = is_marked_retired(database)
+        database.migrate(MIGRATION_COMPONENT, self.migrations)
+        self.db = self._statements(database)
+        self.retired = self._open_retired(database)
         """Sticky: once the file is known to be retired, every write raises ``retired_error``."""
         self.retired_error = retired_error or partial(
-            NotFoundError, "conversation file", str(database.path)
+            NotFoundError, "conversation file", self._location(database)
         )
-        self.attachments = AttachmentStore(database, shared_attachments)
-        self.compactions = CompactionStore(database)
-        self.rows = RowReader(database, self.attachments)
-        self.paths = PathReader(database, self.compactions)
-        self.index = SearchIndex(database, self.rows, self.compactions)
-        self._writer = MessageWriter(database, self.attachments, self.compactions, self.index)
+        self.attachments = self.attachment_store(self.db, shared_attachments)
+        self.compactions = self.compaction_store(self.db)
+        self.rows = self.row_reader(self.db, self.attachments)
+        self.paths = self.path_reader(self.db, self.compactions)
+        self.index = self.search_index(self.db, self.rows, self.compactions)
+        self._writer = self.message_writer(self.db, self.attachments, self.compactions, self.index)
         self._tails: dict[str, _Tail] = {}
         self._memos: dict[str, TokenMemo] = {}
         self._data_version = self._read_data_version()
@@ -94,6 +103,23 @@ class SessionStore:
         self._restructured: set[str] = set()
         self._settle_armed = False
         self._forgetters: dict[str, Callable[[], None]] = {}
+
+    # ── what differs by engine (overridden by the PostgreSQL twin) ──
+
+    def _statements(self, database: Scope) -> Scope:
+        """What the stores run their statements on: the file itself."""
+        return database
+
+    def _open_retired(self, database: Scope) -> bool:
+        """Whether the file is retired, read when the store opens."""
+        return is_marked_retired(database)
+
+    def _is_retired(self) -> bool:
+        return is_marked_retired(self.db)
+
+    @staticmethod
+    def _location(database: Scope) -> str:
+        return str(getattr(database, "path", ""))
 
     # ── cache coherence ─────────────────────────────────────────────
 
@@ -111,7 +137,7 @@ class SessionStore:
 
     def _after_foreign_commit(self, version: int) -> None:
         self._data_version = version
-        if not self.retired and is_marked_retired(self.db):
+        if not self.retired and self._is_retired():
             self.retired = True
         self._tails.clear()
         self._memos.clear()

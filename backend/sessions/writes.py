@@ -19,16 +19,15 @@ Invariants:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from backend.sessions.attachment_store import AttachmentStore
 from backend.sessions.compaction_store import CompactionStore
-from backend.sessions.encoding import EncodedMessage
+from backend.sessions.encoding import EncodedMessage, json_list
 from backend.sessions.rows import StoredRow
 from backend.sessions.search import indexed_text
 from backend.sessions.search_index import SearchIndex
-from backend.storage import Database
+from backend.storage import Scope
 
 # sqlite3 binds str, int, float and bytearray directly, but looks every other value (bytes
 # included) up in its adapter registry first: a failed attribute lookup that builds and clears
@@ -42,7 +41,7 @@ class MessageWriter:
 
     def __init__(
         self,
-        database: Database,
+        database: Scope,
         attachments: AttachmentStore,
         compactions: CompactionStore,
         index: SearchIndex,
@@ -51,6 +50,9 @@ class MessageWriter:
         self._attachments = attachments
         self._compactions = compactions
         self._index = index
+
+    id_list: Callable[[Iterable[str]], object] = staticmethod(json_list)
+    """How a list of ids is bound (the PostgreSQL twin binds an array)."""
 
     _INSERT_MESSAGE = (
         "INSERT OR IGNORE INTO session_messages (session_id, id, seq, parent_id, type, role,"
@@ -170,12 +172,12 @@ class MessageWriter:
         False when none of ``message_ids`` exists (nothing written).
         """
         targets = self.db.query(
-            self._SELECT_DELETE_TARGETS, (session_id, json.dumps(list(message_ids)))
+            self._SELECT_DELETE_TARGETS, (session_id, self.id_list(message_ids))
         )
         if not targets:
             return False
         parents = {row["id"]: row["parent_id"] for row in targets}
-        ids_json = json.dumps(list(parents))
+        ids_json = self.id_list(parents)
         for child in self.db.query(self._SELECT_CHILDREN_OF_ANY, (session_id, ids_json)):
             if child["id"] in parents:
                 continue
@@ -186,7 +188,7 @@ class MessageWriter:
         self.db.execute(self._DELETE_MESSAGES, (session_id, ids_json))
         chunked = [row["id"] for row in targets if row["content_chunks"]]
         if chunked:
-            self.db.execute(self._DELETE_CONTINUATIONS, (session_id, json.dumps(chunked)))
+            self.db.execute(self._DELETE_CONTINUATIONS, (session_id, self.id_list(chunked)))
         self._attachments.drop_references(session_id, list(parents))
         if self._index.exists:
             self._index.unindex(session_id, parents)

@@ -4,7 +4,8 @@ Reflex logs an event it cannot route (an unknown handler name, which any client 
 with the event's whole ``router_data``: the handshake headers, so the sender's session cookie,
 and the whole payload (a 500 KB argument is 500 KB of log per event). The filter rewrites
 such a record before any handler writes it: cookie and authorization values are replaced,
-and the message is cut to :data:`MAX_LOGGED_CHARS`.
+and the message is cut to :data:`MAX_LOGGED_CHARS`. Every record of the process is made
+well-formed first (:mod:`backend.log_records`), so no log line can fail to be written.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 
+from backend import log_records
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.reflex_seam import event_logger
 
@@ -35,7 +37,9 @@ class _Redact(logging.Filter):
 
 
 def install() -> None:
-    """Redact the records of Reflex's event processor (idempotent)."""
+    """Redact the records of Reflex's event processor; make every record well-formed
+    (idempotent)."""
+    log_records.install()
     logger = event_logger()
     if not any(isinstance(f, _Redact) for f in logger.filters):
         logger.addFilter(_Redact())

@@ -266,7 +266,7 @@ class TestSchemaUpgrade:
 
 
 class TestNoDeadlock:
-    @pytest.mark.timeout(30)
+    @pytest.mark.timeout(2 * WAIT_S)  # a deadlock hangs: fail instead
     def test_a_flush_never_waits_for_a_chat_whose_writer_waits_for_the_directory(self, chats):
         import threading
 
@@ -288,7 +288,7 @@ class TestNoDeadlock:
             thread.start()
             assert writer_inside.wait(WAIT_S)
             chats.flush_index()
-        thread.join(10)
+        thread.join(WAIT_S)
         assert done.is_set()
         assert [h.message_id for h in chats.search_messages("before")] == ["m1"]
         assert [h.message_id for h in chats.search_messages("during")] == ["m2"]

@@ -39,7 +39,7 @@ MiB = 1024 * 1024
 
 def provider(server, **limits):
     return OpenAICompatibleProvider(
-        base_url=server.base_url, model="fake-model", connect_timeout_s=2.0, **limits
+        base_url=server.base_url, model="fake-model", connect_timeout_s=MARGIN_S, **limits
     )
 
 

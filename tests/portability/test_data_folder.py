@@ -32,6 +32,7 @@ from backend.data_folder import (
 from backend.endpoints import ModelEndpoints
 from backend.portability import backup_data_dir, restore_data_dir
 from backend.runtime import ChatRuntime
+from backend.sharing import ChatRef, Sharing
 from tests.portability.conftest import PNG
 
 PASSWORD = "correct horse battery staple"
@@ -103,6 +104,10 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Written]:
         chats.set_shared_context("memory", "Keeps the kayak in the boathouse.")
         AgentLibrary(chats.database).create(AgentSpec(name="Guide", instructions="Be brief."))
         asyncio.run(run_one_turn(settings, chats, chat.id))
+        seen |= files_of(data_dir)
+    with Accounts(settings) as accounts, Sharing(settings, accounts) as sharing:
+        accounts.create_user(admin.id, "guest", PASSWORD)
+        sharing.share(admin, ChatRef(owner_id=admin.id, chat_id=chat.id), "guest", "viewer")
         seen |= files_of(data_dir)
     seen |= files_of(data_dir)
     yield Written(data_dir, seen, admin.id, chat.id, fork.id)

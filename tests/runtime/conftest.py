@@ -1,3 +1,4 @@
+import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -5,12 +6,24 @@ import pytest
 
 from backend.chats import Chats
 from backend.runtime import ChatRuntime
+from backend.runtime.pg_store import runtime_store_for
+from backend.runtime.redis_locks import RedisLockStore
 from backend.runtime.store import RuntimeStore
-from backend.storage import Database
 from tests.runtime.helpers import make_runtime
+from tests.support.app_server import start_redis
 from tests.support.fixtures import anyio_backend, fake_openai
+from tests.support.runtime_scopes import file_scope
 
-__all__ = ["anyio_backend", "chats", "closing", "fake_openai", "open_runtime", "store"]
+__all__ = [
+    "anyio_backend",
+    "chats",
+    "closing",
+    "fake_openai",
+    "locks",
+    "open_runtime",
+    "redis_url",
+    "store",
+]
 
 
 @pytest.fixture
@@ -46,11 +59,31 @@ def open_runtime(tmp_path, chats, closing) -> Callable[..., ChatRuntime]:
     return open_
 
 
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """A ``redis-server`` of the module's own on a free loopback port."""
+    server = start_redis(tmp_path_factory.mktemp("redis"))
+    yield server.url
+    server.stop()
+
+
 @pytest.fixture
-def store(tmp_path):
-    """The runtime tables of one chat file, with conversation ``c1`` recorded."""
-    db = Database(tmp_path / "chat.sqlite")
-    store = RuntimeStore(db)
+async def locks(redis_url):
+    """Run leases on that Redis (a ``FencedLockStore``), keys of the test's own."""
+    store = RedisLockStore.from_url(redis_url, prefix=f"test:{uuid.uuid4().hex}:")
+    yield store
+    await store.aclose()
+
+
+@pytest.fixture
+def store(tmp_path, storage):
+    """The runtime tables of one chat's scope, on each engine, with conversation ``c1``."""
+    with file_scope(storage, tmp_path / "chat.sqlite") as db:
+        yield recorded_conversation(runtime_store_for(db))
+
+
+def recorded_conversation(store: RuntimeStore) -> RuntimeStore:
+    """``store`` with conversation ``c1`` recorded (what every store test starts from)."""
     store.ensure_conversation(
         "c1",
         tenant_id="t",
@@ -62,5 +95,4 @@ def store(tmp_path):
         title="",
         now=1,
     )
-    yield store
-    db.close()
+    return store

@@ -176,10 +176,10 @@ class TestSigkillWhileAReplyStreams:
 
 class TestShutdownInProcess:
     async def test_a_reply_being_streamed_is_saved_interrupted_and_queued_runs_stay_queued(
-        self, tmp_path, chats
+        self, chats, open_runtime
     ):
         held = Hold()
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(["so far ", held]))
+        runtime = open_runtime(ScriptedModel(["so far ", held]))
         chat_id = chats.create_chat().id
         first = await runtime.send_message(chat_id, "one")
         second = await runtime.send_message(chat_id, "two")
@@ -202,9 +202,11 @@ class _ClosableModel(ScriptedModel):
 
 
 class TestReleasingAnIdleRuntime:
-    async def test_the_shared_model_stays_open_and_no_new_message_is_taken(self, tmp_path, chats):
+    async def test_the_shared_model_stays_open_and_no_new_message_is_taken(
+        self, chats, open_runtime
+    ):
         model = _ClosableModel(["hello"])
-        runtime = make_runtime(tmp_path, chats, model)
+        runtime = open_runtime(model)
         chat_id = chats.create_chat().id
         ticket = await runtime.send_message(chat_id, "one")
         await runtime.wait_idle(chat_id)

@@ -31,9 +31,9 @@ async def _answered(runtime, chat_id: str, text: str) -> None:
 
 class TestEventLogsAreReleased:
     async def test_watching_a_chat_never_written_keeps_its_log_only_while_watched(
-        self, tmp_path, chats
+        self, chats, open_runtime
     ):
-        runtime = make_runtime(tmp_path, chats, ScriptedModel())
+        runtime = open_runtime(ScriptedModel())
         chat_id = chats.create_chat().id
         watching = runtime.subscribe(chat_id)
         first = asyncio.ensure_future(anext(watching))
@@ -47,12 +47,11 @@ class TestEventLogsAreReleased:
             await watching.aclose()
         assert runtime.footprint().event_logs == 0
         assert runtime.footprint().watchers == 0
-        await runtime.shutdown()
 
     async def test_logs_of_chats_released_from_the_runtime_are_dropped_once_unwatched(
-        self, tmp_path, chats
+        self, chats, open_runtime
     ):
-        runtime = make_runtime(tmp_path, chats, ScriptedModel(default="ok"))
+        runtime = open_runtime(ScriptedModel(default="ok"))
         for n in range(MAX_IDLE_CONVERSATIONS + 8):
             await _answered(runtime, chats.create_chat().id, f"hello {n}")
         footprint = runtime.footprint()

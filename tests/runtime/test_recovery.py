@@ -53,7 +53,7 @@ def _run_row(chats: Chats, chat_id: str, run_id: str):
 
 class TestAReplyWhoseProcessStopped:
     async def test_is_ended_for_watchers_once_its_process_is_gone_and_not_before(
-        self, tmp_path, chats
+        self, tmp_path, chats, open_runtime
     ):
         chat_id = chats.create_chat().id
         assert chats.get_chat(chat_id).session  # the file exists, as once a tab has shown it
@@ -68,7 +68,7 @@ class TestAReplyWhoseProcessStopped:
             run_id, assistant_id = line.split()
             # Another worker of the same app opens the chat (which looks at its runs) and
             # watches it while the reply streams there.
-            runtime = make_runtime(tmp_path, chats, ScriptedModel())
+            runtime = open_runtime(ScriptedModel())
             status = await runtime.run_status(chat_id)
             assert status.running is not None and status.running.id == run_id
             assert _run_row(chats, chat_id, run_id).status == RunStatus.RUNNING
@@ -93,7 +93,6 @@ class TestAReplyWhoseProcessStopped:
         reply = chats.get_chat(chat_id).session.get_message(assistant_id)
         assert reply["metadata"]["status"] == "failed"
         assert reply["parts"] == [{"type": "text", "text": "partial "}]  # the checkpoint kept
-        await runtime.aclose()
 
     async def test_in_this_process_watching_alone_recovers_it_keeping_the_saved_reply(
         self, tmp_path, chats, open_runtime

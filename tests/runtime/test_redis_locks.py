@@ -29,25 +29,17 @@ from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import events_until_done, make_runtime, settings, texts
 from tests.runtime.processes import two_processes_send
-from tests.support.app_server import start_redis
 from tests.support.deadlines import CHILD_START_S, MARGIN_S, until
 from tests.support.scripted_model import Hold, ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    server = start_redis(tmp_path_factory.mktemp("redis"))
-    yield server.url
-    server.stop()
-
-
 @pytest.fixture
-async def locks(redis_url):
-    store = RedisLockStore.from_url(redis_url, prefix=f"test:{uuid.uuid4().hex}:")
-    yield store
-    await store.aclose()
+def other_worker_chats(tmp_path):
+    """A second directory on the ``chats`` fixture's folder, as another worker opens it."""
+    with Chats(tmp_path / "data", "user1") as directory:
+        yield directory
 
 
 class TestRedisLockStore:
@@ -122,14 +114,13 @@ class _PausableHeartbeat(RedisLockStore):
 
 class TestAHolderWhoseLeaseExpiredMidReply:
     async def test_its_late_commit_is_refused_and_the_history_holds_the_new_holders_turn(
-        self, tmp_path, redis_url
+        self, tmp_path, redis_url, chats, other_worker_chats
     ):
         prefix = f"test:{uuid.uuid4().hex}:"
         stalled = _PausableHeartbeat.from_url(redis_url, prefix=prefix)
         stalled.resumed = asyncio.Event()
         other = RedisLockStore.from_url(redis_url, prefix=prefix)
-        chats_a = Chats(tmp_path / "data", "user1")  # two workers on one data folder
-        chats_b = Chats(tmp_path / "data", "user1")
+        chats_a, chats_b = chats, other_worker_chats  # two workers on one data folder
         held = Hold()
         runtime_a = make_runtime(
             tmp_path,
@@ -182,8 +173,6 @@ class TestAHolderWhoseLeaseExpiredMidReply:
         assert stale["metadata"]["status"] == "failed"
         assert a_events[-1].type == "run.failed"
         assert a_events[-1].data["error"] == LEASE_LOST_ERROR
-        chats_a.close()
-        chats_b.close()
 
 
 class TestAClaimUnderAnOlderTokenThanTheChatRemembers:

@@ -19,7 +19,7 @@ from tests.support.fake_replies import cut, hang, http_error, huge_reply, text, 
 pytestmark = pytest.mark.anyio
 
 
-def runtime_for(fake_openai, tmp_path, chats, *, timeout_s=MARGIN_S):
+def runtime_for(fake_openai, tmp_path, chats, *, timeout_s=WAIT_S):
     settings = fake_openai.settings(tmp_path / "data", timeout_s=timeout_s)
     runtime = ChatRuntime(settings, chats)
     assert isinstance(runtime.model, OpenAICompatibleProvider)
@@ -118,7 +118,7 @@ async def test_a_silent_server_times_out_and_keeps_the_partial_reply(
 ):
     fake_openai.script(hang("The answer ", "starts", seconds=WAIT_S))  # until the server stops
     # The first two chunks arrive well inside the idle limit on any machine; the stall is longer.
-    runtime = closing(runtime_for(fake_openai, tmp_path, chats))
+    runtime = closing(runtime_for(fake_openai, tmp_path, chats, timeout_s=MARGIN_S))
     _chat_id, ticket, events, session = await send(runtime, chats, "slow question")
     assert events[-1].type == "run.failed"
     assert events[-1].data["error_type"] == "ModelTimeoutError"

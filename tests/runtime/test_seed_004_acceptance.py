@@ -47,7 +47,7 @@ async def test_a_resumed_thread_runs_the_same_bound_agent_and_version_when_pinne
     model = ScriptedModel()
     pinned = directory.create_chat().id
     latest = directory.create_chat().id
-    runtime = make_runtime(tmp_path, directory, model, agents=registry)
+    runtime = closing(make_runtime(tmp_path, directory, model, agents=registry))
     await runtime.bind_agent(pinned, "helper", policy="pinned")
     await runtime.bind_agent(latest, "helper", policy="latest")
     for chat_id in (pinned, latest):
@@ -93,7 +93,7 @@ async def test_session_state_survives_across_runs_and_is_never_written_directly_
         ],
         "Could not save that.",
     )
-    runtime = make_runtime(tmp_path, directory, model)
+    runtime = closing(make_runtime(tmp_path, directory, model))
     first = await runtime.send_message(chat_id, "plan a trip")
     await events_until_done(runtime, chat_id, first.run_id)
     assert (await runtime.get_session_state(chat_id)).data == {"step": 1, "topic": "trip"}

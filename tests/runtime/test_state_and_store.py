@@ -13,13 +13,13 @@ from backend.errors import (
 )
 from backend.models import ToolCall
 from backend.runtime import SessionStateStore
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.records import RunStatus
 from backend.runtime.state_schema import MAX_DEPTH, check_state
-from backend.runtime.store import RuntimeStore
 from backend.runtime.tools import BUILTIN_TOOLS, ToolContext, run_tool
-from backend.storage import Database
 from tests.runtime.helpers import enqueue, events_until_done, make_runtime
 from tests.support.fake_directory import FakeDirectory
+from tests.support.runtime_scopes import file_scope
 from tests.support.scripted_model import ScriptedModel
 
 SCHEMA = {
@@ -37,6 +37,14 @@ SCHEMA = {
 @pytest.fixture
 def states(store):
     return SessionStateStore(store, max_bytes=200, clock=lambda: 5)
+
+
+@pytest.fixture
+def directory(tmp_path):
+    """A fake directory, closed after the runtimes a test opened over it (ask for it first)."""
+    directory = FakeDirectory(tmp_path)
+    yield directory
+    directory.close()
 
 
 class TestValidation:
@@ -111,12 +119,13 @@ class TestLimitsApplyToEveryWrite:
         assert not handle.dirty  # nothing staged
 
     @pytest.mark.anyio
-    async def test_a_turn_whose_model_proposes_a_too_deep_state_still_completes(self, tmp_path):
-        directory = FakeDirectory(tmp_path)
+    async def test_a_turn_whose_model_proposes_a_too_deep_state_still_completes(
+        self, tmp_path, directory, closing
+    ):
         chat_id = directory.create_chat().id
         deep = {"set": {"plan": _nested(1_500)}}
         model = ScriptedModel([ToolCall("t1", "update_session_state", deep)], "Kept it short.")
-        runtime = make_runtime(tmp_path, directory, model)
+        runtime = closing(make_runtime(tmp_path, directory, model))
         ticket = await runtime.send_message(chat_id, "plan everything")
         events = await events_until_done(runtime, chat_id, ticket.run_id)
         assert events[-1].type == "run.completed"
@@ -127,8 +136,6 @@ class TestLimitsApplyToEveryWrite:
         reply = directory.get_chat(chat_id).session.get_message(ticket.assistant_message_id)
         assert reply["metadata"]["status"] == "completed"
         assert reply["parts"][0]["state"] == "output-error"
-        await runtime.aclose()
-        directory.close()
 
 
 class TestSessionStateStore:
@@ -157,22 +164,21 @@ class TestSessionStateStore:
         assert states.get("c1").data == {"a": 1}
         assert states.get("c1").version == 1
 
-    def test_two_connections_racing_on_one_version_give_exactly_one_winner(self, tmp_path, store):
-        path = store.db.path
+    def test_two_connections_racing_on_one_version_give_exactly_one_winner(
+        self, tmp_path, storage, store
+    ):
         barrier = threading.Barrier(2)
         outcomes = []
 
         def writer(value):
-            db = Database(path)
-            try:
-                mine = SessionStateStore(RuntimeStore(db), clock=lambda: 1)
+            with file_scope(storage, tmp_path / "chat.sqlite") as db:
+                mine = SessionStateStore(runtime_store_for(db), clock=lambda: 1)
                 barrier.wait()
-                mine.put("c1", expected_version=0, state={"writer": value})
-                outcomes.append(("ok", value))
-            except StaleVersionError:
-                outcomes.append(("stale", value))
-            finally:
-                db.close()
+                try:
+                    mine.put("c1", expected_version=0, state={"writer": value})
+                    outcomes.append(("ok", value))
+                except StaleVersionError:
+                    outcomes.append(("stale", value))
 
         threads = [threading.Thread(target=writer, args=(v,)) for v in ("a", "b")]
         for thread in threads:
@@ -261,6 +267,7 @@ class TestRuns:
         )
         assert (again.agent_id, again.agent_version_policy) == ("assistant", "latest")
 
+    @pytest.mark.sqlite_only
     def test_runtime_tables_are_a_named_migration_of_the_chat_file(self, store):
         names = [
             r["name"]

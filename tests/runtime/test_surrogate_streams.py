@@ -7,9 +7,10 @@ in every text column (index, preview, title, run error).
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
-from backend.chats import Chats
 from backend.models import ToolCall
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.store import RuntimeStore
@@ -24,12 +25,11 @@ pytestmark = pytest.mark.anyio
 async def run_to_the_end(tmp_path, chats, model, user_text="hi"):
     """Send one message; return the chat id, the ticket and the run's events."""
     chat_id = chats.create_chat().id
-    runtime = make_runtime(tmp_path, chats, model)
-    ticket = await runtime.send_message(chat_id, user_text)
-    events = await events_until_done(runtime, chat_id, ticket.run_id)
-    await runtime.wait_idle(chat_id)
-    run = await runtime.get_run(chat_id, ticket.run_id)
-    await runtime.aclose()
+    async with contextlib.aclosing(make_runtime(tmp_path, chats, model)) as runtime:
+        ticket = await runtime.send_message(chat_id, user_text)
+        events = await events_until_done(runtime, chat_id, ticket.run_id)
+        await runtime.wait_idle(chat_id)
+        run = await runtime.get_run(chat_id, ticket.run_id)
     return chat_id, ticket, events, run
 
 
@@ -133,30 +133,28 @@ class TestALoneSurrogateFromTheUser:
 class TestOverTheHttpClient:
     """Real servers escape each half of a pair as ``\\uXXXX`` and may cut between them."""
 
-    async def test_a_pair_split_across_sse_chunks_commits_whole(self, fake_openai, tmp_path):
+    async def test_a_pair_split_across_sse_chunks_commits_whole(
+        self, fake_openai, tmp_path, chats, closing
+    ):
         fake_openai.script(text("smile ", "\ud83d", "\ude00", " done"), text("Smiles"))
-        with Chats(tmp_path / "data", "user1") as chats:
-            runtime = ChatRuntime(fake_openai.settings(tmp_path / "data"), chats)
-            chat_id = chats.create_chat().id
-            ticket = await runtime.send_message(chat_id, "hi")
-            events = await events_until_done(runtime, chat_id, ticket.run_id)
-            assert events[-1].type == "run.completed"
-            assert reply_text(chats, chat_id, ticket.assistant_message_id) == "smile 😀 done"
-            await runtime.aclose()
+        runtime = closing(ChatRuntime(fake_openai.settings(tmp_path / "data"), chats))
+        chat_id = chats.create_chat().id
+        ticket = await runtime.send_message(chat_id, "hi")
+        events = await events_until_done(runtime, chat_id, ticket.run_id)
+        assert events[-1].type == "run.completed"
+        assert reply_text(chats, chat_id, ticket.assistant_message_id) == "smile 😀 done"
 
     async def test_a_chat_holding_a_lone_surrogate_can_still_be_answered(
-        self, fake_openai, tmp_path
+        self, fake_openai, tmp_path, chats, closing
     ):
         fake_openai.script(text("lonely ", "\ud800", " half"), text("T"), text("Next."))
-        with Chats(tmp_path / "data", "user1") as chats:
-            runtime = ChatRuntime(fake_openai.settings(tmp_path / "data"), chats)
-            chat_id = chats.create_chat().id
-            await runtime.send_message(chat_id, "first")
-            await runtime.wait_idle(chat_id)
-            ticket = await runtime.send_message(chat_id, "second")
-            events = await events_until_done(runtime, chat_id, ticket.run_id)
-            assert events[-1].type == "run.completed", events[-1].data
-            assert reply_text(chats, chat_id, ticket.assistant_message_id) == "Next."
-            sent = fake_openai.requests[-1].body["messages"]
-            assert {"role": "assistant", "content": "lonely \ufffd half"} in sent
-            await runtime.aclose()
+        runtime = closing(ChatRuntime(fake_openai.settings(tmp_path / "data"), chats))
+        chat_id = chats.create_chat().id
+        await runtime.send_message(chat_id, "first")
+        await runtime.wait_idle(chat_id)
+        ticket = await runtime.send_message(chat_id, "second")
+        events = await events_until_done(runtime, chat_id, ticket.run_id)
+        assert events[-1].type == "run.completed", events[-1].data
+        assert reply_text(chats, chat_id, ticket.assistant_message_id) == "Next."
+        sent = fake_openai.requests[-1].body["messages"]
+        assert {"role": "assistant", "content": "lonely \ufffd half"} in sent

@@ -9,7 +9,7 @@ import os
 
 from backend.sessions import POINTER_PREFIX
 from backend.sessions.attachments import extract_attachments
-from tests.sessions.conftest import text_message
+from tests.sessions.conftest import raw_db, text_message
 
 
 def payload(size: int, seed: int = 0) -> bytes:
@@ -29,7 +29,7 @@ def image_message(message_id: str, data: bytes, media_type: str = "image/png") -
 
 
 def stored_row(session, message_id: str) -> str:
-    row = session._db.query_one(
+    row = raw_db(session).query_one(
         "SELECT content FROM session_messages WHERE session_id = ? AND id = ?",
         (session.id, message_id),
     )
@@ -37,11 +37,11 @@ def stored_row(session, message_id: str) -> str:
 
 
 def payload_count(session) -> int:
-    return session._db.query_one("SELECT count(*) AS n FROM session_attachment_meta")["n"]
+    return raw_db(session).query_one("SELECT count(*) AS n FROM session_attachment_meta")["n"]
 
 
 def reference_count(session) -> int:
-    return session._db.query_one("SELECT count(*) AS n FROM session_attachment_refs")["n"]
+    return raw_db(session).query_one("SELECT count(*) AS n FROM session_attachment_refs")["n"]
 
 
 class TestExtraction:
@@ -95,9 +95,11 @@ class TestExtraction:
     def test_a_2_mib_image_goes_to_the_attachment_store_not_the_chunker(self, session):
         message = image_message("img", payload(2 * 1024 * 1024))
         session.append_message(message)
-        row = session._db.query_one("SELECT content_chunks FROM session_messages WHERE id = 'img'")
+        row = raw_db(session).query_one(
+            "SELECT content_chunks FROM session_messages WHERE id = 'img'"
+        )
         assert row["content_chunks"] == 0
-        chunks = session._db.query_one("SELECT chunks FROM session_attachment_meta")["chunks"]
+        chunks = raw_db(session).query_one("SELECT chunks FROM session_attachment_meta")["chunks"]
         assert chunks == 2
         assert session.get_message("img") == message
 
@@ -164,7 +166,7 @@ class TestDeduplication:
 
     def test_splits_a_payload_larger_than_one_row_across_chunks(self, session):
         session.append_message(image_message("a", payload(2_000_000)))
-        rows = session._db.query("SELECT idx FROM session_attachment_chunks ORDER BY idx")
+        rows = raw_db(session).query("SELECT idx FROM session_attachment_chunks ORDER BY idx")
         assert [row["idx"] for row in rows] == [0, 1]
 
 
@@ -206,7 +208,8 @@ class TestReferences:
         session.delete_messages(["b"])
         assert payload_count(session) == 0
         assert (
-            session._db.query_one("SELECT count(*) AS n FROM session_attachment_chunks")["n"] == 0
+            raw_db(session).query_one("SELECT count(*) AS n FROM session_attachment_chunks")["n"]
+            == 0
         )
 
     def test_drops_payloads_a_message_stopped_referencing_on_update(self, session):

@@ -7,11 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from backend.sessions import MAX_INLINE_ROW_BYTES, Sessions, split_content
-from tests.sessions.conftest import text_message
+from tests.sessions.conftest import raw_db, text_message
 
 
 def chunk_rows(session, message_id: str) -> list[int]:
-    rows = session._db.query(
+    rows = raw_db(session).query(
         "SELECT idx FROM session_message_chunks WHERE session_id = ? AND id = ? ORDER BY idx",
         (session.id, message_id),
     )
@@ -19,7 +19,7 @@ def chunk_rows(session, message_id: str) -> list[int]:
 
 
 def content_chunks(session, message_id: str) -> int:
-    row = session._db.query_one(
+    row = raw_db(session).query_one(
         "SELECT content_chunks FROM session_messages WHERE session_id = ? AND id = ?",
         (session.id, message_id),
     )
@@ -85,11 +85,11 @@ class TestContinuationRows:
 
     def test_every_stored_slice_fits_the_row_budget(self, session):
         session.append_message(text_message("big", "é" * 2_000_000))
-        rows = session._db.query(
-            "SELECT length(CAST(content AS BLOB)) AS n FROM session_message_chunks"
-            " UNION ALL SELECT length(CAST(content AS BLOB)) FROM session_messages"
+        rows = raw_db(session).query(
+            "SELECT content FROM session_message_chunks"
+            " UNION ALL SELECT content FROM session_messages"
         )
-        assert all(row["n"] <= MAX_INLINE_ROW_BYTES for row in rows)
+        assert all(len(row["content"].encode()) <= MAX_INLINE_ROW_BYTES for row in rows)
 
     def test_an_emoji_and_cjk_body_round_trips_exactly(self, session):
         message = text_message("uni", ("😀中文🎉" * 700_000)[:2_800_000])

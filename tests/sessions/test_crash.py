@@ -38,6 +38,7 @@ def run_and_kill(path: str, run: int, rng: random.Random) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only  # the soundness of the file (PRAGMA integrity_check)
 def test_every_acknowledged_append_survives_sigkill_and_the_file_stays_sound(tmp_path):
     path = str(tmp_path / "crash.sqlite")
     rng = random.Random(20_240_601)

@@ -1,109 +1,83 @@
 """The PostgreSQL twin of a conversation's search index finds what the SQLite index finds.
 
-Both indexes run side by side over the same operations: the SQLite ``SearchIndex`` on a
-``Database``, ``PgSearchIndex`` on a ``PostgresScope`` of the tests' own server. Until the
-sessions store has its PostgreSQL twin, each engine gets the two tables the index reads of it,
-with the columns it reads (``session_messages``: ids, role, stored content; ``session_compactions``:
-ids); the index code under test is the real one on both.
+Both engines run side by side over the same operations, through the whole store
+(``Sessions`` on an in-memory SQLite database, and on a scope of the tests' own PostgreSQL
+server), so what is compared is what ``Session.search`` answers on each.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from backend.config import parse_storage
-from backend.sessions.encoding import encode_message
+from backend.sessions import Sessions
 from backend.sessions.overlays import COMPACTION_PREFIX
 from backend.sessions.pg_fts import match_tsquery
-from backend.sessions.pg_search_index import PgSearchIndex
-from backend.sessions.search import indexed_text, phrase_query
-from backend.sessions.search_index import SearchIndex
-from backend.storage import Database
-from backend.storage.postgres import PostgresEngine, PostgresScope
+from backend.storage.engines import PostgresStorage
 from tests.sessions.conftest import text_message
 
-_TABLES = (
-    "CREATE TABLE session_messages (session_id text NOT NULL, id text NOT NULL, "
-    "role text NOT NULL, content text NOT NULL, content_chunks integer NOT NULL DEFAULT 0, "
-    "PRIMARY KEY (session_id, id))",
-    "CREATE TABLE session_compactions (session_id text NOT NULL, id text NOT NULL, "
-    "PRIMARY KEY (session_id, id))",
-)
+_scope_names = itertools.count()
 
 
 class Conversation:
-    """One conversation's message rows and its search index, on one engine."""
+    """One conversation store, on one engine."""
 
-    def __init__(self, db, index_class: type[SearchIndex]) -> None:
-        self.db = db
-        for statement in _TABLES:
-            db.execute(statement)
-        # rows and compactions serve chunked backfills and searchable_texts, not used here.
-        self.index = index_class(db, None, None)  # type: ignore[arg-type]
+    def __init__(self, sessions: Sessions) -> None:
+        self.sessions = sessions
 
     def append(self, session_id: str, message_id: str, text: str, role: str = "user") -> None:
-        message = text_message(message_id, text, role)
-        with self.db.transaction():
-            self.db.execute(
-                "INSERT INTO session_messages (session_id, id, role, content) VALUES (?, ?, ?, ?)",
-                (session_id, message_id, role, encode_message(message).content),
-            )
-            if self.index.exists:
-                self.index.index(session_id, message_id, role, indexed_text(message))
+        self.sessions.session(session_id).append_message(text_message(message_id, text, role))
 
     def edit(self, session_id: str, message_id: str, text: str) -> None:
-        message = text_message(message_id, text)
-        with self.db.transaction():
-            self.db.execute(
-                "UPDATE session_messages SET content = ? WHERE session_id = ? AND id = ?",
-                (encode_message(message).content, session_id, message_id),
-            )
-            if self.index.exists:
-                self.index.reindex(session_id, message_id, "user", indexed_text(message))
+        self.sessions.session(session_id).update_message(text_message(message_id, text))
 
     def delete(self, session_id: str, message_id: str) -> None:
-        with self.db.transaction():
-            self.db.execute(
-                "DELETE FROM session_messages WHERE session_id = ? AND id = ?",
-                (session_id, message_id),
-            )
-            if self.index.exists:
-                self.index.unindex(session_id, [message_id])
+        self.sessions.session(session_id).delete_messages([message_id])
 
-    def hide_behind_compaction(self, session_id: str, compaction_id: str) -> None:
-        with self.db.transaction():
-            self.db.execute(
-                "INSERT INTO session_compactions (session_id, id) VALUES (?, ?)",
-                (session_id, compaction_id),
-            )
+    def store_echo(self, session_id: str, text: str) -> None:
+        """A compaction overlay and the echo of it an old client wrote back as a row."""
+        session = self.sessions.session(session_id)
+        leaf = session.get_latest_leaf()
+        assert leaf is not None
+        compaction = session.add_compaction(text, leaf["id"], leaf["id"])
+        session.import_message(
+            text_message(COMPACTION_PREFIX + compaction.id, text, "assistant"),
+            parent_id=leaf["id"],
+            created_at=1,
+        )
+
+    @property
+    def index_built(self) -> bool:
+        return self.sessions._store.index.exists
 
     def search(self, session_id: str, query: str, limit: int = 100) -> list[tuple[str, str, str]]:
-        match = phrase_query(query)
-        if match is None:
-            return []
-        with self.db.transaction():
-            self.index.ensure()
-        return [(h.id, h.role, h.content) for h in self.index.search(session_id, match, limit)]
+        hits = self.sessions.session(session_id).search(query, limit=limit)
+        return [(hit.id, hit.role, hit.content) for hit in hits]
+
+
+@contextmanager
+def side_by_side(postgres_url: str) -> Iterator[tuple[Conversation, Conversation]]:
+    """A fresh conversation on each engine: (SQLite, PostgreSQL)."""
+    storage = PostgresStorage(parse_storage(postgres_url))
+    scope = storage.open_scope(f"conversation-{next(_scope_names)}")
+    try:
+        with Sessions(":memory:") as sqlite, Sessions(scope) as pg:
+            yield Conversation(sqlite), Conversation(pg)
+    finally:
+        scope.close()
+        storage.close()
 
 
 @pytest.fixture
-def engine(postgres_url: str) -> Iterator[PostgresEngine]:
-    opened = PostgresEngine(parse_storage(postgres_url))
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def engines(engine: PostgresEngine) -> Iterator[tuple[Conversation, Conversation]]:
-    scope = PostgresScope(engine, "conversation")
-    database = Database(":memory:")
-    yield Conversation(database, SearchIndex), Conversation(scope, PgSearchIndex)
-    database.close()
-    scope.close()
+def engines(postgres_url: str) -> Iterator[tuple[Conversation, Conversation]]:
+    with side_by_side(postgres_url) as conversations:
+        yield conversations
 
 
 def both(engines, action: str, *args):
@@ -114,10 +88,10 @@ def test_the_first_search_builds_the_index_from_every_stored_message(engines):
     both(engines, "append", "s", "a", "the deployment failed")
     both(engines, "append", "t", "b", "deployments fail elsewhere")
     sqlite, pg = engines
-    assert not pg.index.exists
+    assert not pg.index_built
     assert pg.search("s", "deployments fail") == sqlite.search("s", "deployments fail")
     assert pg.search("s", "deployments fail") == [("a", "user", "the deployment failed")]
-    assert pg.index.exists
+    assert pg.index_built
 
 
 def test_writes_after_the_build_keep_the_index_current(engines):
@@ -134,8 +108,7 @@ def test_writes_after_the_build_keep_the_index_current(engines):
 
 def test_a_message_hidden_behind_a_compaction_is_not_found(engines):
     both(engines, "append", "s", "a", "plain words")
-    both(engines, "append", "s", f"{COMPACTION_PREFIX}k", "summary words")
-    both(engines, "hide_behind_compaction", "s", "k")
+    both(engines, "store_echo", "s", "summary words")
     sqlite, pg = engines
     assert pg.search("s", "words") == sqlite.search("s", "words") == [("a", "user", "plain words")]
 
@@ -179,18 +152,7 @@ operations = st.lists(
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(steps=operations)
 def test_any_sequence_of_writes_leaves_both_indexes_finding_the_same_messages(postgres_url, steps):
-    engine = PostgresEngine(parse_storage(postgres_url))
-    scope = PostgresScope(engine, "conversation")
-    database = Database(":memory:")
-    try:
-        for statement in (
-            "DROP TABLE IF EXISTS session_search CASCADE",
-            "DROP TABLE IF EXISTS session_search_parts",
-            "DROP TABLE IF EXISTS session_messages",
-            "DROP TABLE IF EXISTS session_compactions",
-        ):
-            scope.execute(statement)
-        engines = (Conversation(database, SearchIndex), Conversation(scope, PgSearchIndex))
+    with side_by_side(postgres_url) as engines:
         stored: set[tuple[str, str]] = set()
         for action, session_id, number, text in steps:
             key = (session_id, f"m{number}")
@@ -209,6 +171,3 @@ def test_any_sequence_of_writes_leaves_both_indexes_finding_the_same_messages(po
             for word in WORDS:
                 sqlite_hits, pg_hits = both(engines, "search", session_id, word)
                 assert sorted(pg_hits) == sorted(sqlite_hits), (session_id, word)
-    finally:
-        database.close()
-        scope.close()

@@ -9,7 +9,7 @@ from itertools import islice
 import pytest
 
 from backend.sessions import MAX_PATH_DEPTH, RecentHistory, Session
-from tests.sessions.conftest import append_chain, ids, text_message
+from tests.sessions.conftest import append_chain, ids, raw_db, text_message
 
 
 def import_chain(session: Session, count: int, prefix: str = "m") -> list[str]:
@@ -106,7 +106,7 @@ class TestStreamedHistory:
 
     def test_skips_a_corrupted_row_and_keeps_the_rest(self, session):
         append_chain(session, "a", "b", "c")
-        session._db.execute(
+        raw_db(session).execute(
             "UPDATE session_messages SET content = '{not json' WHERE session_id = '' AND id = 'b'"
         )
         assert ids(session.history()) == ["a", "c"]
@@ -115,7 +115,7 @@ class TestStreamedHistory:
 
     def test_skips_rows_that_parse_but_are_not_messages(self, session):
         append_chain(session, "a", "b")
-        session._db.execute(
+        raw_db(session).execute(
             "UPDATE session_messages SET content = ? WHERE session_id = '' AND id = 'a'",
             (json.dumps({"id": "a", "role": "user"}),),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from backend.sessions import SCHEMA_VERSION, Sessions
 from backend.sessions.schema import MIGRATIONS
 from backend.sessions.store import SessionStore
@@ -24,6 +26,7 @@ def columns(database: Database, table: str) -> list[str]:
 
 
 class TestTables:
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_creates_exactly_the_session_tables(self, sessions):
         names = {
             row["name"]
@@ -33,6 +36,7 @@ class TestTables:
         }
         assert names == SESSION_TABLES
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_keys_every_table_without_a_rowid(self, sessions):
         for table in SESSION_TABLES:
             sql = sessions.database.query_one(
@@ -41,6 +45,7 @@ class TestTables:
             assert sql.rstrip().endswith("WITHOUT ROWID"), table
             assert "PRIMARY KEY" in sql, table
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_has_no_secondary_index(self, sessions):
         sessions.session().search("builds the fts table too")
         indexes = sessions.database.query(
@@ -48,6 +53,7 @@ class TestTables:
         )
         assert indexes == []
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_pins_the_message_and_chunk_columns(self, sessions):
         assert columns(sessions.database, "session_messages") == [
             "session_id",
@@ -73,6 +79,7 @@ class TestTables:
         for table in ("session_context_blocks", "session_attachments", "context_blocks"):
             assert not sessions.database.table_exists(table)
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_the_fts_table_appears_only_with_the_first_search(self, sessions, session):
         append_chain(session, "a")
         assert not sessions.database.table_exists("session_fts")
@@ -107,12 +114,14 @@ class TestMigrations:
         assert [row["name"] for row in rows] == [m.__name__ for m in MIGRATIONS]
         assert SCHEMA_VERSION == len(MIGRATIONS) == 1
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_reopening_a_file_runs_no_migration_again(self, db_path):
         Sessions(db_path).close()
         database = Database(db_path)
         assert database.migrate("sessions", list(MIGRATIONS)) == []
         database.close()
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_a_later_migration_is_applied_once_to_an_existing_file(self, db_path):
         with Sessions(db_path) as store:
             append_chain(store.session(), "a")
@@ -130,6 +139,7 @@ class TestMigrations:
         assert store.leaf_id("") == "a"
         database.close()
 
+    @pytest.mark.sqlite_only  # the tables of a SQLite file (test_pg_schema.py: PostgreSQL)
     def test_other_components_tables_can_share_the_file(self, db_path):
         database = Database(db_path)
         database.execute("CREATE TABLE runtime_state (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")

@@ -11,7 +11,8 @@ from tests.sessions.conftest import append_chain, text_message
 
 
 def fts_exists(session) -> bool:
-    return session._db.table_exists("session_fts")
+    """Whether the conversation's search index was built (read from the database)."""
+    return session._store.index._table_exists()
 
 
 class TestLazyIndex:

@@ -12,7 +12,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from backend.sessions import (
     COMPACTION_PREFIX,
@@ -285,10 +291,14 @@ class SessionMachine(RuleBasedStateMachine):
         assert recent.messages == self.model.render(self.model.overlaid(path[-3:]))
 
 
-TestSessionMachine = SessionMachine.TestCase
-TestSessionMachine.settings = settings(
-    max_examples=100,
-    stateful_step_count=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+def test_random_operations_keep_the_store_equal_to_the_model():
+    """Runs on the engine of the package's fixture (``CHATS_STORAGE``)."""
+    run_state_machine_as_test(
+        SessionMachine,
+        settings=settings(
+            max_examples=100,
+            stateful_step_count=30,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        ),
+    )

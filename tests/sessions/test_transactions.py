@@ -18,7 +18,7 @@ from tests.sessions.conftest import append_chain, ids, text_message
 
 @pytest.fixture
 def other_table(sessions):
-    sessions.database.execute("CREATE TABLE other (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID")
+    sessions.database.execute("CREATE TABLE other (k TEXT PRIMARY KEY, v TEXT)")
     return sessions.database
 
 

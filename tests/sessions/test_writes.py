@@ -11,6 +11,13 @@ from backend.sessions import OMITTED, AppendResult, Sessions
 from tests.sessions.conftest import append_chain, ids, text_message
 
 
+@pytest.fixture
+def session_reserving_channel(db_path):
+    """A session of a store that reserves the metadata key ``channel`` for the server."""
+    with Sessions(db_path, reserved_metadata_keys=("channel",)) as store:
+        yield store.session()
+
+
 class TestAppend:
     def test_appends_a_chain_follows_the_latest_leaf_and_round_trips_content(self, session):
         messages = [text_message(f"m{i}", f"hello {i}") for i in (1, 2, 3)]
@@ -204,16 +211,14 @@ class TestImport:
         assert session.get_message("i1") == text_message("i1")
         assert [e.type for e in events] == ["import"]
 
-    def test_does_not_sanitise_strip_or_refuse_overlay_ids(self, db_path):
-        store = Sessions(db_path, reserved_metadata_keys=("channel",))
-        session = store.session()
+    def test_does_not_sanitise_strip_or_refuse_overlay_ids(self, session_reserving_channel):
+        session = session_reserving_channel
         message = {
             **text_message("compaction_x", "summary from elsewhere"),
             "metadata": {"channel": "web"},
         }
         session.import_message(message, parent_id=None, created_at=5)
         assert session.get_message("compaction_x") == message
-        store.close()
 
     def test_an_imported_row_becomes_the_active_leaf(self, session):
         append_chain(session, "a", "b")
@@ -296,9 +301,8 @@ class TestClear:
 
 
 class TestSanitisation:
-    def test_strips_reserved_metadata_only_from_client_writes(self, db_path):
-        store = Sessions(db_path, reserved_metadata_keys=("channel",))
-        session = store.session()
+    def test_strips_reserved_metadata_only_from_client_writes(self, session_reserving_channel):
+        session = session_reserving_channel
         meta = {"channel": "web", "other": 1}
         client = session.append_message(
             {**text_message("c"), "metadata": dict(meta)}, source="client"
@@ -308,14 +312,11 @@ class TestSanitisation:
         assert session.get_message("c")["metadata"] == {"other": 1}
         assert session.get_message("s")["metadata"] == meta
         assert server.inserted
-        store.close()
 
-    def test_drops_metadata_that_only_held_reserved_keys(self, db_path):
-        store = Sessions(db_path, reserved_metadata_keys=("channel",))
-        session = store.session()
+    def test_drops_metadata_that_only_held_reserved_keys(self, session_reserving_channel):
+        session = session_reserving_channel
         session.append_message({**text_message("c"), "metadata": {"channel": 1}}, source="client")
         assert "metadata" not in session.get_message("c")
-        store.close()
 
     def test_removes_openai_ephemeral_fields_and_empty_reasoning(self, session):
         message = {

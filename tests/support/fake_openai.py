@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import Settings
+from tests.support.deadlines import WAIT_S
 from tests.support.fake_models import answer_models
 from tests.support.fake_replies import Repeat, Reply, text
 
@@ -104,8 +105,10 @@ class FakeOpenAI:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def settings(self, data_dir: Path | str = "data", *, timeout_s: float = 5.0) -> Settings:
-        """Application settings that point the model client at this server."""
+    def settings(self, data_dir: Path | str = "data", *, timeout_s: float = WAIT_S) -> Settings:
+        """Application settings that point the model client at this server. The idle limit
+        is a hang guard unless a test sets one to prove (a loaded machine can pause a reply
+        for seconds: tests/support/deadlines.py)."""
         return Settings.from_env(
             {
                 "CHATS_DATA_DIR": str(data_dir),

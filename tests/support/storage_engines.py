@@ -9,6 +9,7 @@ themselves is marked ``sqlite_only`` and runs on SQLite alone.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from backend.config import PostgresLocation, StorageChoice
+from backend.data_folder import DIRECTORY_FILE
 from backend.storage import Database, Scope
 from backend.storage.engines import PostgresStorage
 
@@ -44,12 +46,17 @@ def raw_rows(storage: StorageChoice, sqlite_file: Path, sql: str) -> list[tuple[
         return conn.execute(sql).fetchall()
 
 
+def scope_name(sqlite_file: Path) -> str:
+    """The PostgreSQL scope holding what SQLite keeps in ``sqlite_file``: its absolute path."""
+    return os.path.abspath(os.fspath(sqlite_file))
+
+
 @contextmanager
 def directory_scope(storage: StorageChoice, folder: Path) -> Iterator[Scope]:
     """A person's directory database on ``storage``: the ``directory.sqlite`` file in
-    ``folder``, or the PostgreSQL scope that location names (the same folder, the same scope)."""
+    ``folder``, or on PostgreSQL the scope named as that file (:func:`scope_name`)."""
     if not isinstance(storage, PostgresLocation):
-        database = Database(folder / "directory.sqlite")
+        database = Database(folder / DIRECTORY_FILE)
         try:
             yield database
         finally:
@@ -57,7 +64,7 @@ def directory_scope(storage: StorageChoice, folder: Path) -> Iterator[Scope]:
         return
     engine = PostgresStorage(storage)
     try:
-        scope = engine.open_scope(f"directory:{folder}")
+        scope = engine.open_scope(scope_name(folder / DIRECTORY_FILE))
         try:
             yield scope
         finally:

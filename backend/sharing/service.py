@@ -1,0 +1,34 @@
+"""The sharing service: who may do what in a chat shared with others, and share links.
+
+:class:`Sharing` over ``<data_dir>/sharing.sqlite`` (or the ``sharing`` scope on
+PostgreSQL). What the UI and the runtime do with it:
+
+* **Before every act** on a chat (read, send, retry, branch, edit, rename, delete, fork,
+  share, change-state, export, leave) call :meth:`Sharing.authorize` with the user
+  ``Accounts.resolve`` gave for the event; it returns the role or raises. Nothing is cached.
+* **The owner's share dialog**: :meth:`share`, :meth:`change_role`, :meth:`remove_member`,
+  :meth:`members`, :meth:`set_owner_context`; links: :meth:`create_link`,
+  :meth:`list_links`, :meth:`revoke_link`. **A member**: :meth:`shared_with_me`,
+  :meth:`members`, :meth:`leave`. **The link page**: :meth:`open_link`.
+* **Live**: each app process polls :meth:`changes_since` (start at :meth:`change_cursor`),
+  as it polls the accounts feed, and refreshes the tabs the changes name.
+* **The chat's life**: the owner's delete and undo call :meth:`chat_deleted` /
+  :meth:`chat_restored`; the purge after the undo window calls :meth:`chat_ended`; deleting
+  an account calls :meth:`account_ended`.
+* **A run** asks :meth:`run_may_use_owner_context` before it reads the owner's memory, other
+  chats or cross-chat search, and the conversation record's ``participant_ids`` come from
+  :meth:`participant_ids`.
+"""
+
+from __future__ import annotations
+
+from backend.sharing.links import LinkOperations
+from backend.sharing.members import MembershipOperations
+
+
+class Sharing(MembershipOperations, LinkOperations):
+    """Memberships, roles, the change feed and share links over one sharing database.
+
+    Safe to share between threads, and between processes on one data folder (each opens its
+    own ``Sharing``). Every method is synchronous: async callers offload it.
+    """
