@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
 
-from backend.chats.index_store import MessageIndexStore, message_index_store_for  # noqa: E402
+from backend.chats.directory_storage import twin_of  # noqa: E402
+from backend.chats.index_store import MessageIndexStore  # noqa: E402
 from backend.config import PostgresLocation, parse_storage  # noqa: E402
 from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, phrase_tsquery  # noqa: E402
 from backend.sessions.search import FTS_TOKENIZER, phrase_query  # noqa: E402
@@ -117,7 +118,7 @@ def p95(values: list[float]) -> float:
 def load_directory(db: Scope, chats: list[list[str]]) -> MessageIndexStore:
     """A directory holding ``chats`` (live), indexed through its message index store."""
     rows = DirectoryChats(db)
-    store = message_index_store_for(db)
+    store = twin_of(MessageIndexStore, db)(db)
     for num, texts in enumerate(chats, start=1):
         with db.transaction():
             rows.add(num, f"chat-{num:05d}")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.chats.index_store import MessageIndexStore, message_index_store_for
+from backend.chats.directory_storage import twin_of
+from backend.chats.index_store import MessageIndexStore
 from backend.chats.pg_index_store import PgMessageIndexStore
 from backend.chats.snippets import SNIPPET_WINDOW_CHARS
 from backend.chats.text import SNIPPET_END, SNIPPET_START, phrase_query
@@ -29,7 +30,7 @@ class Index:
     def __init__(self, db: Scope) -> None:
         self.db = db
         self.chats = DirectoryChats(db)
-        self.store = message_index_store_for(db)
+        self.store = twin_of(MessageIndexStore, db)(db)
 
     def search(self, query: str, limit: int = 20) -> list[tuple[str, str]]:
         match = phrase_query(query)

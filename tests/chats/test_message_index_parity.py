@@ -25,7 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backend.chats.index_store import MessageIndexStore, message_index_store_for
+from backend.chats.directory_storage import twin_of
+from backend.chats.index_store import MessageIndexStore
 from backend.chats.text import phrase_query
 from backend.chats.values import ChatHit
 from backend.config import PostgresLocation, parse_storage
@@ -79,7 +80,7 @@ class BothEngines:
         stores = []
         for db in (sqlite, postgres):
             rows = DirectoryChats(db)
-            store = message_index_store_for(db)
+            store = twin_of(MessageIndexStore, db)(db)
             with db.transaction():
                 for num, chat in enumerate(corpus, start=1):
                     rows.add(num, chat.chat_id)
