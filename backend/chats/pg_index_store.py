@@ -105,7 +105,7 @@ def _m001_message_index(db: Scope) -> None:
     )
 
 
-_RANK = RANK_EXPRESSION.format(document="m.tsv", query="?::tsquery")
+_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
 
 
 class PgMessageIndexStore(MessageIndexStore):
@@ -143,19 +143,19 @@ class PgMessageIndexStore(MessageIndexStore):
     _RELEASE = "DELETE FROM index_leases WHERE scope = ? AND chat_num = ? AND holder = ?"
     _RELEASE_ALL = "DELETE FROM index_leases WHERE scope = ? AND chat_num = ?"
     _LEASES = "SELECT chat_num, holder FROM index_leases WHERE scope = ? ORDER BY chat_num"
-    # The matching parts, then each document's rank (its best part), then their chats: the
-    # join and the sort see only matching documents, never their text.
+    # A document's rank is its best part's; the join and the sort see only matching
+    # documents, never their text. The statement starts with SELECT, so the scope runs it as
+    # a read (a WITH statement would be run as a write: the write lock, a version bump).
     _SEARCH_PG = f"""
-        WITH matched AS (
-            SELECT p.scope, p.doc, p.chat_num, p.message_id, p.tsv FROM message_fts_parts AS p
-            WHERE p.scope = ? AND p.tsv @@ ?::tsquery
-        ), hits AS (
-            SELECT m.scope, m.doc, m.chat_num, m.message_id, -max({_RANK}) AS rank
-            FROM matched AS m
-            GROUP BY m.scope, m.doc, m.chat_num, m.message_id
-        )
         SELECT h.doc, c.id, h.message_id, h.rank
-        FROM hits AS h JOIN chats AS c ON c.scope = h.scope AND c.num = h.chat_num
+        FROM (SELECT ?::text AS scope, ?::tsquery AS q) AS k
+        CROSS JOIN LATERAL (
+            SELECT p.doc, p.chat_num, p.message_id, -max({_RANK}) AS rank
+            FROM message_fts_parts AS p
+            WHERE p.scope = k.scope AND p.tsv @@ k.q
+            GROUP BY p.doc, p.chat_num, p.message_id
+        ) AS h
+        JOIN chats AS c ON c.scope = k.scope AND c.num = h.chat_num
         WHERE c.deleted_at IS NULL
         ORDER BY h.rank, c.id COLLATE "C", h.message_id
         LIMIT ?
@@ -195,7 +195,7 @@ class PgMessageIndexStore(MessageIndexStore):
         if query is None:
             return []
         scope = self._key[0]
-        rows = self.search_db.query(self._SEARCH_PG, (scope, query, query, limit))
+        rows = self.search_db.query(self._SEARCH_PG, (scope, query, limit))
         if not rows:
             return []
         found = {

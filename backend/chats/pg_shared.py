@@ -86,7 +86,7 @@ def _m001_shared(db: Scope) -> None:
 # UPDATE takes the scope first through a one-row CTE, so every statement's first parameter is
 # the scope whatever the order of the rest (as backend/agents/pg_store.py does).
 _SCOPED = "WITH k AS (SELECT ?::text AS scope) "
-_RANK = RANK_EXPRESSION.format(document="m.tsv", query="?::tsquery")
+_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
 
 
 class PgSharedContextStore(SharedContextStore):
@@ -125,16 +125,17 @@ class PgSharedContextStore(SharedContextStore):
         _SCOPED + "UPDATE shared_entries AS e SET updated_at = ? FROM k "
         "WHERE e.scope = k.scope AND e.label = ? AND e.key = ?"
     )
+    # Starts with SELECT, so the scope runs it as a read (see pg_index_store's search).
     _SEARCH = f"""
-        WITH matched AS (
-            SELECT p.scope, p.doc, p.tsv FROM shared_entries_fts_parts AS p
-            WHERE p.scope = ? AND p.tsv @@ ?::tsquery
-        ), hits AS (
-            SELECT m.scope, m.doc, -max({_RANK}) AS rank FROM matched AS m
-            GROUP BY m.scope, m.doc
-        )
-        SELECT f.content FROM hits AS h
-        JOIN shared_entries_fts AS f ON f.scope = h.scope AND f.doc = h.doc
+        SELECT f.content
+        FROM (SELECT ?::text AS scope, ?::tsquery AS q) AS k
+        CROSS JOIN LATERAL (
+            SELECT p.doc, -max({_RANK}) AS rank
+            FROM shared_entries_fts_parts AS p
+            WHERE p.scope = k.scope AND p.tsv @@ k.q
+            GROUP BY p.doc
+        ) AS h
+        JOIN shared_entries_fts AS f ON f.scope = k.scope AND f.doc = h.doc
         WHERE f.label = ?
         ORDER BY h.rank, h.doc DESC
         LIMIT ?
@@ -171,5 +172,5 @@ class PgSharedContextStore(SharedContextStore):
         query = match_tsquery(match)
         if query is None:
             return []
-        rows = self.search_db.query(self._SEARCH, (*self._key, query, query, label, limit))
+        rows = self.search_db.query(self._SEARCH, (*self._key, query, label, limit))
         return [row[0] for row in rows]

@@ -186,3 +186,18 @@ def test_two_directories_on_one_engine_share_no_document_and_no_lease(
             bob.store.drop_chat(1)
     assert index.search("private") == [("chat-a", "m1")]
     assert index.store.leases() == [(1, "holder-a")]
+
+
+def test_a_search_is_a_read_no_other_handle_of_the_directory_sees_as_a_commit(
+    index, tmp_path: Path, storage: StorageChoice
+):
+    index.chats.add(1, "chat-a")
+    with index.db.transaction():
+        index.store.apply(1, {"m1": "words to find"})
+    with directory_scope(storage, tmp_path / "alice") as other:
+        before = other.data_version()
+        assert index.search("find") == [("chat-a", "m1")]
+        assert other.data_version() == before
+        with index.db.transaction():
+            index.store.apply(1, {"m2": "more words"})
+        assert other.data_version() != before

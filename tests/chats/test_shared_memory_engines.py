@@ -110,3 +110,15 @@ def test_two_directories_on_one_engine_share_no_block_and_no_entry(
         _index(bob, "facts", "k1", "bob's private words")
     assert store.get("notes") == "alice's"
     assert store.search("facts", "private") == "alice's private words"
+
+
+def test_a_search_is_a_read_no_other_handle_of_the_directory_sees_as_a_commit(
+    store, tmp_path: Path, storage: StorageChoice
+):
+    _index(store, "facts", "k1", "words to find")
+    with directory_scope(storage, tmp_path / "alice") as other:
+        before = other.data_version()
+        assert store.search("facts", "find") == "words to find"
+        assert other.data_version() == before
+        store.set("notes", "a write", 2)
+        assert other.data_version() != before
