@@ -17,6 +17,11 @@ searched through the stores the app runs (``backend.chats.index_store.MessageInd
 messages in one ``apply``, then each query as ``Chats.search_messages`` runs it (live chats
 only, best 20 with their snippets). ``--directory-chats`` sets how many of the chats go in
 (default: all); the ratio is PostgreSQL p95 / SQLite p95 over all queries, goal <= 3.
+
+``directory_search_p95_beside_others_vs_alone`` (with ``--neighbours N``): the same searches
+of the same PostgreSQL directory once another person's directory, N times as big, shares its
+tables: p95 beside / p95 alone, goal <= 1.5 (a person's search costs what their own
+directory holds).
 """
 
 from __future__ import annotations
@@ -126,13 +131,36 @@ def load_directory(db: Scope, chats: list[list[str]]) -> MessageIndexStore:
     return store
 
 
-def directory_case(url: str, folder: Path, chats: list[list[str]]) -> None:
-    """``directory_search_p95_pg_vs_sqlite`` (see the module docstring)."""
+def timed_searches(stores: dict[str, MessageIndexStore]) -> dict[str, list[float]]:
+    """Each query :data:`RUNS` times on each store, in turn; per-kind p50s printed."""
+    times: dict[str, list[float]] = {name: [] for name in stores}
+    for kind, queries in QUERIES.items():
+        kind_times: dict[str, list[float]] = {name: [] for name in stores}
+        for query in queries:
+            match = phrase_query(query)
+            assert match is not None
+            assert len({len(store.search(match, LIMIT)) for store in stores.values()}) == 1, query
+            for _ in range(RUNS):
+                for name, store in stores.items():
+                    kind_times[name].append(timed(store.search, match, LIMIT))
+        p50s = ", ".join(
+            f"{name} {statistics.median(found) * 1000:.2f} ms" for name, found in kind_times.items()
+        )
+        print(f"  {kind}: p50 {p50s}")
+        for name, found in kind_times.items():
+            times[name] += found
+    return times
+
+
+def directory_case(url: str, folder: Path, chats: list[list[str]], neighbours: int) -> None:
+    """``directory_search_p95_pg_vs_sqlite`` and, with ``neighbours``,
+    ``directory_search_p95_beside_others_vs_alone`` (see the module docstring)."""
     location = parse_storage(url)
     assert isinstance(location, PostgresLocation)
     storage = PostgresStorage(location)
     sqlite_db = Database(folder / "directory.sqlite")
     pg_db = storage.open_scope(str(folder / "pg" / "directory.sqlite"))
+    other_db = storage.open_scope(str(folder / "pg-other" / "directory.sqlite"))
     try:
         start = time.perf_counter()
         sqlite = load_directory(sqlite_db, chats)
@@ -146,32 +174,27 @@ def directory_case(url: str, folder: Path, chats: list[list[str]]) -> None:
             f"directory of {len(chats)} chats, {count} messages: "
             f"written in sqlite {sqlite_load:.1f} s, pg {pg_load:.1f} s"
         )
-        all_pg: list[float] = []
-        all_sqlite: list[float] = []
-        for kind, queries in QUERIES.items():
-            kind_pg: list[float] = []
-            kind_sqlite: list[float] = []
-            for query in queries:
-                match = phrase_query(query)
-                assert match is not None
-                assert len(pg.search(match, LIMIT)) == len(sqlite.search(match, LIMIT)), query
-                for _ in range(RUNS):
-                    kind_sqlite.append(timed(sqlite.search, match, LIMIT))
-                    kind_pg.append(timed(pg.search, match, LIMIT))
-            print(
-                f"  {kind}: p50 sqlite {statistics.median(kind_sqlite) * 1000:.2f} ms, "
-                f"postgresql {statistics.median(kind_pg) * 1000:.2f} ms"
-            )
-            all_pg += kind_pg
-            all_sqlite += kind_sqlite
-        ratio = p95(all_pg) / p95(all_sqlite)
+        alone = timed_searches({"sqlite": sqlite, "postgresql": pg})
+        ratio = p95(alone["postgresql"]) / p95(alone["sqlite"])
         print(
             f"directory_search_p95_pg_vs_sqlite: ratio={ratio:.2f} goal=<=3 ({count} messages, "
-            f"p95 pg {p95(all_pg) * 1000:.2f} ms, sqlite {p95(all_sqlite) * 1000:.2f} ms)"
+            f"p95 pg {p95(alone['postgresql']) * 1000:.2f} ms, "
+            f"sqlite {p95(alone['sqlite']) * 1000:.2f} ms)"
         )
+        if neighbours:
+            load_directory(other_db, chats * neighbours)
+            pg_db.execute("ANALYZE")
+            print(f"another person's directory of {count * neighbours} messages beside it")
+            beside = timed_searches({"postgresql": pg})["postgresql"]
+            ratio = p95(beside) / p95(alone["postgresql"])
+            print(
+                f"directory_search_p95_beside_others_vs_alone: ratio={ratio:.2f} goal=<=1.5 "
+                f"(p95 {p95(beside) * 1000:.2f} ms vs {p95(alone['postgresql']) * 1000:.2f} ms)"
+            )
     finally:
         sqlite_db.close()
         pg_db.close()
+        other_db.close()
         storage.close()
 
 
@@ -180,6 +203,9 @@ def main() -> None:
     parser.add_argument("--chats", type=int, default=500)
     parser.add_argument("--messages", type=int, default=200)
     parser.add_argument("--directory-chats", type=int, help="chats in the directory case")
+    parser.add_argument(
+        "--neighbours", type=int, default=0, help="another directory N times as big beside it"
+    )
     parser.add_argument("--url")
     args = parser.parse_args()
     server = None if args.url else start_postgres()
@@ -224,7 +250,7 @@ def main() -> None:
                 for chat in range(args.directory_chats or args.chats)
             ]
             with tempfile.TemporaryDirectory() as folder:
-                directory_case(url, Path(folder), per_chat)
+                directory_case(url, Path(folder), per_chat, args.neighbours)
     finally:
         if server:
             server.stop()

@@ -9,7 +9,8 @@ Two ways to search every message of a directory:
   by rank. It needs no directory index, so it is the reference the indexed path is verified
   against, and the source of truth a repair rebuilds from is the same data it searches.
 
-Tables, their SQL and their invariants: :mod:`backend.chats.index_store`; lease holders:
+Tables, their SQL and their invariants: :mod:`backend.chats.index_store` (on PostgreSQL its
+twin :mod:`backend.chats.pg_index_store`, picked by ``twin_of``); lease holders:
 :mod:`backend.chats.lease_holders`; the fan-out merge: :mod:`backend.chats.fanout`. This module
 is the orchestration: change feeds in, documents out.
 
