@@ -10,6 +10,18 @@ words, two-word phrases) run on both, best rank first, 20 hits, each query 20 ti
 
 ``search_p95_pg_vs_sqlite``: ratio = PostgreSQL p95 / SQLite p95 over all queries;
 goal <= 3 (issue 26). Per-query-kind p50s are printed beside it.
+
+``directory_search_p95_pg_vs_sqlite``: the same messages as a person's directory, written and
+searched through the stores the app runs (``backend.chats.index_store.MessageIndexStore`` on a
+``directory.sqlite`` file, its twin ``PgMessageIndexStore`` on a PostgreSQL scope): each chat's
+messages in one ``apply``, then each query as ``Chats.search_messages`` runs it (live chats
+only, best 20 with their snippets). ``--directory-chats`` sets how many of the chats go in
+(default: all); the ratio is PostgreSQL p95 / SQLite p95 over all queries, goal <= 3.
+
+``directory_search_p95_beside_others_vs_alone`` (with ``--neighbours N``): the same searches
+of the same PostgreSQL directory once another person's directory, N times as big, shares its
+tables: p95 beside / p95 alone, goal <= 1.5 (a person's search costs what their own
+directory holds).
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,9 +39,14 @@ sys.path.insert(0, str(ROOT))
 
 import psycopg  # noqa: E402
 
+from backend.chats.directory_storage import twin_of  # noqa: E402
+from backend.chats.index_store import MessageIndexStore  # noqa: E402
+from backend.config import PostgresLocation, parse_storage  # noqa: E402
 from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, phrase_tsquery  # noqa: E402
 from backend.sessions.search import FTS_TOKENIZER, phrase_query  # noqa: E402
-from backend.storage import Database  # noqa: E402
+from backend.storage import Database, Scope  # noqa: E402
+from backend.storage.engines import PostgresStorage  # noqa: E402
+from tests.chats.directory_chats import DirectoryChats  # noqa: E402
 from tests.support.postgres_server import start_postgres  # noqa: E402
 
 QUERIES = {
@@ -102,10 +120,92 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1]
 
 
+def load_directory(db: Scope, chats: list[list[str]]) -> MessageIndexStore:
+    """A directory holding ``chats`` (live), indexed through its message index store."""
+    rows = DirectoryChats(db)
+    store = twin_of(MessageIndexStore, db)(db)
+    for num, texts in enumerate(chats, start=1):
+        with db.transaction():
+            rows.add(num, f"chat-{num:05d}")
+            store.apply(num, {f"m{index:04d}": text for index, text in enumerate(texts)})
+    return store
+
+
+def timed_searches(stores: dict[str, MessageIndexStore]) -> dict[str, list[float]]:
+    """Each query :data:`RUNS` times on each store, in turn; per-kind p50s printed."""
+    times: dict[str, list[float]] = {name: [] for name in stores}
+    for kind, queries in QUERIES.items():
+        kind_times: dict[str, list[float]] = {name: [] for name in stores}
+        for query in queries:
+            match = phrase_query(query)
+            assert match is not None
+            assert len({len(store.search(match, LIMIT)) for store in stores.values()}) == 1, query
+            for _ in range(RUNS):
+                for name, store in stores.items():
+                    kind_times[name].append(timed(store.search, match, LIMIT))
+        p50s = ", ".join(
+            f"{name} {statistics.median(found) * 1000:.2f} ms" for name, found in kind_times.items()
+        )
+        print(f"  {kind}: p50 {p50s}")
+        for name, found in kind_times.items():
+            times[name] += found
+    return times
+
+
+def directory_case(url: str, folder: Path, chats: list[list[str]], neighbours: int) -> None:
+    """``directory_search_p95_pg_vs_sqlite`` and, with ``neighbours``,
+    ``directory_search_p95_beside_others_vs_alone`` (see the module docstring)."""
+    location = parse_storage(url)
+    assert isinstance(location, PostgresLocation)
+    storage = PostgresStorage(location)
+    sqlite_db = Database(folder / "directory.sqlite")
+    pg_db = storage.open_scope(str(folder / "pg" / "directory.sqlite"))
+    other_db = storage.open_scope(str(folder / "pg-other" / "directory.sqlite"))
+    try:
+        start = time.perf_counter()
+        sqlite = load_directory(sqlite_db, chats)
+        sqlite_load = time.perf_counter() - start
+        start = time.perf_counter()
+        pg = load_directory(pg_db, chats)
+        pg_db.execute("ANALYZE")
+        pg_load = time.perf_counter() - start
+        count = sum(len(texts) for texts in chats)
+        print(
+            f"directory of {len(chats)} chats, {count} messages: "
+            f"written in sqlite {sqlite_load:.1f} s, pg {pg_load:.1f} s"
+        )
+        alone = timed_searches({"sqlite": sqlite, "postgresql": pg})
+        ratio = p95(alone["postgresql"]) / p95(alone["sqlite"])
+        print(
+            f"directory_search_p95_pg_vs_sqlite: ratio={ratio:.2f} goal=<=3 ({count} messages, "
+            f"p95 pg {p95(alone['postgresql']) * 1000:.2f} ms, "
+            f"sqlite {p95(alone['sqlite']) * 1000:.2f} ms)"
+        )
+        if neighbours:
+            load_directory(other_db, chats * neighbours)
+            pg_db.execute("ANALYZE")
+            print(f"another person's directory of {count * neighbours} messages beside it")
+            beside = timed_searches({"postgresql": pg})["postgresql"]
+            ratio = p95(beside) / p95(alone["postgresql"])
+            print(
+                f"directory_search_p95_beside_others_vs_alone: ratio={ratio:.2f} goal=<=1.5 "
+                f"(p95 {p95(beside) * 1000:.2f} ms vs {p95(alone['postgresql']) * 1000:.2f} ms)"
+            )
+    finally:
+        sqlite_db.close()
+        pg_db.close()
+        other_db.close()
+        storage.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chats", type=int, default=500)
     parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--directory-chats", type=int, help="chats in the directory case")
+    parser.add_argument(
+        "--neighbours", type=int, default=0, help="another directory N times as big beside it"
+    )
     parser.add_argument("--url")
     args = parser.parse_args()
     server = None if args.url else start_postgres()
@@ -145,6 +245,12 @@ def main() -> None:
             )
             pg.close()
             sqlite.close()
+            per_chat = [
+                texts[chat * args.messages : (chat + 1) * args.messages]
+                for chat in range(args.directory_chats or args.chats)
+            ]
+            with tempfile.TemporaryDirectory() as folder:
+                directory_case(url, Path(folder), per_chat, args.neighbours)
     finally:
         if server:
             server.stop()

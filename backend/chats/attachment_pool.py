@@ -177,14 +177,3 @@ class AttachmentPool:
                 self._SELECT_PAYLOADS, (*self._key, self._list_param(sorted(hashes)))
             )
         )
-
-
-def attachment_pool_for(db: Scope, reader: Scope | None = None) -> AttachmentPool:
-    """The pool twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
-    if db.engine_kind == "postgresql":
-        from backend.chats.pg_attachment_pool import PgAttachmentPool
-        from backend.storage.postgres import PostgresScope
-
-        assert isinstance(db, PostgresScope)
-        return PgAttachmentPool(db, reader)
-    return AttachmentPool(db, reader)

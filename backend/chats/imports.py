@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from backend.chats.chat_records import ChatRecord, ChatRecordStore
+from backend.chats.directory_storage import twin_of
 from backend.chats.events import ChatCreated, ChatTurnRecorded, DirectoryEvent
-from backend.chats.sources import source_store_for
+from backend.chats.sources import SourceStore
 from backend.chats.text import clean_preview, clean_title
 from backend.chats.values import ChatSummary
 from backend.storage import Database
@@ -71,7 +72,7 @@ class ChatImports:
         self._load_live = load_live
         self._emit_after_commit = emit_after_commit
         self._clock = clock
-        self._sources = source_store_for(database)
+        self._sources = twin_of(SourceStore, database)(database)
 
     def source_of(self, chat_id: str) -> SourceKey | None:
         """Where a live chat was imported from, if it was."""

@@ -9,7 +9,8 @@ Two ways to search every message of a directory:
   by rank. It needs no directory index, so it is the reference the indexed path is verified
   against, and the source of truth a repair rebuilds from is the same data it searches.
 
-Tables, their SQL and their invariants: :mod:`backend.chats.index_store`; lease holders:
+Tables, their SQL and their invariants: :mod:`backend.chats.index_store` (on PostgreSQL its
+twin :mod:`backend.chats.pg_index_store`, picked by ``twin_of``); lease holders:
 :mod:`backend.chats.lease_holders`; the fan-out merge: :mod:`backend.chats.fanout`. This module
 is the orchestration: change feeds in, documents out.
 
@@ -52,7 +53,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from backend.chats.chat_records import ChatRecord
-from backend.chats.index_store import DocumentCounts, message_index_store_for
+from backend.chats.directory_storage import twin_of
+from backend.chats.index_store import DocumentCounts, MessageIndexStore
 from backend.chats.lease_holders import holder_is_gone, new_holder, retire_holder
 from backend.chats.values import IndexRepair
 from backend.sessions import COMPACTION_PREFIX, SearchableDocuments, SessionChangeEvent
@@ -109,7 +111,7 @@ class MessageIndex:
         flush_every: int = FLUSH_EVERY_EVENTS,
     ) -> None:
         self.db = db
-        self.store = message_index_store_for(db, search_db)
+        self.store = twin_of(MessageIndexStore, db)(db, search_db)
         self.holder = new_holder()
         self._load_chat = load_chat
         self._path_of = path_of

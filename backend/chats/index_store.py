@@ -277,14 +277,3 @@ class MessageIndexStore:
             ChatHit(chat_id=row[1], message_id=row[2], snippet=found.get(row[0]) or "", rank=row[3])
             for row in rows
         ]
-
-
-def message_index_store_for(db: Scope, search_db: Scope | None = None) -> MessageIndexStore:
-    """The store twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
-    if db.engine_kind == "postgresql":
-        from backend.chats.pg_index_store import PgMessageIndexStore
-        from backend.storage.postgres import PostgresScope
-
-        assert isinstance(db, PostgresScope)
-        return PgMessageIndexStore(db, search_db)
-    return MessageIndexStore(db, search_db)

@@ -14,7 +14,8 @@ lost), ``set`` is last-writer-wins. Search emulates FTS5 as the message index do
 (:mod:`backend.sessions.pg_fts`): any word of the query matches the same entries, ranked
 ``-max(ts_rank)`` over an entry's parts, ties newest entry first (``doc`` descending, as
 ``rowid DESC`` on SQLite). Document ids come from an identity column, so a newer entry always
-has a greater one.
+has a greater one. The GIN index has no pending list and finds a person's rows only (each part
+carries its scope's lexeme), for the reasons :mod:`backend.chats.pg_index_store` gives.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 
 from typing_extensions import override
 
+from backend.chats.pg_index_store import scoped_tsquery, scoped_tsvector
 from backend.chats.shared import SharedContextStore
 from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
 from backend.storage import Scope
@@ -77,14 +79,15 @@ def _m001_shared(db: Scope) -> None:
         """
     )
     db.execute(
-        "CREATE INDEX shared_entries_fts_parts_tsv ON shared_entries_fts_parts USING gin (tsv)"
+        "CREATE INDEX shared_entries_fts_parts_tsv ON shared_entries_fts_parts USING gin (tsv) "
+        "WITH (fastupdate = off)"
     )
 
 
 # UPDATE takes the scope first through a one-row CTE, so every statement's first parameter is
 # the scope whatever the order of the rest (as backend/agents/pg_store.py does).
 _SCOPED = "WITH k AS (SELECT ?::text AS scope) "
-_RANK = RANK_EXPRESSION.format(document="m.tsv", query="?::tsquery")
+_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
 
 
 class PgSharedContextStore(SharedContextStore):
@@ -123,16 +126,17 @@ class PgSharedContextStore(SharedContextStore):
         _SCOPED + "UPDATE shared_entries AS e SET updated_at = ? FROM k "
         "WHERE e.scope = k.scope AND e.label = ? AND e.key = ?"
     )
+    # Starts with SELECT, so the scope runs it as a read (see pg_index_store's search).
     _SEARCH = f"""
-        WITH matched AS (
-            SELECT p.scope, p.doc, p.tsv FROM shared_entries_fts_parts AS p
-            WHERE p.scope = ? AND p.tsv @@ ?::tsquery
-        ), hits AS (
-            SELECT m.scope, m.doc, -max({_RANK}) AS rank FROM matched AS m
-            GROUP BY m.scope, m.doc
-        )
-        SELECT f.content FROM hits AS h
-        JOIN shared_entries_fts AS f ON f.scope = h.scope AND f.doc = h.doc
+        SELECT f.content
+        FROM (SELECT ?::text AS scope, ?::tsquery AS q, ?::tsquery AS scoped) AS k
+        CROSS JOIN LATERAL (
+            SELECT p.doc, -max({_RANK}) AS rank
+            FROM shared_entries_fts_parts AS p
+            WHERE p.scope = k.scope AND p.tsv @@ k.scoped
+            GROUP BY p.doc
+        ) AS h
+        JOIN shared_entries_fts AS f ON f.scope = k.scope AND f.doc = h.doc
         WHERE f.label = ?
         ORDER BY h.rank, h.doc DESC
         LIMIT ?
@@ -158,7 +162,7 @@ class PgSharedContextStore(SharedContextStore):
 
     def _index_parts(self, doc: int, content: str) -> None:
         parts = [
-            (*self._key, doc, number, part.tsvector)
+            (*self._key, doc, number, scoped_tsvector(part.tsvector, self._key[0]))
             for number, part in enumerate(document_parts(content))
         ]
         if parts:
@@ -169,5 +173,6 @@ class PgSharedContextStore(SharedContextStore):
         query = match_tsquery(match)
         if query is None:
             return []
-        rows = self.search_db.query(self._SEARCH, (*self._key, query, query, label, limit))
+        scoped = scoped_tsquery(query, self._key[0])
+        rows = self.search_db.query(self._SEARCH, (*self._key, query, scoped, label, limit))
         return [row[0] for row in rows]

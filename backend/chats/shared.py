@@ -166,14 +166,3 @@ class SharedContextStore:
     def _search(self, label: str, match: str, limit: int) -> Sequence[str]:
         """The contents of ``label``'s best entries for ``match`` (an FTS5 query)."""
         return [row[0] for row in self.search_db.query(self._SEARCH, (match, label, limit))]
-
-
-def shared_context_store_for(db: Scope, search_db: Scope | None = None) -> SharedContextStore:
-    """The store twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
-    if db.engine_kind == "postgresql":
-        from backend.chats.pg_shared import PgSharedContextStore
-        from backend.storage.postgres import PostgresScope
-
-        assert isinstance(db, PostgresScope)
-        return PgSharedContextStore(db, search_db)
-    return SharedContextStore(db, search_db)

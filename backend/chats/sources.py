@@ -90,14 +90,3 @@ class SourceStore:
 
     def complete(self, format: str, source_id: str) -> None:
         self.db.execute(self._COMPLETE, (*self._key, format, source_id))
-
-
-def source_store_for(db: Scope) -> SourceStore:
-    """The store twin for ``db``'s engine (psycopg is imported only on PostgreSQL)."""
-    if db.engine_kind == "postgresql":
-        from backend.chats.pg_sources import PgSourceStore
-        from backend.storage.postgres import PostgresScope
-
-        assert isinstance(db, PostgresScope)
-        return PgSourceStore(db)
-    return SourceStore(db)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.chats.attachment_pool import AttachmentPool, attachment_pool_for
+from backend.chats.attachment_pool import AttachmentPool
+from backend.chats.directory_storage import twin_of
 from backend.chats.pg_attachment_pool import PgAttachmentPool
 from backend.config import StorageChoice
 from backend.sessions.chunking import MAX_INLINE_ROW_BYTES
@@ -34,7 +35,7 @@ def _folder(path: Path) -> Path:
 @pytest.fixture
 def pool(tmp_path: Path, storage: StorageChoice) -> Iterator[AttachmentPool]:
     with directory_scope(storage, _folder(tmp_path / "alice")) as db:
-        yield attachment_pool_for(db)
+        yield twin_of(AttachmentPool, db)(db)
 
 
 def _store(pool: AttachmentPool, num: int, payloads: dict[str, tuple[bytes, str]]) -> None:
@@ -86,7 +87,7 @@ def test_two_directories_on_one_engine_keep_their_own_copies(
 ):
     _store(pool, 1, {digest(SMALL): (SMALL, "text/plain")})
     with directory_scope(storage, _folder(tmp_path / "bob")) as bob_db:
-        bob = attachment_pool_for(bob_db)
+        bob = twin_of(AttachmentPool, bob_db)(bob_db)
         assert bob.held([digest(SMALL)]) == set() and bob.load({digest(SMALL)}) == {}
         _store(bob, 1, {digest(SMALL): (SMALL, "text/plain")})
         with bob_db.transaction():

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.chats.directory_storage import twin_of
 from backend.chats.pg_sources import PgSourceStore
-from backend.chats.sources import SourceRow, SourceStore, source_store_for
+from backend.chats.sources import SourceRow, SourceStore
 from backend.config import StorageChoice
 from tests.support.storage_engines import directory_scope
 
@@ -21,7 +22,7 @@ def _folder(path: Path) -> Path:
 @pytest.fixture
 def sources(tmp_path: Path, storage: StorageChoice) -> Iterator[SourceStore]:
     with directory_scope(storage, _folder(tmp_path / "alice")) as db:
-        yield source_store_for(db)
+        yield twin_of(SourceStore, db)(db)
 
 
 def test_the_store_twin_is_the_one_made_for_the_scope_s_engine(sources):
@@ -56,7 +57,7 @@ def test_two_directories_on_one_engine_share_no_source(
     with sources.db.transaction():
         sources.begin("chatgpt", "conv-1", 1, "alice", 1)
     with directory_scope(storage, _folder(tmp_path / "bob")) as bob_db:
-        bob = source_store_for(bob_db)
+        bob = twin_of(SourceStore, bob_db)(bob_db)
         assert bob.load("chatgpt", "conv-1") is None
         with bob_db.transaction():
             bob.begin("chatgpt", "conv-1", 5, "bob", 2)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from backend.chats.index_store import MessageIndexStore, message_index_store_for
+from backend.chats.directory_storage import twin_of
+from backend.chats.index_store import MessageIndexStore
 from backend.chats.pg_index_store import PgMessageIndexStore
 from backend.chats.snippets import SNIPPET_WINDOW_CHARS
 from backend.chats.text import SNIPPET_END, SNIPPET_START, phrase_query
@@ -29,7 +30,7 @@ class Index:
     def __init__(self, db: Scope) -> None:
         self.db = db
         self.chats = DirectoryChats(db)
-        self.store = message_index_store_for(db)
+        self.store = twin_of(MessageIndexStore, db)(db)
 
     def search(self, query: str, limit: int = 20) -> list[tuple[str, str]]:
         match = phrase_query(query)
@@ -185,3 +186,18 @@ def test_two_directories_on_one_engine_share_no_document_and_no_lease(
             bob.store.drop_chat(1)
     assert index.search("private") == [("chat-a", "m1")]
     assert index.store.leases() == [(1, "holder-a")]
+
+
+def test_a_search_is_a_read_no_other_handle_of_the_directory_sees_as_a_commit(
+    index, tmp_path: Path, storage: StorageChoice
+):
+    index.chats.add(1, "chat-a")
+    with index.db.transaction():
+        index.store.apply(1, {"m1": "words to find"})
+    with directory_scope(storage, tmp_path / "alice") as other:
+        before = other.data_version()
+        assert index.search("find") == [("chat-a", "m1")]
+        assert other.data_version() == before
+        with index.db.transaction():
+            index.store.apply(1, {"m2": "more words"})
+        assert other.data_version() != before

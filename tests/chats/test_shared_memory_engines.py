@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from backend.chats.directory_storage import twin_of
 from backend.chats.pg_shared import PgSharedContextStore
-from backend.chats.shared import SharedContextStore, shared_context_store_for
+from backend.chats.shared import SharedContextStore
 from backend.config import StorageChoice
 from tests.support.storage_engines import directory_scope
 
@@ -26,7 +27,7 @@ def _folder(path: Path) -> Path:
 @pytest.fixture
 def store(tmp_path: Path, storage: StorageChoice) -> Iterator[SharedContextStore]:
     with directory_scope(storage, _folder(tmp_path / "alice")) as db:
-        yield shared_context_store_for(db)
+        yield twin_of(SharedContextStore, db)(db)
 
 
 def test_the_store_twin_is_the_one_made_for_the_scope_s_engine(store):
@@ -102,10 +103,22 @@ def test_two_directories_on_one_engine_share_no_block_and_no_entry(
     store.set("notes", "alice's", 1)
     _index(store, "facts", "k1", "alice's private words")
     with directory_scope(storage, _folder(tmp_path / "bob")) as bob_db:
-        bob = shared_context_store_for(bob_db)
+        bob = twin_of(SharedContextStore, bob_db)(bob_db)
         assert bob.get("notes") is None and bob.list() == []
         assert bob.search("facts", "private") is None
         bob.set("notes", "bob's", 2)
         _index(bob, "facts", "k1", "bob's private words")
     assert store.get("notes") == "alice's"
     assert store.search("facts", "private") == "alice's private words"
+
+
+def test_a_search_is_a_read_no_other_handle_of_the_directory_sees_as_a_commit(
+    store, tmp_path: Path, storage: StorageChoice
+):
+    _index(store, "facts", "k1", "words to find")
+    with directory_scope(storage, tmp_path / "alice") as other:
+        before = other.data_version()
+        assert store.search("facts", "find") == "words to find"
+        assert other.data_version() == before
+        store.set("notes", "a write", 2)
+        assert other.data_version() != before
