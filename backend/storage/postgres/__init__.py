@@ -4,6 +4,10 @@
 from backend.storage.postgres.engine import PostgresEngine
 from backend.storage.postgres.errors import (
     MIN_SERVER_VERSION,
+    CommitAbortedError,
+    CommitOutcomeError,
+    CommitOutcomeUnknownError,
+    CommittedReplyLostError,
     StorageUnavailableError,
     UnsupportedServerError,
 )
@@ -12,6 +16,10 @@ from backend.storage.postgres.scope import PostgresScope
 
 __all__ = [
     "MIN_SERVER_VERSION",
+    "CommitAbortedError",
+    "CommitOutcomeError",
+    "CommitOutcomeUnknownError",
+    "CommittedReplyLostError",
     "PgRow",
     "PostgresEngine",
     "PostgresScope",

@@ -6,23 +6,29 @@ otherwise, never the password) and is new enough, then keeps one
 ``psycopg_pool.ConnectionPool``: connections in autocommit (scopes issue ``BEGIN`` /
 ``COMMIT`` themselves, as the SQLite ``Database`` does), ``lock_timeout`` equal to SQLite's
 busy timeout (a lock wait fails with a ``StorageError`` instead of hanging). Connections are
-not checked before each use (``check_connection`` is a round trip: 0.8 ms of a 2 ms read on
-the loaded bench machine); a scope retries instead, once, a statement that failed because its
-connection was found dead (see ``PostgresScope._borrowed``).
+not checked by a round trip before each use (``check_connection`` is one: 0.8 ms of a 2 ms
+read on the loaded bench machine); :meth:`PostgresEngine.connection` instead polls the idle
+socket (a system call): a connection the server already closed (a restart, a failover) is
+discarded before anything is sent on it, so a write is rarely sent into a dead connection,
+where its outcome would be in doubt. A read that still fails that way runs again on the next
+connection (see ``PostgresScope._borrowed``).
 
 Its bookkeeping tables (created once, under an advisory lock, so processes starting together
 on an empty database create them once and raise nothing)::
 
-    _scopes(name PK, version)                 one row per scope: its write lock and counter
+    _scopes(name PK, version, token)          one row per scope: its write lock and counter,
+                                              and the last commit's token (see outcome.py)
     _migrations(component, name, applied_at)  as in each SQLite file
 """
 
 from __future__ import annotations
 
+import select
 import threading
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.pq import ConnStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from backend.config import PostgresLocation
@@ -40,8 +46,10 @@ _INFRASTRUCTURE = """
 SELECT pg_advisory_xact_lock({lock});
 CREATE TABLE IF NOT EXISTS _scopes (
     name text COLLATE "C" PRIMARY KEY,
-    version bigint NOT NULL DEFAULT 0
+    version bigint NOT NULL DEFAULT 0,
+    token bigint NOT NULL DEFAULT 0
 );
+ALTER TABLE _scopes ADD COLUMN IF NOT EXISTS token bigint NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS _migrations (
     component text COLLATE "C" NOT NULL,
     name text COLLATE "C" NOT NULL,
@@ -78,6 +86,16 @@ class PostgresEngine:
         self._lock = threading.Lock()
         self._closed = False
 
+    def connection(self, timeout: float | None = None) -> psycopg.Connection[PgRow]:
+        """A pooled connection the server has not visibly closed (see the module docstring);
+        give it back with ``pool.putconn``. Raises ``PoolTimeout`` as ``pool.getconn`` does."""
+        for _ in range(self.pool.max_size):
+            conn = self.pool.getconn(timeout)
+            if _looks_alive(conn):
+                return conn
+            self.pool.putconn(conn)  # closed: the pool discards it and opens another
+        return self.pool.getconn(timeout)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
@@ -88,6 +106,21 @@ class PostgresEngine:
     @property
     def closed(self) -> bool:
         return self._closed
+
+
+def _looks_alive(conn: psycopg.Connection[PgRow]) -> bool:
+    """False when an idle connection's socket shows the server closed it: readable with
+    nothing to read but the end (an idle server sends nothing else but notices)."""
+    pgconn = conn.pgconn
+    if pgconn.status != ConnStatus.OK:
+        return False
+    try:
+        readable, _, _ = select.select([pgconn.socket], [], [], 0)
+        if readable:
+            pgconn.consume_input()
+    except (OSError, psycopg.Error):
+        return False
+    return pgconn.status == ConnStatus.OK
 
 
 def _conninfo(location: PostgresLocation) -> str:

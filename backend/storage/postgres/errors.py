@@ -5,6 +5,9 @@
   apply :func:`backend.storage.text.well_formed_text`, so reaching this is a missed case.
 * A server that cannot be reached (at start, or gone mid-use) is
   :class:`StorageUnavailableError`, naming host and database.
+* A commit whose reply was lost with its connection is resolved
+  (:mod:`backend.storage.postgres.outcome`); when it did not commit, or nobody can tell, the
+  caller gets a :class:`CommitOutcomeError` saying which (never a silent retry).
 * Anything else is a ``StorageError`` naming the statement's first line.
 
 Every message passes :func:`scrubbed` first: libpq does not echo passwords today, but a
@@ -32,6 +35,46 @@ class StorageUnavailableError(StorageError):
 
 class UnsupportedServerError(StorageError):
     """The server's major version is older than :data:`MIN_SERVER_VERSION`."""
+
+
+class CommitOutcomeError(StorageUnavailableError):
+    """The connection was lost while a write committed; ``outcome`` says what became of it:
+    ``"aborted"`` (nothing was written: running it again is safe), ``"unknown"`` (it may have
+    committed: running it again blindly could apply it twice) or ``"committed"`` (a write
+    outside a transaction committed, but the rows it returned were lost with the reply)."""
+
+    outcome = "unknown"
+
+
+class CommitAbortedError(CommitOutcomeError):
+    outcome = "aborted"
+
+
+class CommitOutcomeUnknownError(CommitOutcomeError):
+    outcome = "unknown"
+
+
+class CommittedReplyLostError(CommitOutcomeError):
+    outcome = "committed"
+
+
+_OUTCOME_ERRORS: dict[str, tuple[type[CommitOutcomeError], str]] = {
+    "aborted": (CommitAbortedError, "it did not commit; nothing was written"),
+    "unknown": (CommitOutcomeUnknownError, "whether it committed cannot be told"),
+    "committed": (CommittedReplyLostError, "it committed, but its reply was lost"),
+}
+
+
+def commit_outcome_error(
+    outcome: str, location: PostgresLocation, exc: BaseException
+) -> CommitOutcomeError:
+    """The typed error for a commit whose connection was lost, saying its ``outcome``."""
+    kind, meaning = _OUTCOME_ERRORS[outcome]
+    reason = scrubbed(" ".join(str(exc).split()), location) or type(exc).__name__
+    return kind(
+        f"storage unavailable: the connection to PostgreSQL ({location.describe()}) was lost "
+        f"while a write committed, and {meaning} ({reason})"
+    )
 
 
 def scrubbed(text: str, location: PostgresLocation) -> str:

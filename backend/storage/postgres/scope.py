@@ -14,6 +14,11 @@ It keeps the promises of :class:`backend.storage.Database` (see :mod:`backend.st
   that runs none takes nothing), and the counter is what :meth:`data_version` reads: its total
   minus this scope's own commits moves exactly when someone else committed. A write statement
   outside a transaction is run in one (one pipeline), so it moves the counter too.
+* **A lost commit is resolved, not retried.** When the connection dies during ``COMMIT`` (or
+  during a lone write's pipeline), the transaction's witness (recorded by the bump, no round
+  trip of its own) tells the primary reachable now whether it committed
+  (:mod:`backend.storage.postgres.outcome`): committed is success; otherwise a
+  :class:`~backend.storage.postgres.errors.CommitOutcomeError` says "aborted" or "unknown".
 * **Savepoints** for nested transactions, with ``after_commit`` / ``on_rollback`` hooks scoped
   as on SQLite. An integrity error inside a savepoint rolls back only that savepoint; one in the
   outermost transaction aborts it (PostgreSQL cannot continue a transaction after an error):
@@ -43,7 +48,15 @@ from backend.errors import InvalidInputError, StorageError
 from backend.storage.database import OpStats
 from backend.storage.hooks import TransactionHooks
 from backend.storage.postgres.engine import PostgresEngine
-from backend.storage.postgres.errors import translated, unavailable
+from backend.storage.postgres.errors import commit_outcome_error, translated, unavailable
+from backend.storage.postgres.outcome import (
+    BUMP,
+    RESOLVE_WAIT_S,
+    Witness,
+    new_token,
+    resolve,
+    row_if_any,
+)
 from backend.storage.postgres.rows import PgResult, PgRow
 from backend.storage.postgres.statements import to_psycopg
 
@@ -51,7 +64,6 @@ Migration = Callable[["PostgresScope"], None]
 
 _READ_VERBS = ("SELECT", "VALUES", "SHOW", "EXPLAIN")
 _SELECT_VERSION = "SELECT version FROM _scopes WHERE name = %s"
-_BUMP = "UPDATE _scopes SET version = version + 1 WHERE name = %s"
 _ENSURE_SCOPE = "INSERT INTO _scopes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING"
 _SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
 _INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES (?, ?, ?)"
@@ -75,6 +87,8 @@ class PostgresScope(TransactionHooks):
         self._init_hooks()
         self._own_commits = 0
         self._begin_pending = False  # a transaction pinned a connection, no statement yet
+        self._witness: Witness | None = None  # the open transaction's, once its bump ran
+        self.resolve_wait_s = RESOLVE_WAIT_S
         self._closed = False
         # Every pooled connection may have died at once (a server restart): one try each, +1.
         self._attempts = engine.pool.max_size + 1
@@ -94,7 +108,7 @@ class PostgresScope(TransactionHooks):
                     return self._begin_with(use)
                 return use(conn)
             for attempt in range(self._attempts):
-                borrowed = self.engine.pool.getconn()
+                borrowed = self.engine.connection()
                 try:
                     return use(borrowed)
                 except psycopg.OperationalError:
@@ -120,7 +134,7 @@ class PostgresScope(TransactionHooks):
         if self._closed:
             raise StorageError(f"cannot operate on a closed scope ({self.name})")
         try:
-            conn = self.engine.pool.getconn()
+            conn = self.engine.connection()
         except (PoolTimeout, psycopg.Error) as exc:
             raise unavailable(self.engine.location, exc) from exc
         self._conn = conn
@@ -139,12 +153,14 @@ class PostgresScope(TransactionHooks):
         for attempt in range(self._attempts):
             conn = self._conn
             assert conn is not None
+            token = new_token()
             try:
                 with conn.pipeline():
                     conn.execute("BEGIN")
-                    conn.execute(_BUMP, (self.name,))
+                    bump = conn.execute(BUMP, (token, self.name))
                     result = use(conn)
                 self._begin_pending = False
+                self._witness = Witness.from_bump(token, conn.info.backend_pid, bump.fetchone())
                 return result
             except psycopg.OperationalError:
                 if attempt + 1 == self._attempts or not _dead(conn):
@@ -198,39 +214,69 @@ class PostgresScope(TransactionHooks):
     def _write_alone(self, sql: str, query: str, params: Any) -> PgResult:
         """A write outside a transaction, committed as a transaction of its own (so it takes
         the scope's write lock and moves its counter) with ``BEGIN``, the bump, the statement
-        and ``COMMIT`` sent together: one round trip instead of three (pipeline mode). Again
-        on the next connection while pooled ones are found dead (nothing ran)."""
-        for attempt in range(self._attempts):
-            conn = self._pin()
-            done = False
+        and ``COMMIT`` sent together: one round trip instead of three (pipeline mode). A
+        connection lost on the way leaves the outcome in doubt: it is resolved, never sent
+        again blindly (committed, its rows are lost with the reply: the error says so)."""
+        conn = self._pin()
+        token, backend_pid = new_token(), conn.info.backend_pid
+        bump: psycopg.Cursor[PgRow] | None = None
+        done = False
+        try:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                bump = conn.execute(BUMP, (token, self.name))
+                cursor = conn.execute(query, _params(params))
+                conn.execute("COMMIT")
+            rows = cursor.fetchall() if cursor.description is not None else []
+            done = True
+        except psycopg.Error as exc:
+            if not _dead(conn):
+                raise translated(exc, sql, self.engine.location) from exc
+            witness = Witness.from_bump(token, backend_pid, row_if_any(bump))
+            self._unpin()
+            self._settle_lost_commit(witness, exc)
+            raise commit_outcome_error("committed", self.engine.location, exc) from exc
+        except UnicodeEncodeError as exc:
+            raise InvalidInputError(
+                f"text holding a lone UTF-16 surrogate cannot be stored (in: {_first_line(sql)})"
+            ) from exc
+        finally:
+            if not done and not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+            self._unpin()
+        self._own_commits += 1
+        self._stats.statements += 1  # the BEGIN, as a transaction counts it
+        return PgResult(rows, cursor.rowcount)
+
+    def _commit(self) -> None:
+        """``COMMIT`` the outermost transaction (lock held). A reply lost with the connection
+        is resolved: committed is success, anything else a ``CommitOutcomeError`` saying it."""
+        conn, witness = self._conn, self._witness
+        assert conn is not None
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            if not _dead(conn) or witness is None:
+                self._rollback_outermost()
+                raise translated(exc, "COMMIT", self.engine.location) from exc
+            self._unpin()
             try:
-                with conn.pipeline():
-                    conn.execute("BEGIN")
-                    conn.execute(_BUMP, (self.name,))
-                    cursor = conn.execute(query, _params(params))
-                    conn.execute("COMMIT")
-                rows = cursor.fetchall() if cursor.description is not None else []
-                done = True
-            except psycopg.OperationalError as exc:
-                if attempt + 1 < self._attempts and _dead(conn):
-                    continue
-                raise translated(exc, sql, self.engine.location) from exc
-            except psycopg.Error as exc:
-                raise translated(exc, sql, self.engine.location) from exc
-            except UnicodeEncodeError as exc:
-                raise InvalidInputError(
-                    "text holding a lone UTF-16 surrogate cannot be stored "
-                    f"(in: {_first_line(sql)})"
-                ) from exc
-            finally:
-                if not done and not conn.closed:
-                    with contextlib.suppress(psycopg.Error):
-                        conn.execute("ROLLBACK")
-                self._unpin()
-            self._own_commits += 1
-            self._stats.statements += 1  # the BEGIN, as a transaction counts it
-            return PgResult(rows, cursor.rowcount)
-        raise AssertionError("unreachable")
+                self._settle_lost_commit(witness, exc)
+            except BaseException:
+                self._rollback_outermost()
+                raise
+        except BaseException:
+            self._rollback_outermost()
+            raise
+        self._witness = None
+        self._own_commits += 1
+
+    def _settle_lost_commit(self, witness: Witness, exc: psycopg.Error) -> None:
+        """Return when ``witness``'s commit is found committed; raise the outcome otherwise."""
+        outcome = resolve(self.engine, self.name, witness, self.resolve_wait_s)
+        if outcome != "committed":
+            raise commit_outcome_error(outcome, self.engine.location, exc) from exc
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> PgResult:
         with self.lock:
@@ -330,6 +376,7 @@ class PostgresScope(TransactionHooks):
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
         self._begin_pending = False
+        self._witness = None
         self._unpin()
         for callback in callbacks:
             callback()
@@ -418,12 +465,7 @@ class _Transaction:
             if scope._begin_pending:  # no statement ran: nothing began, nothing to commit
                 scope._begin_pending = False
             else:
-                try:
-                    scope._borrowed(lambda conn: conn.execute("COMMIT"), "COMMIT")
-                except BaseException:
-                    scope._rollback_outermost()
-                    raise
-                scope._own_commits += 1
+                scope._commit()
             scope._unpin()
             scope._on_rollback = []
             callbacks, scope._after_commit = scope._after_commit, []
