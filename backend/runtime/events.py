@@ -20,7 +20,9 @@ Invariants:
 
 Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``run_id``, ``at``)::
 
-    run.queued         kind ("send"|"regenerate"|"edit"), user_message_id, assistant_message_id
+    run.queued         kind ("send"|"regenerate"|"edit"), user_message_id, assistant_message_id,
+                       written (the messages it stored, oldest first: the user's message of a
+                       send or an edit, then the reply's placeholder; see written_data)
     run.started        user_message_id, assistant_message_id, agent_id, agent_version, model,
                        endpoint
     context.compacted  from_message_id, to_message_id, summary_version, tokens_before,
@@ -29,7 +31,9 @@ Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``r
     tool.call          assistant_message_id + the AI SDK tool part: type ("tool-<name>"),
                        toolCallId, input, state ("input-available" before the tool runs,
                        then "output-available" with output | "output-error" with errorText)
-    run.completed      assistant_message_id, text (the whole reply text)
+    run.completed      assistant_message_id, text (the whole reply text), written (the
+                       finished reply as stored: parts, tool parts, metadata with status,
+                       model, usage)
     run.failed         assistant_message_id, error (a sentence), error_type, partial (bool)
     run.cancelled      assistant_message_id, partial (bool)
 
@@ -55,6 +59,13 @@ from backend.clock import now_ms
 from backend.runtime.records import EventType, RunEvent
 
 DEFAULT_MAX_BUFFERED_EVENTS = 5_000
+
+
+def written_data(message: dict[str, Any], parent_id: str | None, sent_at: int) -> dict[str, Any]:
+    """A message a run stored, as its event carries it: the stored form, the parent it was
+    written under and when, so a view shows it without reading it back
+    (``backend.transcript.WrittenMessage`` reads it)."""
+    return {"message": message, "parent_id": parent_id, "sent_at": sent_at}
 
 
 class _Waiter:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from backend.clock import now_ms
 from backend.errors import ChatsError
 from backend.models import (
     ContextItem,
@@ -35,6 +36,7 @@ from backend.models import (
 )
 from backend.providers import RemoteContextProvider
 from backend.runtime.agents import MEMORY_LABEL, AgentDefinition
+from backend.runtime.events import written_data
 from backend.runtime.failures import INTERRUPTED_ERROR, describe_failure
 from backend.runtime.model_choice import ModelSource
 from backend.runtime.ports import DirectoryPort
@@ -108,7 +110,7 @@ class TurnExecutor:
             material = await self._gather(conv, run, agent, handle)
             await self._rounds(conv, run, agent, handle, material, turn)
             active.committing = True
-            await asyncio.to_thread(self.writer.commit, conv, run, turn, handle)
+            stored = await asyncio.to_thread(self.writer.commit, conv, run, turn, handle)
         except asyncio.CancelledError:
             if not active.cancel_requested:
                 raise
@@ -129,7 +131,11 @@ class TurnExecutor:
             "run.completed",
             run.id,
             # Events leave the process as UTF-8: a lone surrogate would break the front end.
-            {"assistant_message_id": run.assistant_message_id, "text": well_formed_text(reply)},
+            {
+                "assistant_message_id": run.assistant_message_id,
+                "text": well_formed_text(reply),
+                "written": written_data(stored, run.user_message_id, now_ms()),
+            },
         )
         task = asyncio.ensure_future(
             self.follow_up.after_completed(conv, reply, material.user_text, material.model)

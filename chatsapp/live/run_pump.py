@@ -90,7 +90,9 @@ async def apply_run_event(state: Any, user_id: str, event: RunEvent) -> None:
     kind = event.type
     if kind == "run.queued":
         state.queued += 1
-        await state.refresh(user_id)  # the user's message is already stored: show it
+        # The user's message and the placeholder are stored: shown from the event, or read.
+        if not state.show_written(event.data):
+            await state.refresh(user_id)
     elif kind == "run.started":
         state.queued = max(0, state.queued - 1)
         state.streaming, state.error = True, ""
@@ -105,4 +107,5 @@ async def apply_run_event(state: Any, user_id: str, event: RunEvent) -> None:
         state.clear_streamed()
         if kind == "run.failed":
             state.error = str(event.data.get("error", "The model failed."))
-        await state.refresh(user_id)
+        if not state.show_written(event.data):
+            await state.refresh(user_id)

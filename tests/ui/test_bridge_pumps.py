@@ -46,6 +46,10 @@ class View:
     async def refresh(self, user_id: str) -> None:
         self.refreshed.append(user_id)
 
+    def show_written(self, event_data: dict[str, Any]) -> bool:
+        """This view cannot show a message from its event: it re-reads (``refreshed``)."""
+        return False
+
     def append_streamed(self, text: str) -> None:
         self.streaming_text += text
 
