@@ -22,10 +22,10 @@ from backend.config import Settings
 from chatsapp.live.bridge import touches_archive
 from chatsapp.services import Services
 from tests.chats.conftest import FakeClock
-from tests.ui.test_bridge_pumps import USER, View, live, new_chat, until, views_of
+from tests.support.bridge_views import USER, View, new_chat, views_of
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
-__all__ = ["live"]  # the fixture, shared with the pump tests
 
 
 class TestArchiveReachesEveryTab:

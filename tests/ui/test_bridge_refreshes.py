@@ -20,8 +20,9 @@ from backend.config import Settings
 from chatsapp import services as services_module
 from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Services
+from tests.support.bridge_views import ViewRoot
+from tests.support.deadlines import until
 from tests.support.fake_reflex_app import FakeReflexApp, every_view
-from tests.ui.test_bridge_pumps import _Root, until
 
 pytestmark = pytest.mark.anyio
 
@@ -57,8 +58,8 @@ class SidebarStates:
         self.sidebar = sidebar
 
     @contextlib.asynccontextmanager
-    async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
-        yield _Root(self.sidebar)  # type: ignore[arg-type]
+    async def modify_state(self, token: Any) -> AsyncIterator[ViewRoot]:
+        yield ViewRoot(self.sidebar)  # type: ignore[arg-type]
 
 
 @pytest.fixture
