@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from backend.errors import NotFoundError
+from backend.messages import WrittenMessage
 from backend.models import ReplyUsage
 from backend.sessions import is_compaction_message, is_tool_part, tool_name
-from backend.sessions.sanitize import dump_json
 from backend.storage import well_formed_text
 from backend.uploads import data_url_size
 
@@ -166,38 +166,6 @@ def follow_branches(
     return BranchViews(leaf_of, windows)
 
 
-@dataclass(frozen=True, slots=True)
-class WrittenMessage:
-    """A message a run just stored, as its run event carries it (the stored form, the parent
-    it was written under, when): enough to show it without reading it back."""
-
-    message: Mapping[str, Any]
-    parent_id: str | None
-    sent_at: int
-
-    @property
-    def id(self) -> str:
-        return str(self.message.get("id", ""))
-
-    @classmethod
-    def from_event(cls, data: Mapping[str, Any]) -> WrittenMessage | None:
-        """Read one ``written`` entry of a run event (``backend.runtime.events.written_data``);
-        None when it is not one."""
-        message, parent = data.get("message"), data.get("parent_id")
-        if not isinstance(message, Mapping) or not (parent is None or isinstance(parent, str)):
-            return None
-        return cls(message, parent, int(data.get("sent_at") or 0))
-
-
-def written_messages(data: Mapping[str, Any]) -> list[WrittenMessage]:
-    """The messages a run event says it stored (``written``: one entry or a list); [] when it
-    carries none (an event relayed from another process)."""
-    raw = data.get("written")
-    entries = raw if isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
-    found = [WrittenMessage.from_event(e) for e in entries if isinstance(e, Mapping)]
-    return [w for w in found if w is not None] if len(found) == len(entries) else []
-
-
 def extended_window(
     window: TranscriptWindow,
     written: Sequence[WrittenMessage],
@@ -274,11 +242,10 @@ def followed_along(
 
 
 def _written_entry(written: WrittenMessage) -> TranscriptEntry | None:
-    size = stored_text_bytes(written.message)
-    if size is None:
+    if written.stored_bytes is None:
         return None
-    entry = entry_from_message(dict(written.message))
-    return replace(entry, sent_at=written.sent_at, stored_bytes=size)
+    entry = entry_from_message(written.message.as_stored())
+    return replace(entry, sent_at=written.sent_at, stored_bytes=written.stored_bytes)
 
 
 def _within_budget(
@@ -305,19 +272,6 @@ def _within_budget(
             kept[0], sibling_index=1, sibling_count=1, prev_sibling_id="", next_sibling_id=""
         )
     return replace(window, entries=tuple(kept), has_earlier=has_earlier)
-
-
-def stored_text_bytes(message: Mapping[str, Any]) -> int | None:
-    """What a window's byte budget charges for ``message`` (its stored JSON, as
-    ``backend.sessions.paths`` measures a row); None when it holds a file, whose stored size
-    depends on the attachment pool."""
-    parts = message.get("parts") or []
-    if any(isinstance(part, dict) and part.get("type") == "file" for part in parts):
-        return None
-    try:
-        return len(dump_json(dict(message))[1])
-    except TypeError:
-        return None
 
 
 def load_earlier(

@@ -27,6 +27,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.config": set(),
     "backend.errors": set(),
     "backend.data_folder": set(),  # the files of a data folder, one list
+    "backend.messages": set(),  # a message and its parts, typed: shared by every layer
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
@@ -36,6 +37,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # A reply's usage is read with the models' ReplyUsage (one reader of metadata.usage).
     "backend.transcript": {
         "backend.errors",  # a chosen version that names no message of the chat
+        "backend.messages",
         "backend.models",
         "backend.sessions",
         "backend.storage",
@@ -62,6 +64,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     "backend.runtime": {
         "backend.chats",
+        "backend.messages",  # the messages its run events carry
         "backend.clock",
         "backend.config",
         "backend.errors",
@@ -190,6 +193,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.chats",
         "backend.endpoints",
         "backend.errors",
+        "backend.messages",
         "backend.models",
         "backend.portability",
         "backend.runtime",  # its public names only (start_chat, DEFAULT_AGENT_ID), never built

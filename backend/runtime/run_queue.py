@@ -34,9 +34,9 @@ from typing import Any
 
 from backend.clock import now_ms
 from backend.errors import ConflictError, LeaseLostError
+from backend.messages import WrittenMessage
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
-from backend.runtime.events import written_data
 from backend.runtime.execute import TurnExecutor
 from backend.runtime.locks import (
     DistributedLockStore,
@@ -48,6 +48,7 @@ from backend.runtime.locks import (
 )
 from backend.runtime.records import RunKind, RunRecord, RunStatus, RunTicket
 from backend.runtime.recovery import FOREIGN_RUN_POLL_S, Recovery
+from backend.runtime.run_events import RunCancelled, RunQueued, written_now
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.working_chats import ActiveRun, WorkingChat
@@ -104,7 +105,7 @@ class RunQueue:
         run_id = new_id("run")
         assistant_id = new_id("msg")
 
-        def write() -> tuple[RunRecord, list[dict[str, Any]]]:
+        def write() -> tuple[RunRecord, tuple[WrittenMessage, ...]]:
             agent = self.bindings.agent_for(self.bindings.ensure_record(conv))
             placeholder = {
                 "id": assistant_id,
@@ -126,20 +127,19 @@ class RunQueue:
                     now=self.clock(),
                 )
             sent_at = now_ms()
-            return run, [written_data(r.message, r.parent_id, sent_at) for r in stored]
+            return run, tuple(written_now(r.message, r.parent_id, sent_at) for r in stored)
 
         run, written = await asyncio.to_thread(write)
         # Followed until this runtime claims it: another process may claim it first.
         conv.followed[run.id] = run
         conv.publish(
-            "run.queued",
             run.id,
-            {
-                "kind": kind.value,
-                "user_message_id": user_message_id,
-                "assistant_message_id": assistant_id,
-                "written": written,
-            },
+            RunQueued(
+                kind=kind.value,
+                user_message_id=user_message_id,
+                assistant_message_id=assistant_id,
+                written=written,
+            ),
         )
         self.wake(conv)
         return RunTicket(conv.chat_id, run.id, user_message_id, assistant_id)
@@ -149,11 +149,7 @@ class RunQueue:
             self.writer.finish_unsuccessful, conv, run, Turn(), RunStatus.CANCELLED, None
         )
         if done:
-            conv.publish(
-                "run.cancelled",
-                run.id,
-                {"assistant_message_id": run.assistant_message_id, "partial": False},
-            )
+            conv.publish(run.id, RunCancelled(assistant_message_id=run.assistant_message_id))
         return done
 
     def wake(self, conv: WorkingChat) -> None:

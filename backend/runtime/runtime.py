@@ -48,6 +48,7 @@ from backend.errors import (
 from backend.models import ModelProvider, ModelRef, provider_from_settings
 from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
+from backend.runtime.events import PublishedRunEvent
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
 from backend.runtime.meter import ChatHeader, ContextMeter, measure_next_turn
@@ -56,7 +57,6 @@ from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
-    RunEvent,
     RunKind,
     RunRecord,
     RunStatus,
@@ -253,7 +253,7 @@ class ChatRuntime:
         targeted = run_id is None or active.run.id == run_id
         return targeted and not active.committing and not active.cancel_requested
 
-    async def subscribe(self, chat_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
+    async def subscribe(self, chat_id: str, after_seq: int = 0) -> AsyncIterator[PublishedRunEvent]:
         """Every run event of ``chat_id`` after ``after_seq``: buffered ones, then live ones.
 
         Runs until the runtime closes (or the consumer stops iterating). Watching a chat

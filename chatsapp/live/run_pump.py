@@ -16,7 +16,19 @@ from typing import Any
 
 import reflex as rx
 
-from backend.runtime import RUN_END_EVENTS, ChatRuntime, RunEvent
+from backend.runtime import (
+    ChatRuntime,
+    ContextCompacted,
+    MessageDelta,
+    PublishedRunEvent,
+    RunCancelled,
+    RunCompleted,
+    RunEnd,
+    RunFailed,
+    RunPayload,
+    RunQueued,
+    RunStarted,
+)
 from chatsapp.auth.identity import conversation_token
 from chatsapp.live.fanout import shared_change
 from chatsapp.reflex_seam import ReflexApp
@@ -25,7 +37,7 @@ FLUSH_INTERVAL_S = 0.04
 
 # Run events after which a chat's header and meter are re-read: a claim may move a ``latest``
 # chat to a new agent version; a reply or a compaction changes what the next turn sends.
-SETTINGS_EVENTS = frozenset(("run.started", "context.compacted", *RUN_END_EVENTS))
+SETTINGS_EVENTS = RunStarted | ContextCompacted | RunEnd
 _IDLE_RUN_FIELDS = {"queued": 0, "streaming": False, "streaming_message_id": ""}
 
 
@@ -50,7 +62,7 @@ class RunPump:
         self._buffer: list[str] = []
         self._last_flush = time.monotonic()
 
-    async def run(self) -> AsyncIterator[RunEvent]:
+    async def run(self) -> AsyncIterator[PublishedRunEvent]:
         """Apply each event; yield those of :data:`SETTINGS_EVENTS` once applied (the caller
         re-reads the chat's header then)."""
         async with self._write() as state:
@@ -62,15 +74,16 @@ class RunPump:
                     setattr(state, name, idle)
             state.clear_streamed()
         async for event in self.runtime.subscribe(self.chat_id):
-            if event.type == "message.delta":
-                self._buffer.append(str(event.data.get("text", "")))
+            payload = event.payload
+            if isinstance(payload, MessageDelta):
+                self._buffer.append(payload.text)
                 if time.monotonic() - self._last_flush >= FLUSH_INTERVAL_S:
                     await self._flush_text()
                 continue
             await self._flush_text()
             async with self._write() as state:
-                await apply_run_event(state, self.user_id, event)
-            if event.type in SETTINGS_EVENTS:
+                await apply_run_event(state, self.user_id, payload)
+            if isinstance(payload, SETTINGS_EVENTS):
                 yield event
 
     async def _flush_text(self) -> None:
@@ -85,27 +98,28 @@ class RunPump:
         return shared_change(self.app, self._token, self.conversation)
 
 
-async def apply_run_event(state: Any, user_id: str, event: RunEvent) -> None:
+async def apply_run_event(state: Any, user_id: str, payload: RunPayload) -> None:
     """One run event (not a text delta) applied to the conversation view ``state``."""
-    kind = event.type
-    if kind == "run.queued":
-        state.queued += 1
-        # The user's message and the placeholder are stored: shown from the event, or read.
-        if not state.show_written(event.data):
+    match payload:
+        case RunQueued(written=written):
+            state.queued += 1
+            # The user's message and the placeholder are stored: shown from the event, or read.
+            if not state.show_written(written):
+                await state.refresh(user_id)
+        case RunStarted(assistant_message_id=message_id):
+            state.queued = max(0, state.queued - 1)
+            state.streaming, state.error = True, ""
+            state.clear_streamed()
+            state.streaming_message_id = message_id
+            # No re-read: the placeholder is already on screen since run.queued, and re-sending
+            # the window here would triple the transcript bytes of every turn.
+        case ContextCompacted():
             await state.refresh(user_id)
-    elif kind == "run.started":
-        state.queued = max(0, state.queued - 1)
-        state.streaming, state.error = True, ""
-        state.clear_streamed()
-        state.streaming_message_id = str(event.data.get("assistant_message_id", ""))
-        # No re-read: the placeholder is already on screen since run.queued, and re-sending
-        # the window here would triple the transcript bytes of every turn.
-    elif kind == "context.compacted":
-        await state.refresh(user_id)
-    elif kind in RUN_END_EVENTS:
-        state.streaming, state.streaming_message_id = False, ""
-        state.clear_streamed()
-        if kind == "run.failed":
-            state.error = str(event.data.get("error", "The model failed."))
-        if not state.show_written(event.data):
-            await state.refresh(user_id)
+        case RunCompleted() | RunFailed() | RunCancelled():
+            state.streaming, state.streaming_message_id = False, ""
+            state.clear_streamed()
+            if isinstance(payload, RunFailed):
+                state.error = payload.error or "The model failed."
+            finished = getattr(payload, "written", None)  # a reply another process ended: none
+            if not state.show_written([finished] if finished else []):
+                await state.refresh(user_id)

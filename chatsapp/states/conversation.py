@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 import reflex as rx
 
 from backend.errors import ChatNotFoundError, ChatsError, InputTooLargeError
+from backend.messages import WrittenMessage
 from backend.transcript import (
     TranscriptWindow,
     chosen_leaf,
@@ -24,7 +25,6 @@ from backend.transcript import (
     followed_along,
     load_earlier,
     updated_window,
-    written_messages,
 )
 from backend.uploads import (
     ATTACHABLE_NAMES,
@@ -103,12 +103,11 @@ class SharedConversationState(rx.SharedState):
         self._show(window, views.leaf_of, views.windows)
 
     @server_only
-    def show_written(self, event_data: Mapping[str, object]) -> bool:
+    def show_written(self, written: Sequence[WrittenMessage]) -> bool:
         """Show messages a run just stored (``run.queued``, ``run.completed``) without reading:
         appended below the newest leaf, or a shown reply rewritten in place. False when only a
         read can tell (written on another branch, a shown branch holds it, the window is not
         known): the caller refreshes then."""
-        written = written_messages(event_data)
         before = self._window
         if before is None or not written:
             return False

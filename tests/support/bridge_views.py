@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backend.messages import WrittenMessage
 from chatsapp.services import Services
 from tests.support.fake_reflex_app import FakeReflexApp
 
@@ -40,7 +41,7 @@ class View:
     async def refresh(self, user_id: str) -> None:
         self.refreshed.append(user_id)
 
-    def show_written(self, event_data: dict[str, Any]) -> bool:
+    def show_written(self, written: Sequence[WrittenMessage]) -> bool:
         """This view cannot show a message from its event: it re-reads (``refreshed``)."""
         return False
 

@@ -19,14 +19,9 @@ from pathlib import Path
 import pytest
 
 from backend.config import Settings
-from backend.runtime import RunEvent
-from backend.transcript import (
-    TranscriptWindow,
-    extended_window,
-    load_window,
-    updated_window,
-    written_messages,
-)
+from backend.messages import WrittenMessage
+from backend.runtime import PublishedRunEvent, RunCompleted, RunQueued
+from backend.transcript import TranscriptWindow, extended_window, load_window, updated_window
 from chatsapp.services import Services
 from tests.support.deadlines import until
 
@@ -41,9 +36,9 @@ def served(tmp_path: Path) -> Iterator[Services]:
 
 
 @contextlib.asynccontextmanager
-async def recorded(served: Services, chat_id: str) -> AsyncIterator[list[RunEvent]]:
+async def recorded(served: Services, chat_id: str) -> AsyncIterator[list[PublishedRunEvent]]:
     """The chat's run events (those buffered, then live), collected while the block runs."""
-    events: list[RunEvent] = []
+    events: list[PublishedRunEvent] = []
 
     async def collect() -> None:
         async for event in served.runtime(USER).subscribe(chat_id):
@@ -69,11 +64,21 @@ def unstamped(window: TranscriptWindow | None) -> TranscriptWindow | None:
     return replace(window, entries=entries, total_bytes=0)
 
 
-def advanced(window: TranscriptWindow, event: RunEvent, **bounds: int) -> TranscriptWindow | None:
-    written = written_messages(event.data)
-    if event.type == "run.completed":
-        return updated_window(window, written[0], **bounds)
-    return extended_window(window, written, **bounds)
+def advanced(
+    window: TranscriptWindow, event: PublishedRunEvent, **bounds: int
+) -> TranscriptWindow | None:
+    match event.payload:
+        case RunCompleted(written=WrittenMessage() as reply):
+            return updated_window(window, reply, **bounds)
+        case RunQueued(written=written):
+            return extended_window(window, written, **bounds)
+    return window
+
+
+def queued_of(events: list[PublishedRunEvent], run_id: str) -> RunQueued:
+    return next(
+        e.payload for e in events if isinstance(e.payload, RunQueued) and e.run_id == run_id
+    )
 
 
 async def send_and_follow(
@@ -89,8 +94,7 @@ async def send_and_follow(
         )
     shown: TranscriptWindow | None = window
     for event in (e for e in events if e.run_id == ticket.run_id):
-        if event.type in ("run.queued", "run.completed") and shown is not None:
-            shown = advanced(shown, event, **bounds)
+        shown = advanced(shown, event, **bounds) if shown is not None else None
     return shown
 
 
@@ -129,10 +133,10 @@ class TestTheViewAgreesWithARead:
         async with recorded(served, chat) as events:
             ticket = await runtime.regenerate(chat, window.entries[-1].id)
             await runtime.wait_idle(chat)
-        queued = next(e for e in events if e.type == "run.queued" and e.run_id == ticket.run_id)
-        assert [w.id for w in written_messages(queued.data)] == [ticket.assistant_message_id]
+        queued = queued_of(events, ticket.run_id)
+        assert [w.id for w in queued.written] == [ticket.assistant_message_id]
         # A sibling of the shown reply: its place among siblings needs a read.
-        assert extended_window(window, written_messages(queued.data)) is None
+        assert extended_window(window, queued.written) is None
 
     async def test_a_message_sent_below_an_older_message_is_not_guessed(self, served) -> None:
         chat = served.directory(USER).create_chat().id
@@ -144,8 +148,4 @@ class TestTheViewAgreesWithARead:
         async with recorded(served, chat) as events:
             ticket = await runtime.send_message(chat, "branch", parent_id=window.entries[1].id)
             await runtime.wait_idle(chat)
-        queued = next(e for e in events if e.type == "run.queued" and e.run_id == ticket.run_id)
-        assert extended_window(window, written_messages(queued.data)) is None
-
-    def test_an_event_from_another_process_carries_nothing_to_show(self) -> None:
-        assert written_messages({"assistant_message_id": "m1", "partial": False}) == []
+        assert extended_window(window, queued_of(events, ticket.run_id).written) is None
