@@ -44,6 +44,7 @@ from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
 from backend.chats.shared import SharedContextStore, check_content, check_label
+from backend.chats.sidebar import SidebarPage, read_sidebar_page
 from backend.chats.text import phrase_query, prefix_query
 from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
@@ -203,6 +204,10 @@ class Chats(Closing):
         if match is None:
             return []
         return self._records.list_live(limit, cursor, match, archived=archived)
+
+    def sidebar_page(self, *, with_archived: bool = False) -> SidebarPage:
+        """What the shared sidebar shows, in one call (``backend.chats.sidebar``)."""
+        return read_sidebar_page(self, with_archived=with_archived)
 
     def get_summary(self, chat_id: str) -> ChatSummary:
         """The sidebar row of a live chat."""

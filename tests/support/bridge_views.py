@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from backend.chats.sidebar import SidebarPage
 from backend.messages import WrittenMessage
 from chatsapp.services import Services
 from tests.support.fake_reflex_app import FakeReflexApp
@@ -52,6 +53,10 @@ class View:
         self.streaming_text = ""
 
     async def reload(self, user_id: str) -> None:
+        self.reloads += 1
+
+    def show(self, page: SidebarPage) -> None:
+        """A sidebar page the bridge read: counted as a reload of this list."""
         self.reloads += 1
 
 
