@@ -100,7 +100,7 @@ async def header_as_before(self: Any, user_id: str) -> None:
             setattr(self, name, value)
 
 
-def read_instead(self: Any, written: Any) -> bool:
+def read_instead(self: Any, written: Any, *, in_place: bool = False) -> bool:
     """``show_written`` as it was before it existed: never shown from the event (re-read)."""
     return False
 

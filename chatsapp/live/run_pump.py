@@ -162,5 +162,5 @@ async def apply_run_event(state: Any, user_id: str, payload: RunPayload) -> None
             if isinstance(payload, RunFailed):
                 state.error = payload.error or "The model failed."
             finished = getattr(payload, "written", None)  # a reply another process ended: none
-            if not state.show_written([finished] if finished else []):
+            if not state.show_written([finished] if finished else [], in_place=True):
                 await state.refresh(user_id)

@@ -103,17 +103,18 @@ class SharedConversationState(rx.SharedState):
         self._show(window, views.leaf_of, views.windows)
 
     @server_only
-    def show_written(self, written: Sequence[WrittenMessage]) -> bool:
-        """Show messages a run just stored (``run.queued``, ``run.completed``) without reading:
-        appended below the newest leaf, or a shown reply rewritten in place. False when only a
-        read can tell (written on another branch, a shown branch holds it, the window is not
-        known): the caller refreshes then."""
+    def show_written(self, written: Sequence[WrittenMessage], *, in_place: bool = False) -> bool:
+        """Show messages a run just stored without reading: appended below the newest leaf
+        (``run.queued``), or, ``in_place``, a shown reply rewritten (``run.completed``). False
+        when only a read can tell (written on another branch, a shown branch holds it, the
+        window is not known, an append of a message already shown: a replayed event): the
+        caller refreshes then."""
         before = self._window
         if before is None or not written:
             return False
         if any(w.id in {e.id for e in rows} for w in written for rows in self.branches.values()):
             return False
-        if any(e.id == written[0].id for e in before.entries):
+        if in_place:
             after = updated_window(before, written[0]) if len(written) == 1 else None
             leaf_of = self.leaf_of
         else:

@@ -42,7 +42,7 @@ class View:
     async def refresh(self, user_id: str) -> None:
         self.refreshed.append(user_id)
 
-    def show_written(self, written: Sequence[WrittenMessage]) -> bool:
+    def show_written(self, written: Sequence[WrittenMessage], *, in_place: bool = False) -> bool:
         """This view cannot show a message from its event: it re-reads (``refreshed``)."""
         return False
 

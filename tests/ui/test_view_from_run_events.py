@@ -138,6 +138,15 @@ class TestTheViewAgreesWithARead:
         # A sibling of the shown reply: its place among siblings needs a read.
         assert extended_window(window, queued.written) is None
 
+    async def test_a_replayed_run_queued_is_not_shown_twice(self, served) -> None:
+        chat = served.directory(USER).create_chat().id
+        runtime = served.runtime(USER)
+        async with recorded(served, chat) as events:
+            ticket = await runtime.send_message(chat, "hello")
+            await runtime.wait_idle(chat)
+        # A pump that comes back replays the log: the messages are on screen already.
+        assert extended_window(read(served, chat), queued_of(events, ticket.run_id).written) is None
+
     async def test_a_message_sent_below_an_older_message_is_not_guessed(self, served) -> None:
         chat = served.directory(USER).create_chat().id
         runtime = served.runtime(USER)
