@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 from backend.runtime.events import EventLog
 from backend.runtime.ports import ChatPort
-from backend.runtime.records import RUN_END_EVENTS, RunRecord
-from backend.runtime.run_events import RunPayload
+from backend.runtime.records import RunRecord
+from backend.runtime.run_events import RunEnd, RunPayload
 from backend.runtime.state import SessionStateStore
 from backend.runtime.store import RuntimeStore
 from backend.sessions import Session
@@ -77,7 +77,7 @@ class WorkingChat:
 
     def publish(self, run_id: str, payload: RunPayload) -> None:
         """Publish a run event; an end event also stops following that run."""
-        if payload.TYPE in RUN_END_EVENTS:
+        if isinstance(payload, RunEnd):
             self.followed.pop(run_id, None)
         self.events.publish(run_id, payload)
 
