@@ -20,11 +20,12 @@ else (a regenerate, an edit, a send from a viewer on another branch) leaves it w
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from backend.errors import NotFoundError
+from backend.messages import WrittenMessage
 from backend.models import ReplyUsage
 from backend.sessions import is_compaction_message, is_tool_part, tool_name
 from backend.storage import well_formed_text
@@ -90,6 +91,7 @@ class TranscriptEntry:
     model: str = ""
     endpoint: str = ""
     usage: ReplyUsage | None = None  # an assistant reply's tokens (``metadata.usage``)
+    stored_bytes: int = 0  # what the window's byte budget charges for it (0 when unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +164,114 @@ def follow_branches(
                 windows[leaf] = window
         leaf_of[chosen] = leaf
     return BranchViews(leaf_of, windows)
+
+
+def extended_window(
+    window: TranscriptWindow,
+    written: Sequence[WrittenMessage],
+    *,
+    byte_budget: int = DEFAULT_WINDOW_BYTES,
+    max_messages: int = DEFAULT_WINDOW_MESSAGES,
+) -> TranscriptWindow | None:
+    """``window`` after ``written`` (each the child of the one before) was stored below its
+    leaf: what :func:`load_window` would read now, computed without a read. None when only a
+    read can tell (written elsewhere on the tree, a compaction summary shown, a size unknown).
+
+    Trimming to the budget from the new leaf backwards stays inside the old window: a longer
+    path only ever starts its window later, so the rows before it are never needed.
+    """
+    parent = window.leaf_id
+    for message in written:
+        if message.parent_id != parent:
+            return None
+        parent = message.id
+    added = [_written_entry(message) for message in written]
+    if not added or any(entry is None for entry in added):
+        return None
+    entries = [*window.entries, *(entry for entry in added if entry is not None)]
+    trimmed = _within_budget(window, entries, byte_budget, max_messages)
+    if trimmed is None:
+        return None
+    return replace(
+        trimmed,
+        leaf_id=entries[-1].id,
+        message_count=window.message_count + len(added),
+        total_bytes=window.total_bytes + sum(entry.stored_bytes for entry in added if entry),
+    )
+
+
+def updated_window(
+    window: TranscriptWindow,
+    written: WrittenMessage,
+    *,
+    byte_budget: int = DEFAULT_WINDOW_BYTES,
+    max_messages: int = DEFAULT_WINDOW_MESSAGES,
+) -> TranscriptWindow | None:
+    """``window`` after a message it shows was rewritten in place (a reply finished): its
+    place among siblings and its send time stay; None when only a read can tell."""
+    index = next((i for i, e in enumerate(window.entries) if e.id == written.id), None)
+    entry = _written_entry(written)
+    if index is None or entry is None:
+        return None
+    old = window.entries[index]
+    entry = replace(
+        entry,
+        sibling_index=old.sibling_index,
+        sibling_count=old.sibling_count,
+        prev_sibling_id=old.prev_sibling_id,
+        next_sibling_id=old.next_sibling_id,
+        sent_at=old.sent_at,
+    )
+    entries = [*window.entries[:index], entry, *window.entries[index + 1 :]]
+    trimmed = _within_budget(window, entries, byte_budget, max_messages)
+    if trimmed is None:
+        return None
+    growth = entry.stored_bytes - old.stored_bytes
+    return replace(trimmed, total_bytes=window.total_bytes + growth)
+
+
+def followed_along(
+    followed: Mapping[str, str], before: TranscriptWindow, after: TranscriptWindow
+) -> dict[str, str]:
+    """:func:`follow_branches` for messages written below the newest leaf: a branch shown on
+    the newest path moves to the new leaf, every other stays where it is (nothing below it
+    changed)."""
+    on_path = {entry.id for entry in before.entries} | {before.leaf_id or ""}
+    newest = after.leaf_id or ""
+    return {chosen: newest if shown in on_path else shown for chosen, shown in followed.items()}
+
+
+def _written_entry(written: WrittenMessage) -> TranscriptEntry | None:
+    if written.stored_bytes is None:
+        return None
+    entry = entry_from_message(written.message.as_stored())
+    return replace(entry, sent_at=written.sent_at, stored_bytes=written.stored_bytes)
+
+
+def _within_budget(
+    window: TranscriptWindow,
+    entries: list[TranscriptEntry],
+    byte_budget: int,
+    max_messages: int,
+) -> TranscriptWindow | None:
+    """The longest suffix of ``entries`` within both bounds (always the leaf), as
+    ``load_window`` cuts it; its first entry loses its siblings once the window no longer
+    starts at the root (``_with_siblings``)."""
+    if any(entry.is_summary for entry in entries):
+        return None  # a summary stands for rows the window does not hold
+    start = len(entries) - 1
+    used = entries[start].stored_bytes
+    while start > 0 and used + entries[start - 1].stored_bytes <= byte_budget:
+        start -= 1
+        used += entries[start].stored_bytes
+    start = max(start, len(entries) - max_messages)
+    kept = entries[start:]
+    has_earlier = window.has_earlier or start > 0
+    if start > 0:
+        kept[0] = replace(
+            kept[0], sibling_index=1, sibling_count=1, prev_sibling_id="", next_sibling_id=""
+        )
+    return replace(window, entries=tuple(kept), has_earlier=has_earlier)
 
 
 def load_earlier(
@@ -291,11 +401,15 @@ def _path_rows(session: SessionReader, leaf_id: str | None) -> list[Any]:
 
 
 def _with_send_times(entries: list[TranscriptEntry], rows: list[Any]) -> list[TranscriptEntry]:
-    """Stamp each entry with its row's stored time."""
+    """Stamp each entry with its row's stored time and size."""
     if not entries:
         return entries
-    times = {str(row.id): int(row.created_at) for row in rows}
-    return [replace(entry, sent_at=times.get(entry.id, 0)) for entry in entries]
+    facts = {str(row.id): (int(row.created_at), int(row.bytes)) for row in rows}
+    return [
+        replace(entry, sent_at=sent_at, stored_bytes=size)
+        for entry in entries
+        for sent_at, size in (facts.get(entry.id, (0, 0)),)
+    ]
 
 
 def _placed_among_siblings(entry: TranscriptEntry, siblings: list[dict]) -> TranscriptEntry:

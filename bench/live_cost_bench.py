@@ -10,10 +10,13 @@ hops at ``asyncio.to_thread`` (``offload`` and the runtime's own hops both go th
 Three runs side by side in this process, each on a fresh chat:
 
 * ``no tab``: nobody watches (the floor: what the runtime itself costs);
-* ``header as before``: the header read as it was before (four runtime calls: binding,
-  conversation, meter, each opening the chat and hopping threads; the agent's name every time);
-* ``header now``: :meth:`backend.runtime.ChatRuntime.chat_header` (one hop) and the agent's
-  name read only when its version moved.
+* ``as before``: the live layer as it was: after ``run.queued`` and every end of a run the
+  conversation view re-read its whole window (``SharedConversationState.refresh``), and the
+  header was read with four runtime calls (binding, conversation, meter, each opening the chat
+  and hopping threads; the agent's name every time);
+* ``now``: the view shows the messages ``run.queued`` and ``run.completed`` carry
+  (``show_written``, no read), and the header is :meth:`backend.runtime.ChatRuntime.chat_header`
+  (one hop), the agent's name read only when its version moved.
 
 The live layer's own cost is a run's total minus the ``no tab`` floor; the ratio compares it.
 
@@ -97,6 +100,11 @@ async def header_as_before(self: Any, user_id: str) -> None:
             setattr(self, name, value)
 
 
+def read_instead(self: Any, written: Any, *, in_place: bool = False) -> bool:
+    """``show_written`` as it was before it existed: never shown from the event (re-read)."""
+    return False
+
+
 async def until(condition: Callable[[], bool]) -> None:
     async with asyncio.timeout(30):
         while not condition():
@@ -150,10 +158,12 @@ async def main(n: int) -> None:
     counts = Counts()
     counts.install()
     floor = await turns(served, app, counts, n, watched=False)
-    now_refresh = SharedChatSettingsState.__dict__["refresh"].fn
-    SharedChatSettingsState.__dict__["refresh"].fn = header_as_before
+    header_refresh = SharedChatSettingsState.__dict__["refresh"]
+    show_written = SharedConversationState.__dict__["show_written"]
+    now = header_refresh.fn, show_written.fn
+    header_refresh.fn, show_written.fn = header_as_before, read_instead
     before = await turns(served, app, counts, n, watched=True)
-    SharedChatSettingsState.__dict__["refresh"].fn = now_refresh
+    header_refresh.fn, show_written.fn = now
     after = await turns(served, app, counts, n, watched=True)
     live.stop()
     await served.shutdown()
@@ -162,8 +172,8 @@ async def main(n: int) -> None:
     print(f"{'':24}{'statements':>12}{'thread hops':>13}")
     for name, (statements, hops) in (
         ("no tab (floor)", floor),
-        ("header as before", before),
-        ("header now", after),
+        ("as before", before),
+        ("now", after),
     ):
         print(f"{name:24}{statements:>12.1f}{hops:>13.1f}")
     live_before = (before[0] - floor[0], before[1] - floor[1])

@@ -23,9 +23,10 @@ from backend.config import Settings
 from chatsapp import services as services_module
 from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Services
+from tests.support.bridge_views import View, ViewStates
+from tests.support.deadlines import until
 from tests.support.fake_reflex_app import FakeReflexApp, every_view
 from tests.support.sqlite_heap import sqlite_heap_bytes
-from tests.ui.test_bridge_pumps import View, ViewStates, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

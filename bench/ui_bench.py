@@ -56,7 +56,7 @@ from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
 from backend.chats import Chats  # noqa: E402
 from bench.browser_tabs import (  # noqa: E402
-    WAIT_MS,
+    TIMEOUT_MS,
     bench_user,
     close_tab,
     load_average,
@@ -66,7 +66,7 @@ from bench.browser_tabs import (  # noqa: E402
 )
 from bench.ui_stream_bytes import LARGE_HISTORY, SMALL_HISTORY, measure_streaming  # noqa: E402
 from tests.support import app_server  # noqa: E402
-from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, AppServer, start_app  # noqa: E402  # noqa: E402
+from tests.support.app_server import CHROMIUM, CHROMIUM_ARGS, AppServer, start_app  # noqa: E402
 
 CHUNK_DELAY_S = "0.05"  # offline assistant pace: a ~90-word reply streams for a few seconds
 SIDEBAR_GOAL_MS = 250.0
@@ -172,8 +172,8 @@ def seed(data_dir: Path, user_id: str) -> dict[str, str]:
 def open_tab(browser: Browser, app: AppServer, path: str) -> Page:
     page = new_page(browser, app, INIT_SCRIPT)
     page.goto(app.url + path)
-    page.locator("#sidebar").wait_for(timeout=WAIT_MS)
-    page.locator("#chat-title").wait_for(timeout=WAIT_MS)
+    page.locator("#sidebar").wait_for(timeout=TIMEOUT_MS)
+    page.locator("#chat-title").wait_for(timeout=TIMEOUT_MS)
     return page
 
 
@@ -241,12 +241,12 @@ def rename_once(tabs: list[Page], chat_id: str, title: str) -> list[tuple[float,
         raise RuntimeError("the Enter that commits the rename was not seen in tab 0")
     samples = []
     for tab in others:
-        tab.wait_for_function("() => window.__benchSeen > 0", timeout=WAIT_MS)
+        tab.wait_for_function("() => window.__benchSeen > 0", timeout=TIMEOUT_MS)
         frame, seen = tab.evaluate("() => [window.__benchFrameAt, window.__benchSeen]")
         samples.append(((frame or seen) - triggered, seen - triggered))
     # Tab 0 is back to the plain row before the next rename opens its menu.
     chat_item(origin, chat_id).locator(".chat-title").filter(has_text=title).wait_for(
-        timeout=WAIT_MS
+        timeout=TIMEOUT_MS
     )
     origin.wait_for_timeout(100)
     return samples

@@ -28,6 +28,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.errors": set(),
     "backend.data_folder": set(),  # the files of a data folder, one list
     "backend.log_records": {"backend.storage"},  # log text by the storage text rule
+    "backend.messages": set(),  # a message and its parts, typed: shared by every layer
     "backend.providers": set(),
     "backend.uploads": {"backend.config", "backend.errors"},
     "backend.attachment_text": {"backend.uploads"},
@@ -38,6 +39,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     # A reply's usage is read with the models' ReplyUsage (one reader of metadata.usage).
     "backend.transcript": {
         "backend.errors",  # a chosen version that names no message of the chat
+        "backend.messages",
         "backend.models",
         "backend.sessions",
         "backend.storage",
@@ -64,6 +66,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     "backend.runtime": {
         "backend.chats",
+        "backend.messages",  # the messages its run events carry
         "backend.clock",
         "backend.config",
         "backend.errors",
@@ -204,6 +207,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.chats",
         "backend.endpoints",
         "backend.errors",
+        "backend.messages",
         "backend.models",
         "backend.portability",
         "backend.runtime",  # its public names only (start_chat, DEFAULT_AGENT_ID), never built

@@ -32,7 +32,7 @@ from functools import cached_property
 from pathlib import Path
 
 from backend.chats.archive_policy import AutoArchive
-from backend.chats.attachment_pool import attachment_pool_for
+from backend.chats.attachment_pool import AttachmentPool
 from backend.chats.chat_files import Chat, OpenChatFiles
 from backend.chats.chat_records import ChatRecord
 from backend.chats.directory_storage import (
@@ -40,6 +40,7 @@ from backend.chats.directory_storage import (
     chat_files_for,
     directory_storage,
     record_store_for,
+    twin_of,
 )
 from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
 from backend.chats.fanout import fanout_search
@@ -51,7 +52,8 @@ from backend.chats.layout import DirectoryLayout
 from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
-from backend.chats.shared import check_content, check_label, shared_context_store_for
+from backend.chats.shared import SharedContextStore, check_content, check_label
+from backend.chats.sidebar import SidebarPage, read_sidebar_page
 from backend.chats.text import phrase_query, prefix_query
 from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
@@ -111,7 +113,7 @@ class Chats(Closing):
         try:
             search = self._scopes.search
             self._records = record_store_for(self.database, search)
-            self._shared = shared_context_store_for(self.database, search)
+            self._shared = twin_of(SharedContextStore, self.database)(self.database, search)
             self._ids = ChatIds(self._records.id_key())
             self._index = MessageIndex(
                 self.database,
@@ -122,7 +124,9 @@ class Chats(Closing):
                 foreign_commits=self._foreign_commits,
                 clock=self._clock,
             )
-            self._pool = attachment_pool_for(self.database, reader=self._scopes.pool_reader)
+            self._pool = twin_of(AttachmentPool, self.database)(
+                self.database, reader=self._scopes.pool_reader
+            )
             self._files = chat_files_for(self.database, self.layout)
             parts = DirectoryParts(
                 self.database, self._records, self._index, self.layout, self._pool, self._files
@@ -216,6 +220,10 @@ class Chats(Closing):
         if match is None:
             return []
         return self._records.list_live(limit, cursor, match, archived=archived)
+
+    def sidebar_page(self, *, with_archived: bool = False) -> SidebarPage:
+        """What the shared sidebar shows, in one call (``backend.chats.sidebar``)."""
+        return read_sidebar_page(self, with_archived=with_archived)
 
     def get_summary(self, chat_id: str) -> ChatSummary:
         """The sidebar row of a live chat."""

@@ -12,9 +12,11 @@ by their own modules' ``*_for`` functions.
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from backend.chats.chat_records import ChatRecordStore
 from backend.chats.layout import ChatFiles, DirectoryLayout, FolderChatFiles
@@ -22,6 +24,8 @@ from backend.config import PostgresLocation, StorageChoice, parse_storage
 from backend.errors import ConfigurationError
 from backend.storage import Database, Scope
 from backend.storage.engines import PostgresStorage
+
+_T = TypeVar("_T")
 
 
 def scope_name(sqlite_file: Path) -> str:
@@ -113,3 +117,21 @@ def chat_files_for(database: Scope, layout: DirectoryLayout) -> ChatFiles:
         assert isinstance(database, PostgresScope)
         return PgChatFiles(database, layout)
     return FolderChatFiles(layout)
+
+
+def twin_of(store: type[_T], scope: Scope) -> type[_T]:
+    """``store`` itself on SQLite; on PostgreSQL its twin ``Pg<Name>`` in ``pg_<module>``
+    beside it (one naming rule for every twin), or a clear error while it has none."""
+    if scope.engine_kind != "postgresql":
+        return store
+    package, _, module = store.__module__.rpartition(".")
+    twin_module = f"{package}.pg_{module}"
+    try:
+        found: Any = getattr(importlib.import_module(twin_module), f"Pg{store.__name__}")
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            "CHATS_STORAGE",
+            f"{store.__name__} has no PostgreSQL twin yet ({twin_module}.Pg{store.__name__}); "
+            "unset CHATS_STORAGE to keep this directory in the data folder",
+        ) from exc
+    return found

@@ -43,7 +43,7 @@ from backend.runtime.agents import (
     ContextBlock,
     ModelSettings,
 )
-from backend.runtime.events import EventLog
+from backend.runtime.events import EventLog, PublishedRunEvent
 from backend.runtime.library_agents import LibraryAgents
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
 from backend.runtime.meter import ChatHeader, ContextMeter
@@ -61,6 +61,18 @@ from backend.runtime.records import (
     RunTicket,
     SessionState,
     ThreadSummary,
+)
+from backend.runtime.run_events import (
+    ContextCompacted,
+    MessageDelta,
+    RunCancelled,
+    RunCompleted,
+    RunEnd,
+    RunFailed,
+    RunPayload,
+    RunQueued,
+    RunStarted,
+    ToolCalled,
 )
 from backend.runtime.runtime import ChatRuntime
 from backend.runtime.state import SessionStateHandle, SessionStateStore
@@ -80,17 +92,27 @@ __all__ = [
     "ChatHeader",
     "ChatRuntime",
     "ContextBlock",
+    "ContextCompacted",
     "ContextMeter",
     "Conversation",
     "DistributedLockStore",
     "EventLog",
     "InProcessLockStore",
     "LibraryAgents",
+    "MessageDelta",
     "ModelSettings",
     "ModelSource",
+    "PublishedRunEvent",
+    "RunCancelled",
+    "RunCompleted",
+    "RunEnd",
     "RunEvent",
+    "RunFailed",
     "RunKind",
+    "RunPayload",
+    "RunQueued",
     "RunRecord",
+    "RunStarted",
     "RunStatus",
     "RunStatusView",
     "RunTicket",
@@ -100,6 +122,7 @@ __all__ = [
     "SingleModel",
     "ThreadSummary",
     "Tool",
+    "ToolCalled",
     "ToolContext",
     "ToolError",
     "start_chat",

@@ -18,23 +18,16 @@ Invariants:
   own event loop (``call_soon_threadsafe``), so publishers and subscribers may live on
   different loops or threads.
 
-Event ``data`` by type (every event also has ``seq``, ``type``, ``chat_id``, ``run_id``, ``at``)::
-
-    run.queued         kind ("send"|"regenerate"|"edit"), user_message_id, assistant_message_id
-    run.started        user_message_id, assistant_message_id, agent_id, agent_version, model,
-                       endpoint
-    context.compacted  from_message_id, to_message_id, summary_version, tokens_before,
-                       tokens_after
-    message.delta      message_id (the assistant message), text
-    tool.call          assistant_message_id + the AI SDK tool part: type ("tool-<name>"),
-                       toolCallId, input, state ("input-available" before the tool runs,
-                       then "output-available" with output | "output-error" with errorText)
-    run.completed      assistant_message_id, text (the whole reply text)
-    run.failed         assistant_message_id, error (a sentence), error_type, partial (bool)
-    run.cancelled      assistant_message_id, partial (bool)
+Each event's payload is one type per kind (:mod:`backend.runtime.run_events`: ``RunQueued``,
+``RunStarted``, ``ContextCompacted``, ``MessageDelta``, ``ToolCalled``, ``RunCompleted``,
+``RunFailed``, ``RunCancelled``); subscribers dispatch on ``event.payload``'s type. ``type`` and
+``data`` are the same event as its name and JSON mapping, for readers outside the process.
+``run.queued`` carries the messages it stored and ``run.completed`` the finished reply, so a
+view shows them without reading them back.
 
 A run another process answers shows here as its end event only (``error_type`` is then
-``""``): deltas stay in the process that streams them.
+``""``, and ``run.completed`` carries no message): deltas stay in the process that streams
+them.
 
 Assistant messages carry ``metadata = {"status", "runId", "model", "endpoint", "agent",
 "usage"?, "error"?}`` (the model the run was claimed with, see ``model_choice``; the reply's
@@ -49,12 +42,20 @@ import asyncio
 import threading
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import Any
+from dataclasses import dataclass, field
 
 from backend.clock import now_ms
-from backend.runtime.records import EventType, RunEvent
+from backend.runtime.records import RunEvent
+from backend.runtime.run_events import RunPayload
 
 DEFAULT_MAX_BUFFERED_EVENTS = 5_000
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedRunEvent(RunEvent):
+    """A run event as this process published it: its typed payload too."""
+
+    payload: RunPayload = field(kw_only=True)
 
 
 class _Waiter:
@@ -76,7 +77,7 @@ class EventLog:
         self.chat_id = chat_id
         self._max_events = max_events
         self._lock = threading.Lock()
-        self._events: deque[RunEvent] = deque()
+        self._events: deque[PublishedRunEvent] = deque()
         self._last_seq = 0
         self._waiters: set[_Waiter] = set()
         self._closed = False
@@ -86,16 +87,17 @@ class EventLog:
         with self._lock:
             return self._last_seq
 
-    def publish(self, type: EventType, run_id: str, data: dict[str, Any] | None = None) -> RunEvent:
+    def publish(self, run_id: str, payload: RunPayload) -> PublishedRunEvent:
         with self._lock:
             self._last_seq += 1
-            event = RunEvent(
+            event = PublishedRunEvent(
                 seq=self._last_seq,
-                type=type,
+                type=payload.TYPE,
                 chat_id=self.chat_id,
                 run_id=run_id,
-                data=data or {},
+                data=payload.data(),
                 at=now_ms(),
+                payload=payload,
             )
             self._events.append(event)
             self._evict(keep_run=run_id)
@@ -108,7 +110,7 @@ class EventLog:
         while len(self._events) > self._max_events and self._events[0].run_id != keep_run:
             self._events.popleft()
 
-    def since(self, after_seq: int) -> list[RunEvent]:
+    def since(self, after_seq: int) -> list[PublishedRunEvent]:
         """Buffered events with ``seq > after_seq``, in order.
 
         An ``after_seq`` beyond the newest event can only come from a previous log (the
@@ -131,7 +133,7 @@ class EventLog:
         for waiter in waiters:
             waiter.wake()
 
-    async def subscribe(self, after_seq: int = 0) -> AsyncIterator[RunEvent]:
+    async def subscribe(self, after_seq: int = 0) -> AsyncIterator[PublishedRunEvent]:
         """Replay from ``after_seq`` then follow live events until the log is closed."""
         waiter = _Waiter()
         with self._lock:

@@ -21,8 +21,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
+from backend.clock import now_ms
 from backend.errors import ChatsError
 from backend.models import (
     ContextItem,
@@ -41,6 +41,15 @@ from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, request_tokens, text_of, to_json
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.retrieval import Retriever
+from backend.runtime.run_events import (
+    MessageDelta,
+    RunCancelled,
+    RunCompleted,
+    RunFailed,
+    RunStarted,
+    ToolCalled,
+    written_now,
+)
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import Tool, ToolContext, run_tool, stored_input, tool_part
@@ -93,22 +102,21 @@ class TurnExecutor:
         run = active.run
         turn = Turn()
         conv.publish(
-            "run.started",
             run.id,
-            {
-                "user_message_id": run.user_message_id,
-                "assistant_message_id": run.assistant_message_id,
-                "agent_id": agent.id,
-                "agent_version": agent.version,
-                "model": run.model_name or "",
-                "endpoint": run.model_endpoint or "",
-            },
+            RunStarted(
+                user_message_id=run.user_message_id,
+                assistant_message_id=run.assistant_message_id,
+                agent_id=agent.id,
+                agent_version=agent.version,
+                model=run.model_name or "",
+                endpoint=run.model_endpoint or "",
+            ),
         )
         try:
             material = await self._gather(conv, run, agent, handle)
             await self._rounds(conv, run, agent, handle, material, turn)
             active.committing = True
-            await asyncio.to_thread(self.writer.commit, conv, run, turn, handle)
+            stored = await asyncio.to_thread(self.writer.commit, conv, run, turn, handle)
         except asyncio.CancelledError:
             if not active.cancel_requested:
                 raise
@@ -126,10 +134,13 @@ class TurnExecutor:
             return
         reply = turn.reply_text()
         conv.publish(
-            "run.completed",
             run.id,
             # Events leave the process as UTF-8: a lone surrogate would break the front end.
-            {"assistant_message_id": run.assistant_message_id, "text": well_formed_text(reply)},
+            RunCompleted(
+                assistant_message_id=run.assistant_message_id,
+                text=well_formed_text(reply),
+                written=written_now(stored, run.user_message_id, now_ms()),
+            ),
         )
         task = asyncio.ensure_future(
             self.follow_up.after_completed(conv, reply, material.user_text, material.model)
@@ -186,22 +197,21 @@ class TurnExecutor:
         self, conv: WorkingChat, run: RunRecord, material: _Material, call: ToolCall, turn: Turn
     ) -> ModelMessage:
         conv.publish(
-            "tool.call",
             run.id,
-            {
-                "assistant_message_id": run.assistant_message_id,
-                "type": tool_part_type(call.name),
-                "toolCallId": call.id,
-                "state": "input-available",
-                "input": stored_input(call),
-            },
+            ToolCalled(
+                assistant_message_id=run.assistant_message_id,
+                part={
+                    "type": tool_part_type(call.name),
+                    "toolCallId": call.id,
+                    "state": "input-available",
+                    "input": stored_input(call),
+                },
+            ),
         )
         output, error = await run_tool(material.tools, material.context, call)
         part = tool_part(call, output, error)
         turn.parts.append(part)
-        conv.publish(
-            "tool.call", run.id, {"assistant_message_id": run.assistant_message_id, **part}
-        )
+        conv.publish(run.id, ToolCalled(assistant_message_id=run.assistant_message_id, part=part))
         result = {"error": error} if error else output
         return ModelMessage("tool", to_json(result), tool_call_id=call.id)
 
@@ -228,9 +238,7 @@ class TurnExecutor:
                     shown = turn.add_text(event.text)
                     if shown:
                         conv.publish(
-                            "message.delta",
-                            run.id,
-                            {"message_id": run.assistant_message_id, "text": shown},
+                            run.id, MessageDelta(message_id=run.assistant_message_id, text=shown)
                         )
                     if time.monotonic() - turn.checkpointed_at >= self.checkpoint_interval_s:
                         turn.checkpointed_at = time.monotonic()
@@ -255,16 +263,18 @@ class TurnExecutor:
             )
         except Exception:
             logger.exception("could not record the end of run %s", run.id)
-        data: dict[str, Any] = {
-            "assistant_message_id": run.assistant_message_id,
-            "partial": bool(turn.all_parts()),
-        }
+        message_id, partial = run.assistant_message_id, bool(turn.all_parts())
         if status == RunStatus.FAILED:
-            data["error"] = error
-            data["error_type"] = type(exc).__name__ if exc is not None else ""
-            conv.publish("run.failed", run.id, data)
+            error_type = type(exc).__name__ if exc is not None else ""
+            failed = RunFailed(
+                assistant_message_id=message_id,
+                error=error or "",
+                error_type=error_type,
+                partial=partial,
+            )
+            conv.publish(run.id, failed)
         else:
-            conv.publish("run.cancelled", run.id, data)
+            conv.publish(run.id, RunCancelled(assistant_message_id=message_id, partial=partial))
         with contextlib.suppress(Exception):
             await self.follow_up.record_turn(conv, turn.reply_text())
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import (
@@ -39,7 +38,8 @@ from backend.runtime.locks import (
     conversation_lock_key,
     may_be_running,
 )
-from backend.runtime.records import EventType, RunRecord, RunStatus
+from backend.runtime.records import RunRecord, RunStatus
+from backend.runtime.run_events import RunCancelled, RunCompleted, RunEnd, RunFailed
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.working_chats import WorkingChat
 
@@ -118,14 +118,12 @@ class Recovery:
     def announce_interrupted(conv: WorkingChat, run: RunRecord, partial: bool) -> None:
         """``run.failed`` with the interrupted sentence, for a run ended on its writer's behalf."""
         conv.publish(
-            "run.failed",
             run.id,
-            {
-                "assistant_message_id": run.assistant_message_id,
-                "error": INTERRUPTED_ERROR,
-                "error_type": "",
-                "partial": partial,
-            },
+            RunFailed(
+                assistant_message_id=run.assistant_message_id,
+                error=INTERRUPTED_ERROR,
+                partial=partial,
+            ),
         )
 
     def _finish_interrupted(self, conv: WorkingChat, run: RunRecord) -> tuple[bool, bool]:
@@ -143,23 +141,21 @@ class Recovery:
         if not ended:
             return
         ends = await asyncio.to_thread(self._load_ends, conv, ended)
-        for run_id, (type, data) in zip(ended, ends, strict=True):
+        for run_id, end in zip(ended, ends, strict=True):
             if run_id in conv.followed:  # not ended here meanwhile
-                conv.publish(type, run_id, data)
+                conv.publish(run_id, end)
 
-    def _load_ends(
-        self, conv: WorkingChat, run_ids: list[str]
-    ) -> list[tuple[EventType, dict[str, Any]]]:
+    def _load_ends(self, conv: WorkingChat, run_ids: list[str]) -> list[RunEnd]:
         return [_end_event(conv, conv.store.load_run(run_id)) for run_id in run_ids]
 
 
-def _end_event(conv: WorkingChat, run: RunRecord) -> tuple[EventType, dict[str, Any]]:
+def _end_event(conv: WorkingChat, run: RunRecord) -> RunEnd:
     """The end event of a finished run, from what its process stored."""
     turn = Turn.saved(conv.session.get_message(run.assistant_message_id))
-    data: dict[str, Any] = {"assistant_message_id": run.assistant_message_id}
+    message_id = run.assistant_message_id
     if run.status == RunStatus.COMPLETED:
-        return "run.completed", {**data, "text": turn.reply_text()}
-    data["partial"] = bool(turn.parts)
+        return RunCompleted(assistant_message_id=message_id, text=turn.reply_text())
+    partial = bool(turn.parts)
     if run.status == RunStatus.CANCELLED:
-        return "run.cancelled", data
-    return "run.failed", {**data, "error": run.error, "error_type": ""}
+        return RunCancelled(assistant_message_id=message_id, partial=partial)
+    return RunFailed(assistant_message_id=message_id, error=run.error or "", partial=partial)

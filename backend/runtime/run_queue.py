@@ -32,7 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from backend.clock import now_ms
 from backend.errors import ConflictError, LeaseLostError
+from backend.messages import WrittenMessage
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import TurnExecutor
@@ -46,9 +48,11 @@ from backend.runtime.locks import (
 )
 from backend.runtime.records import RunKind, RunRecord, RunStatus, RunTicket
 from backend.runtime.recovery import FOREIGN_RUN_POLL_S, Recovery
+from backend.runtime.run_events import RunCancelled, RunQueued, written_now
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.working_chats import ActiveRun, WorkingChat
+from backend.sessions import AppendResult
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +105,7 @@ class RunQueue:
         run_id = new_id("run")
         assistant_id = new_id("msg")
 
-        def write() -> RunRecord:
+        def write() -> tuple[RunRecord, tuple[WrittenMessage, ...]]:
             agent = self.bindings.agent_for(self.bindings.ensure_record(conv))
             placeholder = {
                 "id": assistant_id,
@@ -110,10 +114,9 @@ class RunQueue:
                 "metadata": {"status": "queued", "runId": run_id},
             }
             with conv.database.transaction():
-                if new_message is not None:
-                    _append_user_message(conv, new_message)
-                conv.session.append_message(placeholder, parent_id=user_message_id)
-                return conv.store.enqueue_run(
+                stored = [] if new_message is None else [_append_user_message(conv, new_message)]
+                stored.append(conv.session.append_message(placeholder, parent_id=user_message_id))
+                run = conv.store.enqueue_run(
                     run_id=run_id,
                     conversation_id=conv.chat_id,
                     kind=kind,
@@ -123,18 +126,20 @@ class RunQueue:
                     agent_version=agent.version,
                     now=self.clock(),
                 )
+            sent_at = now_ms()
+            return run, tuple(written_now(r.message, r.parent_id, sent_at) for r in stored)
 
-        run = await asyncio.to_thread(write)
+        run, written = await asyncio.to_thread(write)
         # Followed until this runtime claims it: another process may claim it first.
         conv.followed[run.id] = run
         conv.publish(
-            "run.queued",
             run.id,
-            {
-                "kind": kind.value,
-                "user_message_id": user_message_id,
-                "assistant_message_id": assistant_id,
-            },
+            RunQueued(
+                kind=kind.value,
+                user_message_id=user_message_id,
+                assistant_message_id=assistant_id,
+                written=written,
+            ),
         )
         self.wake(conv)
         return RunTicket(conv.chat_id, run.id, user_message_id, assistant_id)
@@ -144,11 +149,7 @@ class RunQueue:
             self.writer.finish_unsuccessful, conv, run, Turn(), RunStatus.CANCELLED, None
         )
         if done:
-            conv.publish(
-                "run.cancelled",
-                run.id,
-                {"assistant_message_id": run.assistant_message_id, "partial": False},
-            )
+            conv.publish(run.id, RunCancelled(assistant_message_id=run.assistant_message_id))
         return done
 
     def wake(self, conv: WorkingChat) -> None:
@@ -258,10 +259,9 @@ class RunQueue:
         return (run, agent, handle), taken_over
 
 
-def _append_user_message(conv: WorkingChat, new: NewMessage) -> None:
+def _append_user_message(conv: WorkingChat, new: NewMessage) -> AppendResult:
     if new.root:
-        conv.session.append_message(new.message, parent_id=None)
-    elif new.parent_id is not None:
-        conv.session.append_message(new.message, parent_id=new.parent_id)
-    else:
-        conv.session.append_message(new.message)
+        return conv.session.append_message(new.message, parent_id=None)
+    if new.parent_id is not None:
+        return conv.session.append_message(new.message, parent_id=new.parent_id)
+    return conv.session.append_message(new.message)

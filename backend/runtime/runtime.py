@@ -48,6 +48,7 @@ from backend.errors import (
 from backend.models import ModelProvider, ModelRef, provider_from_settings
 from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
+from backend.runtime.events import PublishedRunEvent
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
 from backend.runtime.meter import ChatHeader, ContextMeter, measure_next_turn
@@ -56,7 +57,6 @@ from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
-    RunEvent,
     RunKind,
     RunRecord,
     RunStatus,
@@ -74,9 +74,9 @@ from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
+from backend.runtime.user_messages import edited_copy, user_parts
 from backend.runtime.window import HistoryWindow, path_head
 from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChat, WorkingChats
-from backend.uploads import attachment_limits, check_message_text, image_file_parts
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class ChatRuntime:
         while a reply is queued or streaming, is that reply's placeholder, so the new
         message lands after it.
         """
-        parts = self._user_parts(text, images, attachments)
+        parts = user_parts(self.settings, text, images, attachments)
         conv = await self._open(chat_id)
         user_message_id = new_id("msg")
         message = {"id": user_message_id, "role": "user", "parts": parts}
@@ -204,16 +204,9 @@ class ChatRuntime:
         path = await asyncio.to_thread(path_head, conv.session, user_message_id, 2)
         if not path or path[0].get("role") != "user":
             raise NotFoundError("user message", user_message_id)
-        original = path[0]
-        kept = [p for p in original.get("parts") or [] if p.get("type") != "text"]
-        parts = self._user_parts(new_text, (), kept)
         parent = str(path[1]["id"]) if len(path) > 1 else None
         edited_id = new_id("msg")
-        message: dict[str, Any] = {"id": edited_id, "role": "user", "parts": parts}
-        if isinstance(original.get("metadata"), dict):
-            message["metadata"] = {**original["metadata"], "editedFrom": user_message_id}
-        else:
-            message["metadata"] = {"editedFrom": user_message_id}
+        message = edited_copy(self.settings, path[0], edited_id, new_text)
         return await self._queue.enqueue(
             conv,
             RunKind.EDIT,
@@ -253,7 +246,7 @@ class ChatRuntime:
         targeted = run_id is None or active.run.id == run_id
         return targeted and not active.committing and not active.cancel_requested
 
-    async def subscribe(self, chat_id: str, after_seq: int = 0) -> AsyncIterator[RunEvent]:
+    async def subscribe(self, chat_id: str, after_seq: int = 0) -> AsyncIterator[PublishedRunEvent]:
         """Every run event of ``chat_id`` after ``after_seq``: buffered ones, then live ones.
 
         Runs until the runtime closes (or the consumer stops iterating). Watching a chat
@@ -493,18 +486,3 @@ class ChatRuntime:
             pass  # deleted meanwhile: the subscription simply sees nothing
         except Exception:  # watching still works; the next open retries the recovery
             logger.warning("could not recover the runs of chat %s", chat_id, exc_info=True)
-
-    def _user_parts(
-        self, text: str, images: Sequence[str], attachments: Sequence[Mapping[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """The parts of a user message; bad input raises before anything is stored."""
-        if not isinstance(text, str):
-            raise TypeError("message text must be a string")
-        check_message_text(text, self.settings)
-        parts: list[dict[str, Any]] = [dict(p) for p in attachments]
-        parts += image_file_parts(images, attachments, attachment_limits(self.settings))
-        if text.strip():
-            parts.append({"type": "text", "text": text})
-        if not parts:
-            raise InvalidInputError("an empty message cannot be sent")
-        return parts

@@ -129,16 +129,18 @@ class TurnWriter:
 
     def commit(
         self, conv: WorkingChat, run: RunRecord, turn: Turn, handle: SessionStateHandle
-    ) -> None:
-        """Final message + session state + run record: one transaction, all or nothing."""
+    ) -> dict[str, Any]:
+        """Final message + session state + run record: one transaction, all or nothing.
+        Returns the message as stored (``run.completed`` carries it)."""
         message = self.final_message(run, turn, {"status": "completed"})
         now = self._clock()
         with conv.database.transaction():
             conv.store.check_fence(run)
-            conv.session.update_message(message)
+            stored = conv.session.update_message(message)
             handle.commit()
             conv.store.finish_run(run.id, RunStatus.COMPLETED, now=now)
             conv.store.set_last_run(conv.chat_id, run.id, now)
+        return message if stored is None else stored
 
     def finish_unsuccessful(
         self,

@@ -17,6 +17,7 @@ from backend.runtime.agents import AgentDefinition
 from backend.runtime.compaction import compact_function_for
 from backend.runtime.prompt import history_byte_budget, text_of, to_json
 from backend.runtime.records import RunRecord
+from backend.runtime.run_events import ContextCompacted
 from backend.runtime.working_chats import WorkingChat
 from backend.sessions import (
     Session,
@@ -62,15 +63,14 @@ class HistoryWindow:
         )
         version = await asyncio.to_thread(lambda: len(conv.session.get_compactions()))
         conv.publish(
-            "context.compacted",
             run.id,
-            {
-                "from_message_id": result.from_message_id,
-                "to_message_id": result.to_message_id,
-                "summary_version": version,
-                "tokens_before": scan.tokens,
-                "tokens_after": after.tokens,
-            },
+            ContextCompacted(
+                from_message_id=result.from_message_id,
+                to_message_id=result.to_message_id,
+                summary_version=version,
+                tokens_before=scan.tokens,
+                tokens_after=after.tokens,
+            ),
         )
         return after
 

@@ -25,12 +25,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from backend.runtime.events import EventLog
 from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.ports import ChatPort
-from backend.runtime.records import RUN_END_EVENTS, EventType, RunRecord
+from backend.runtime.records import RunRecord
+from backend.runtime.run_events import RunEnd, RunPayload
 from backend.runtime.state import SessionStateStore
 from backend.runtime.store import RuntimeStore
 from backend.sessions import Session
@@ -76,11 +76,11 @@ class WorkingChat:
     # when one ends elsewhere, its end is announced to this runtime's watchers too.
     followed: dict[str, RunRecord] = field(default_factory=dict)
 
-    def publish(self, type: EventType, run_id: str, data: dict[str, Any]) -> None:
+    def publish(self, run_id: str, payload: RunPayload) -> None:
         """Publish a run event; an end event also stops following that run."""
-        if type in RUN_END_EVENTS:
+        if isinstance(payload, RunEnd):
             self.followed.pop(run_id, None)
-        self.events.publish(type, run_id, data)
+        self.events.publish(run_id, payload)
 
     def is_idle(self) -> bool:
         return (

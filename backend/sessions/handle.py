@@ -149,7 +149,7 @@ class Session(SessionReads):
                 self._feed.publish(AppendEvent(self._id, encoded.message, stored_parent, True))
             if self._compaction_fn is not None and self._compact_after is not None:
                 self._db.after_commit(self._auto_compact)
-            return AppendResult(True, encoded.message)
+            return AppendResult(True, encoded.message, stored_parent)
         found = self._store.rows.load_row(self._id, encoded.id)
         stored, stored_parent = found if found is not None else (None, None)
         message = stored if stored is not None else encoded.message

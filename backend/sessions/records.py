@@ -7,7 +7,7 @@ Outcome values instead of bare booleans or tuples: a caller reads ``result.inser
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 
@@ -28,11 +28,13 @@ class AppendResult:
     """What an append did: ``inserted`` is ``False`` when the id already existed (or was refused).
 
     ``message`` is the stored form: the written message when inserted, the message already stored
-    under that id otherwise.
+    under that id otherwise. ``parent_id`` is the parent it was written under (inserted only: a
+    run event carries it, so a view can place the message without reading it back).
     """
 
     inserted: bool
     message: dict[str, Any]
+    parent_id: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

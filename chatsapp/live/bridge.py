@@ -10,11 +10,13 @@ Two sources feed it, both inside this worker process:
 * the directory's change feed (``Chats.subscribe``): created / renamed / deleted / turn
   recorded / archived / unarchived / shared context changed. Listeners may fire on a worker
   thread (storage calls are offloaded), so they only *schedule* work on the event loop.
-  Refreshes are throttled per user and list (sidebar, archived, memory): the first change
+  Refreshes are throttled per user and list (the sidebar page, memory): the first change
   refreshes at once, later ones within ``directory_refresh_s`` coalesce into one refresh at its
   end. An import creating thousands of chats so costs a sidebar frame per interval to each tab,
   not one per chat (each one kept the event loop busy, and a busy loop slows the import's
-  worker thread many times over: it waits for the GIL after every SQLite call).
+  worker thread many times over: it waits for the GIL after every SQLite call). The sidebar
+  page (the chat list and, when archived chats changed, the archived list) is read in one
+  backend call (``Chats.sidebar_page``), whichever lists it refreshes.
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one run pump per watched
   chat applies them to ``SharedConversationState`` (:mod:`chatsapp.live.run_pump`).
 
@@ -102,10 +104,11 @@ _ROW_EVENTS = (
 class LiveStates:
     """The shared states the bridge writes into (each needs the fields and methods it uses)."""
 
-    directory: type[rx.State]  # ``reload(user_id)``
+    directory: type[rx.State]  # ``show(page)``: the sidebar page's chats
     memory: type[rx.State]  # ``reload(user_id)``
-    conversation: type[rx.State]  # ``refresh(user_id)`` and the run/deletion fields
-    archive: type[rx.State]  # ``reload(user_id)``, ``loaded``: the archived chats
+    # ``refresh(user_id)``, ``show_written(written)`` and the run/deletion fields
+    conversation: type[rx.State]
+    archive: type[rx.State]  # ``show(page)``, ``loaded``: the sidebar page's archived chats
     # A chat's header and context meter: ``refresh(user_id)``, ``chat_id``, ``agent_id``, and
     # ``archived``, ``loaded`` for its archive badge.
     chat_settings: type[rx.State]
@@ -131,8 +134,10 @@ class LiveBridge:
         self.directory_grace_s = DIRECTORY_GRACE_S
         self.directory_refresh_s = DIRECTORY_REFRESH_S
         self._loop: asyncio.AbstractEventLoop | None = None
-        # (list, user id) -> changed since its refresh began; list is a LiveStates field name.
+        # (list, user id) -> changed since its refresh began: "directory" (the sidebar page)
+        # or "memory".
         self._refreshes: dict[tuple[str, str], bool] = {}
+        self._archive_changed: set[str] = set()  # users whose next sidebar page lists archived
         self._pumps: dict[Key, asyncio.Task[None]] = {}
         self._watchers: dict[Key, set[str]] = {}  # client tokens watching each chat
         self._tab_watching: dict[str, Key] = {}  # client token -> the chat it shows
@@ -312,7 +317,8 @@ class LiveBridge:
     def _reopened(self, user_id: str) -> None:
         # Another process may have changed the directory while it was released (nobody watched
         # it): the shared lists, which outlive a release in Reflex's state manager, are re-read.
-        for kind in ("directory", "memory", "archive"):
+        self._archive_changed.add(user_id)
+        for kind in ("directory", "memory"):
             self._request_refresh(kind, user_id)
         if user_id not in self._user_tabs:
             self._schedule_directory_release(user_id)
@@ -342,9 +348,9 @@ class LiveBridge:
             if isinstance(event, SharedContextChanged):
                 self._request_refresh("memory", user_id)
                 return
-            self._request_refresh("directory", user_id)
             if touches_archive(event):
-                self._request_refresh("archive", user_id)
+                self._archive_changed.add(user_id)
+            self._request_refresh("directory", user_id)
             match event:
                 case ChatDeleted(chat_id=chat_id):
                     self._spawn(self._show_deleted(chat_id))
@@ -371,20 +377,38 @@ class LiveBridge:
 
     async def _refresh_throttled(self, key: tuple[str, str]) -> None:
         kind, user_id = key
-        state_cls = getattr(self.states, kind)
         try:
             while self._refreshes.get(key):
                 self._refreshes[key] = False
                 try:
-                    async with self._modify(directory_token(user_id), state_cls) as state:
-                        # The archived list is read only once a tab of the user has shown it.
-                        if kind != "archive" or state.loaded:
+                    if kind == "directory":
+                        await self._refresh_sidebar(user_id)
+                    else:
+                        token = directory_token(user_id)
+                        async with self._modify(token, self.states.memory) as state:
                             await state.reload(user_id)
                 except Exception:  # the next change (or interval) tries again
                     log.warning("%s refresh failed", kind, exc_info=True)
                 await asyncio.sleep(self.directory_refresh_s)
         finally:
             self._refreshes.pop(key, None)
+
+    async def _refresh_sidebar(self, user_id: str) -> None:
+        """The sidebar page in one backend call, shown in the chat list and, when archived
+        chats changed and a tab of the user has shown that section, in the archived list."""
+        token = directory_token(user_id)
+        with_archived = user_id in self._archive_changed
+        self._archive_changed.discard(user_id)
+        if with_archived:
+            async with self._modify(token, self.states.archive) as archived:
+                with_archived = archived.loaded  # read only once a tab has shown it
+        chats = self.services.directory(user_id)
+        page = await offload(chats.sidebar_page, with_archived=with_archived)
+        async with self._modify(token, self.states.directory) as sidebar:
+            sidebar.show(page)
+        if page.archived is not None:
+            async with self._modify(token, self.states.archive) as archived:
+                archived.show(page)
 
     async def _show_deleted(self, chat_id: str) -> None:
         async with self._modify(conversation_token(chat_id), self.states.conversation) as state:

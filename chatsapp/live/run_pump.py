@@ -1,22 +1,35 @@
 """A chat's run events, applied to its shared conversation state as they happen.
 
 :class:`chatsapp.live.bridge.LiveBridge` runs one pump per chat a tab of this worker shows, and
-cancels it when the last such tab has left. Text deltas are batched: a delta that arrives
-``FLUSH_INTERVAL_S`` or more after the last flush is flushed with the text buffered before it,
-so a fast model does not cost one websocket frame per token; any other event first flushes the
-text it follows, so no tab sees a reply end before its last words. There is no timer: text
-that arrives within the interval waits for the next delta or event.
+cancels it when the last such tab has left. Text deltas are batched so a fast model does not
+cost one websocket frame per token: a delta that arrives ``FLUSH_INTERVAL_S`` or more after the
+last flush is flushed at once with the text buffered before it; one that arrives sooner waits
+for a timer that flushes it when the interval since the last flush ends, even if nothing else
+arrives (a model that stalls mid-sentence shows its last words). Any other event first flushes
+the text it follows, so no tab sees a reply end before its last words.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Protocol
 
 import reflex as rx
 
-from backend.runtime import RUN_END_EVENTS, ChatRuntime, RunEvent
+from backend.runtime import (
+    ContextCompacted,
+    MessageDelta,
+    PublishedRunEvent,
+    RunCancelled,
+    RunCompleted,
+    RunEnd,
+    RunFailed,
+    RunPayload,
+    RunQueued,
+    RunStarted,
+)
 from chatsapp.auth.identity import conversation_token
 from chatsapp.live.fanout import shared_change
 from chatsapp.reflex_seam import ReflexApp
@@ -25,8 +38,14 @@ FLUSH_INTERVAL_S = 0.04
 
 # Run events after which a chat's header and meter are re-read: a claim may move a ``latest``
 # chat to a new agent version; a reply or a compaction changes what the next turn sends.
-SETTINGS_EVENTS = frozenset(("run.started", "context.compacted", *RUN_END_EVENTS))
+SETTINGS_EVENTS = RunStarted | ContextCompacted | RunEnd
 _IDLE_RUN_FIELDS = {"queued": 0, "streaming": False, "streaming_message_id": ""}
+
+
+class EventSource(Protocol):
+    """Where a pump reads a chat's run events (``ChatRuntime.subscribe``)."""
+
+    def subscribe(self, chat_id: str) -> AsyncIterator[PublishedRunEvent]: ...
 
 
 class RunPump:
@@ -37,9 +56,12 @@ class RunPump:
         self,
         app: ReflexApp,
         conversation: type[rx.State],
-        runtime: ChatRuntime,
+        runtime: EventSource,
         user_id: str,
         chat_id: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.app = app
         self.conversation = conversation
@@ -48,9 +70,14 @@ class RunPump:
         self.chat_id = chat_id
         self._token = conversation_token(chat_id)
         self._buffer: list[str] = []
-        self._last_flush = time.monotonic()
+        self._clock, self._sleep = clock, sleep
+        self._last_flush = clock()
+        # One writer at a time: a timer's flush and the next event's change land in order.
+        self._writing = asyncio.Lock()
+        self._timer: asyncio.Task[None] | None = None
+        self._timer_sleeping = False
 
-    async def run(self) -> AsyncIterator[RunEvent]:
+    async def run(self) -> AsyncIterator[PublishedRunEvent]:
         """Apply each event; yield those of :data:`SETTINGS_EVENTS` once applied (the caller
         re-reads the chat's header then)."""
         async with self._write() as state:
@@ -61,48 +88,79 @@ class RunPump:
                 if getattr(state, name) != idle:
                     setattr(state, name, idle)
             state.clear_streamed()
-        async for event in self.runtime.subscribe(self.chat_id):
-            if event.type == "message.delta":
-                self._buffer.append(str(event.data.get("text", "")))
-                if time.monotonic() - self._last_flush >= FLUSH_INTERVAL_S:
-                    await self._flush_text()
-                continue
-            await self._flush_text()
-            async with self._write() as state:
-                await apply_run_event(state, self.user_id, event)
-            if event.type in SETTINGS_EVENTS:
-                yield event
+        try:
+            async for event in self.runtime.subscribe(self.chat_id):
+                payload = event.payload
+                if isinstance(payload, MessageDelta):
+                    self._buffer.append(payload.text)
+                    waited = self._clock() - self._last_flush
+                    if waited >= FLUSH_INTERVAL_S:
+                        await self._flush_text()
+                    elif self._timer is None:
+                        self._timer_sleeping = True  # until it wakes (it may not have begun)
+                        self._timer = asyncio.create_task(
+                            self._flush_after(FLUSH_INTERVAL_S - waited)
+                        )
+                    continue
+                await self._flush_text()
+                async with self._writing, self._write() as state:
+                    await apply_run_event(state, self.user_id, payload)
+                if isinstance(payload, SETTINGS_EVENTS):
+                    yield event
+        finally:
+            if self._timer is not None:
+                self._timer.cancel()
+
+    async def _flush_after(self, delay_s: float) -> None:
+        """The timer: flush what is buffered once the interval since the last flush ends."""
+        try:
+            await self._sleep(delay_s)
+        finally:
+            self._timer_sleeping = False
+        self._timer = None
+        await self._flush_text()
 
     async def _flush_text(self) -> None:
-        if self._buffer:
-            text = "".join(self._buffer)
-            self._buffer.clear()
-            async with self._write() as state:
-                state.append_streamed(text)
-        self._last_flush = time.monotonic()
+        """Apply the buffered text now (a sleeping timer has nothing left to do: it stops;
+        one already writing finishes first, holding ``_writing``)."""
+        timer = self._timer
+        if timer is not None and self._timer_sleeping and timer is not asyncio.current_task():
+            timer.cancel()
+            self._timer, self._timer_sleeping = None, False
+        async with self._writing:
+            if self._buffer:
+                text = "".join(self._buffer)
+                self._buffer.clear()
+                async with self._write() as state:
+                    state.append_streamed(text)
+            self._last_flush = self._clock()
 
     def _write(self) -> Any:
         return shared_change(self.app, self._token, self.conversation)
 
 
-async def apply_run_event(state: Any, user_id: str, event: RunEvent) -> None:
+async def apply_run_event(state: Any, user_id: str, payload: RunPayload) -> None:
     """One run event (not a text delta) applied to the conversation view ``state``."""
-    kind = event.type
-    if kind == "run.queued":
-        state.queued += 1
-        await state.refresh(user_id)  # the user's message is already stored: show it
-    elif kind == "run.started":
-        state.queued = max(0, state.queued - 1)
-        state.streaming, state.error = True, ""
-        state.clear_streamed()
-        state.streaming_message_id = str(event.data.get("assistant_message_id", ""))
-        # No re-read: the placeholder is already on screen since run.queued, and re-sending
-        # the window here would triple the transcript bytes of every turn.
-    elif kind == "context.compacted":
-        await state.refresh(user_id)
-    elif kind in RUN_END_EVENTS:
-        state.streaming, state.streaming_message_id = False, ""
-        state.clear_streamed()
-        if kind == "run.failed":
-            state.error = str(event.data.get("error", "The model failed."))
-        await state.refresh(user_id)
+    match payload:
+        case RunQueued(written=written):
+            state.queued += 1
+            # The user's message and the placeholder are stored: shown from the event, or read.
+            if not state.show_written(written):
+                await state.refresh(user_id)
+        case RunStarted(assistant_message_id=message_id):
+            state.queued = max(0, state.queued - 1)
+            state.streaming, state.error = True, ""
+            state.clear_streamed()
+            state.streaming_message_id = message_id
+            # No re-read: the placeholder is already on screen since run.queued, and re-sending
+            # the window here would triple the transcript bytes of every turn.
+        case ContextCompacted():
+            await state.refresh(user_id)
+        case RunCompleted() | RunFailed() | RunCancelled():
+            state.streaming, state.streaming_message_id = False, ""
+            state.clear_streamed()
+            if isinstance(payload, RunFailed):
+                state.error = payload.error or "The model failed."
+            finished = getattr(payload, "written", None)  # a reply another process ended: none
+            if not state.show_written([finished] if finished else [], in_place=True):
+                await state.refresh(user_id)

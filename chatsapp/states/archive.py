@@ -13,14 +13,13 @@ from __future__ import annotations
 import reflex as rx
 
 from backend.chats import MAX_AUTO_ARCHIVE_DAYS, MIN_AUTO_ARCHIVE_DAYS
+from backend.chats.sidebar import ARCHIVED_PAGE, SidebarPage
 from backend.errors import ChatsError
 from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.rows import ChatRow, chat_row
 from chatsapp.states.server_only import server_only
-
-ARCHIVE_PAGE = 50
 
 
 class SharedArchiveState(rx.SharedState):
@@ -37,9 +36,17 @@ class SharedArchiveState(rx.SharedState):
     async def reload(self, user_id: str) -> None:
         """Re-read the list; nothing is sent when it did not change (most directory events)."""
         summaries = await offload(
-            services().directory(user_id).list_chats, limit=ARCHIVE_PAGE, archived=True
+            services().directory(user_id).list_chats, limit=ARCHIVED_PAGE, archived=True
         )
-        rows = [chat_row(s) for s in summaries]
+        self._show_rows([chat_row(s) for s in summaries])
+
+    @server_only
+    def show(self, page: SidebarPage) -> None:
+        """Show the sidebar page's archived chats, if it holds them (the bridge reads it)."""
+        if page.archived is not None:
+            self._show_rows([chat_row(s) for s in page.archived])
+
+    def _show_rows(self, rows: list[ChatRow]) -> None:
         if rows != self.rows:
             self.rows = rows
         if not self.loaded:

@@ -11,21 +11,20 @@ branch moves along with a new message is ``backend.transcript.follow_branches``'
 from __future__ import annotations
 
 import functools
-import json
 import operator
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 
 import reflex as rx
 
 from backend.errors import ChatNotFoundError, ChatsError, InputTooLargeError
+from backend.messages import WrittenMessage
 from backend.transcript import (
-    BranchViews,
-    SessionReader,
     TranscriptWindow,
     chosen_leaf,
-    follow_branches,
+    extended_window,
+    followed_along,
     load_earlier,
-    load_window,
+    updated_window,
 )
 from backend.uploads import (
     ATTACHABLE_NAMES,
@@ -43,10 +42,11 @@ from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 from chatsapp.services import offload, services
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.linking import link_quietly
+from chatsapp.states.page_scripts import scroll_to, scroll_to_bottom, upload_chunks
 from chatsapp.states.rows import EntryRow, FileRow, entry_row
 from chatsapp.states.server_only import server_only
+from chatsapp.states.window_fields import read_views, view_fields
 
-UPLOAD_CHUNK_BYTES = 64 * 1024
 # What the composer's file picker offers (a hint; handle_upload checks the bytes), and how
 # its refusal names what can be attached.
 ATTACHMENT_ACCEPT = accepted_extensions()
@@ -89,28 +89,55 @@ class SharedConversationState(rx.SharedState):
     deleted: bool = False
     loaded: bool = False
 
+    # The newest path as last shown, kept on the server so a message a run just wrote is shown
+    # from its event (``show_written``) instead of by reading the window again.
+    _window: TranscriptWindow | None = None
+
     @server_only
     async def refresh(self, user_id: str) -> None:
         """Re-read the newest path and move each followed branch along (reading a chat never
         written creates no file: it reads as empty)."""
         chats = services().directory(user_id)
         chat = await offload(chats.get_chat, self.chat_id)
-        window, views = await offload(_read_views, chat.reader, dict(self.leaf_of))
-        # Each assignment is a frame to every tab of the chat: only what changed is assigned
-        # (a tab choosing a branch re-reads, and must not re-send the newest path to all).
-        changed = {
-            "entries": [entry_row(e) for e in window.entries],
-            "has_earlier": window.has_earlier,
-            "message_count": window.message_count,
-            "newest_id": window.leaf_id or "",
-            "leaf_of": views.leaf_of,
-            "branches": {
-                leaf: [entry_row(e) for e in rows.entries] for leaf, rows in views.windows.items()
-            },
-            "branch_counts": {leaf: rows.message_count for leaf, rows in views.windows.items()},
-            "loaded": True,
-        }
-        for name, value in changed.items():
+        window, views = await offload(read_views, chat.reader, dict(self.leaf_of))
+        self._show(window, views.leaf_of, views.windows)
+
+    @server_only
+    def show_written(self, written: Sequence[WrittenMessage], *, in_place: bool = False) -> bool:
+        """Show messages a run just stored without reading: appended below the newest leaf
+        (``run.queued``), or, ``in_place``, a shown reply rewritten (``run.completed``). False
+        when only a read can tell (written on another branch, a shown branch holds it, the
+        window is not known, an append of a message already shown: a replayed event): the
+        caller refreshes then."""
+        before = self._window
+        if before is None or not written:
+            return False
+        if any(w.id in {e.id for e in rows} for w in written for rows in self.branches.values()):
+            return False
+        if in_place:
+            after = updated_window(before, written[0]) if len(written) == 1 else None
+            leaf_of = self.leaf_of
+        else:
+            after = extended_window(before, written)
+            leaf_of = followed_along(self.leaf_of, before, after) if after else {}
+        if after is None:
+            return False
+        self._show(after, leaf_of, None)
+        return True
+
+    def _show(
+        self,
+        window: TranscriptWindow,
+        leaf_of: dict[str, str],
+        branch_windows: dict[str, TranscriptWindow] | None,
+    ) -> None:
+        """Show ``window`` as the newest path (and, unless None, these branch windows).
+
+        Each assignment is a frame to every tab of the chat: only what changed is assigned
+        (a tab choosing a branch re-reads, and must not re-send the newest path to all).
+        """
+        self._window = window
+        for name, value in view_fields(window, leaf_of, branch_windows).items():
             if getattr(self, name) != value:
                 setattr(self, name, value)
 
@@ -149,13 +176,6 @@ class SharedConversationState(rx.SharedState):
     def on_branch(self, chosen: str) -> bool:
         """Whether that tab shows a branch off the newest path."""
         return self.leaf_of.get(chosen, chosen) in self.branches
-
-
-def _read_views(
-    reader: SessionReader, followed: dict[str, str]
-) -> tuple[TranscriptWindow, BranchViews]:
-    window = load_window(reader)
-    return window, follow_branches(reader, window, followed)
 
 
 def _shown_leaf(chosen: rx.Var[str]) -> rx.Var[str]:
@@ -248,8 +268,8 @@ class ChatTabState(rx.State):
         services().conversation_opened(user_id, chat_id, self.router.session.client_token)
         if self.highlight_message_id:
             await self._reveal(linked, self.highlight_message_id)
-            return rx.call_script(_scroll_to(self.highlight_message_id))
-        return rx.call_script(_scroll_to_bottom())
+            return rx.call_script(scroll_to(self.highlight_message_id))
+        return rx.call_script(scroll_to_bottom())
 
     async def _reveal(self, conversation: SharedConversationState, message_id: str) -> None:
         """Load earlier pages (this tab only) until ``message_id`` is shown, within a bound."""
@@ -319,7 +339,7 @@ class ChatTabState(rx.State):
             return None
         self.pending_images, self._pending_sizes = [], []
         self.pending_files, self._pending_parts = [], []
-        return [rx.set_value("composer", ""), rx.call_script(_scroll_to_bottom())]
+        return [rx.set_value("composer", ""), rx.call_script(scroll_to_bottom())]
 
     @rx.event
     async def stop(self) -> None:
@@ -335,7 +355,7 @@ class ChatTabState(rx.State):
             name = file.name or "file"
             try:
                 # Read in chunks and stop at the limit: an oversize file never sits in memory.
-                upload = await read_attachment(name, _chunks(file), limits)
+                upload = await read_attachment(name, upload_chunks(file), limits)
                 held = [
                     *self._pending_sizes,
                     *(data_url_size(p["url"]) for p in self._pending_parts),
@@ -446,7 +466,7 @@ class ChatTabState(rx.State):
         conversation = await self.get_state(SharedConversationState)
         self._choose(conversation, conversation.newest_id)
         self.earlier, self.earlier_has_more = [], True
-        return rx.call_script(_scroll_to_bottom())
+        return rx.call_script(scroll_to_bottom())
 
     @rx.event
     async def fork_from(self, message_id: str):  # noqa: ANN201
@@ -472,23 +492,3 @@ class ChatTabState(rx.State):
         page, more = await offload(load_earlier, chat.reader, leaf_id=leaf, before_id=first)
         self.earlier = [entry_row(e) for e in page] + self.earlier
         self.earlier_has_more = more
-
-
-async def _chunks(file: rx.UploadFile) -> AsyncIterator[bytes]:
-    while chunk := await file.read(UPLOAD_CHUNK_BYTES):
-        yield chunk
-
-
-def _scroll_to_bottom() -> str:
-    return (
-        "setTimeout(() => { const el = document.getElementById('transcript');"
-        " if (el) el.scrollTop = el.scrollHeight; }, 50)"
-    )
-
-
-def _scroll_to(message_id: str) -> str:
-    element_id = json.dumps(f"msg-{message_id}")  # a JSON string literal is a safe JS literal
-    return (
-        f"setTimeout(() => {{ const el = document.getElementById({element_id});"
-        " if (el) el.scrollIntoView({block: 'center'}); }, 300)"
-    )

@@ -6,6 +6,7 @@ import asyncio
 
 import reflex as rx
 
+from backend.chats.sidebar import SIDEBAR_PAGE, SidebarPage
 from backend.errors import ChatsError
 from backend.runtime import DEFAULT_AGENT_ID, start_chat
 from chatsapp.auth.identity import current_user_id
@@ -17,7 +18,7 @@ from chatsapp.states.rows import AgentChoiceRow, ChatRow, chat_row
 from chatsapp.states.search import SearchTabState
 from chatsapp.states.server_only import server_only
 
-PAGE_SIZE = 40
+PAGE_SIZE = SIDEBAR_PAGE
 UNDO_SECONDS = 8.0
 BUILTIN_AGENT_CHOICE = AgentChoiceRow(DEFAULT_AGENT_ID, BUILTIN_AGENT_LABEL)
 
@@ -62,8 +63,12 @@ class SharedDirectoryState(rx.SharedState):
     @server_only
     async def reload(self, user_id: str) -> None:
         """Re-read the first page; only the slots whose row changed are re-sent."""
-        summaries = await offload(services().directory(user_id).list_chats, limit=PAGE_SIZE)
-        self.place([chat_row(s) for s in summaries])
+        self.show(await offload(services().directory(user_id).sidebar_page))
+
+    @server_only
+    def show(self, page: SidebarPage) -> None:
+        """Show the sidebar page's chats (the bridge reads the page: one backend call)."""
+        self.place([chat_row(s) for s in page.chats])
 
     @server_only
     def place(self, rows: list[ChatRow]) -> None:

@@ -5,7 +5,15 @@ import asyncio
 import pytest
 
 from backend.errors import AgentNotFoundError
-from backend.runtime import DEFAULT_AGENT, AgentRegistry, EventLog, InProcessLockStore
+from backend.runtime import (
+    DEFAULT_AGENT,
+    AgentRegistry,
+    EventLog,
+    InProcessLockStore,
+    MessageDelta,
+    RunCompleted,
+    RunStarted,
+)
 from backend.runtime.locks import DistributedLockStore, hold
 from tests.support.deadlines import WAIT_S, ManualClock
 
@@ -94,18 +102,33 @@ class TestHoldWhenTheStoreIsUnreachable:
         assert await locks.holder("k") == "a"  # not released: it will expire on its own
 
 
+STARTED = RunStarted(
+    user_message_id="u",
+    assistant_message_id="a",
+    agent_id="assistant",
+    agent_version=1,
+    model="m",
+    endpoint="",
+)
+COMPLETED = RunCompleted(assistant_message_id="a", text="done")
+
+
+def delta(text: str) -> MessageDelta:
+    return MessageDelta(message_id="a", text=text)
+
+
 class TestEventLog:
     async def test_sequence_numbers_start_at_one_and_have_no_gaps(self):
         log = EventLog("c")
-        events = [log.publish("message.delta", "r", {"text": str(i)}) for i in range(5)]
+        events = [log.publish("r", delta(str(i))) for i in range(5)]
         assert [e.seq for e in events] == [1, 2, 3, 4, 5]
         assert [e.seq for e in log.since(2)] == [3, 4, 5]
         assert log.since(5) == []
 
     async def test_a_late_subscriber_replays_then_follows_live_without_duplicates(self):
         log = EventLog("c")
-        log.publish("run.started", "r")
-        log.publish("message.delta", "r", {"text": "a"})
+        log.publish("r", STARTED)
+        log.publish("r", delta("a"))
         seen = []
         replayed = asyncio.Event()
 
@@ -118,15 +141,15 @@ class TestEventLog:
 
         task = asyncio.ensure_future(follow())
         await asyncio.wait_for(replayed.wait(), WAIT_S)  # the replay is done: what follows is live
-        log.publish("message.delta", "r", {"text": "b"})
-        log.publish("run.completed", "r")
+        log.publish("r", delta("b"))
+        log.publish("r", COMPLETED)
         await asyncio.wait_for(task, WAIT_S)
         assert seen == [(2, "message.delta"), (3, "message.delta"), (4, "run.completed")]
 
     async def test_a_sequence_number_from_before_a_restart_replays_everything(self):
         log = EventLog("c")
-        log.publish("run.started", "r")
-        log.publish("run.completed", "r")
+        log.publish("r", STARTED)
+        log.publish("r", COMPLETED)
         assert [e.seq for e in log.since(500)] == [1, 2]
         seen = []
         async for event in log.subscribe(after_seq=500):
@@ -139,17 +162,17 @@ class TestEventLog:
         log = EventLog("c", max_events=3)
         for run in ("r1", "r2"):
             for _ in range(3):
-                log.publish("message.delta", run)
+                log.publish(run, delta(""))
         kept = log.since(0)
         assert {e.run_id for e in kept} == {"r2"}
         log2 = EventLog("c", max_events=2)
         for _ in range(5):
-            log2.publish("message.delta", "only")
+            log2.publish("only", delta(""))
         assert len(log2.since(0)) == 5  # never evicts the run in progress
 
     async def test_closing_ends_subscriptions(self):
         log = EventLog("c")
-        log.publish("run.started", "r")
+        log.publish("r", STARTED)
         following = asyncio.Event()
 
         async def drain():

@@ -12,33 +12,60 @@ from backend.chats import (
     ChatArchived,
     ChatDeleted,
     ChatRenamed,
+    Chats,
     ChatSummary,
     ChatTurnRecorded,
     ChatUnarchived,
     DirectoryChanged,
 )
 from backend.chats.archive_policy import DAY_MS
+from backend.chats.sidebar import SidebarPage
 from backend.config import Settings
 from chatsapp.live.bridge import touches_archive
 from chatsapp.services import Services
 from tests.chats.conftest import FakeClock
-from tests.ui.test_bridge_pumps import USER, View, live, new_chat, until, views_of
+from tests.support.bridge_views import USER, View, new_chat, views_of
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
-__all__ = ["live"]  # the fixture, shared with the pump tests
 
 
 class TestArchiveReachesEveryTab:
-    async def test_archiving_re_reads_the_archived_list_once_a_tab_has_shown_it(self, live):
+    async def test_archiving_re_reads_the_archived_list_once_a_tab_has_shown_it(
+        self, live, monkeypatch
+    ):
         served, app = live
         chat = new_chat(served)
         await until(lambda: views_of(app).get(f"user-{USER}", View()).reloads >= 1)
         user_view = views_of(app)[f"user-{USER}"]
         user_view.loaded = True  # a tab linked the archived list
         before = user_view.reloads
+        pages: list[SidebarPage] = []
+        read_page = Chats.sidebar_page
+
+        def recorded(chats: Chats, *, with_archived: bool = False) -> SidebarPage:
+            pages.append(read_page(chats, with_archived=with_archived))
+            return pages[-1]
+
+        monkeypatch.setattr(Chats, "sidebar_page", recorded)
         served.directory(USER).archive_chat(chat)
-        # The main list and the archived list are both read again.
+        # The main list and the archived list are both shown again, from one read of the page.
         await until(lambda: user_view.reloads >= before + 2)
+        page = next(p for p in pages if p.archived is not None)
+        assert [c.id for c in page.archived or ()] == [chat]
+        assert chat not in [c.id for c in page.chats]
+
+    async def test_the_page_lists_archived_chats_only_when_asked(self, live):
+        served, _app = live
+        kept, archived = new_chat(served), new_chat(served)
+        chats = served.directory(USER)
+        chats.archive_chat(archived)
+        assert chats.sidebar_page().archived is None
+        page = chats.sidebar_page(with_archived=True)
+        assert ([c.id for c in page.chats], [c.id for c in page.archived or ()]) == (
+            [kept],
+            [archived],
+        )
 
     async def test_the_header_of_a_tab_showing_the_chat_follows_its_archive(self, live):
         served, app = live

@@ -8,7 +8,6 @@ the grace periods are shortened so each test takes milliseconds.
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 from pathlib import Path
 
@@ -21,29 +20,16 @@ from chatsapp.auth.identity import directory_token
 from chatsapp.live import bridge
 from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Release, Services
+from tests.support.bridge_views import USER, files_open_under, views_of
+from tests.support.deadlines import until
 from tests.support.fake_reflex_app import FakeReflexApp
-from tests.ui import test_bridge_pumps as pumps
-from tests.ui.test_bridge_pumps import USER, until, views_of
 
 pytestmark = pytest.mark.anyio
-live = pumps.live  # the fixture: Services in tmp_path, the bridge installed on a fake app
 
 
 @pytest.fixture(autouse=True)
 def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bridge, "DIRECTORY_GRACE_S", 0.02)
-
-
-def files_open_under(folder: Path) -> int:
-    """This process's file descriptors on files in ``folder`` (SQLite databases, journals)."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # closed meanwhile (listdir's own descriptor)
-            continue
-        count += target.startswith(str(folder))
-    return count
 
 
 def sidebar_reloads(app: FakeReflexApp) -> int:

@@ -7,116 +7,17 @@ Reflex app that records what the pump writes, so these run in milliseconds and n
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from backend.agents import AgentSpec
 from backend.config import Settings
-from chatsapp import services as services_module
-from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Services
-from tests.support.fake_reflex_app import FakeReflexApp, every_view
+from tests.support.bridge_views import USER, new_chat, views_of, watchers
+from tests.support.deadlines import until
+from tests.support.fake_reflex_app import FakeReflexApp
 
 pytestmark = pytest.mark.anyio
-USER = "alice"
-WAIT_S = 10.0
-
-
-@dataclass
-class View:
-    """The fields of the shared states the bridge writes (the pump's, lists', a header's)."""
-
-    queued: int = 0
-    streaming: bool = False
-    streaming_text: str = ""
-    streaming_message_id: str = ""
-    error: str = ""
-    refreshed: list[str] = field(default_factory=list)
-    loaded: bool = False
-    archived: bool = False
-    chat_id: str = ""  # a header's: empty until a tab linked it
-    agent_id: str = ""
-    reloads: int = 0
-
-    async def refresh(self, user_id: str) -> None:
-        self.refreshed.append(user_id)
-
-    def append_streamed(self, text: str) -> None:
-        self.streaming_text += text
-
-    def clear_streamed(self) -> None:
-        self.streaming_text = ""
-
-    async def reload(self, user_id: str) -> None:
-        self.reloads += 1
-
-
-class _Root:
-    """A shared token's state tree holding one view and no linked tab (nothing to send)."""
-
-    def __init__(self, view: View) -> None:
-        self.view = view
-        self.substates: dict[str, Any] = {}
-
-    async def get_state(self, _cls: type) -> View:
-        return self.view
-
-    async def _get_resolved_delta(self) -> dict[str, Any]:
-        return {}
-
-    def _clean(self) -> None:
-        pass
-
-
-class ViewStates:
-    """A state manager whose every shared token holds one :class:`View`, kept in ``views``."""
-
-    def __init__(self) -> None:
-        self.views: dict[str, View] = {}
-
-    @contextlib.asynccontextmanager
-    async def modify_state(self, token: Any) -> AsyncIterator[_Root]:
-        yield _Root(self.views.setdefault(token.ident, View()))
-
-
-def views_of(app: FakeReflexApp) -> dict[str, View]:
-    return app.state_manager.views
-
-
-@pytest.fixture
-def live(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Services, FakeReflexApp]]:
-    env = {"CHATS_DATA_DIR": str(tmp_path), "CHATS_OFFLINE_CHUNK_DELAY_S": "0"}
-    served = Services(Settings.from_env(env))
-    monkeypatch.setattr(services_module, "_services", served)
-    app = FakeReflexApp(state_manager=ViewStates())
-    views = every_view(View)
-    app.bridge = LiveBridge(app, views, served)  # type: ignore[arg-type]
-    app.bridge.release_grace_s = 0.0
-    app.bridge.directory_refresh_s = 0.0  # no sidebar refresh lingers
-    app.bridge.install()
-    yield served, app
-    app.bridge.stop()  # no task lingers into the next file
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(WAIT_S):
-        while not condition():
-            await asyncio.sleep(0.005)
-
-
-def watchers(served: Services) -> int:
-    return served.runtime(USER).footprint().watchers
-
-
-def new_chat(served: Services) -> str:
-    return served.directory(USER).create_chat().id
 
 
 class TestPumpsFollowTheTabsThatWatch:

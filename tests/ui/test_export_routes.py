@@ -13,36 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-import chatsapp.services as services_module
-from backend.accounts import CONSOLE_ACTOR
-from backend.config import Settings
 from backend.portability import CHAT_FORMAT, ZIP_EXPORT_FORMAT, import_file
-from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.routes.exports import ALL_PATH, MAX_LEAF_CHARS, chat_export_path, export_routes
 from chatsapp.services import Services
 from tests.portability.conftest import FIXTURES, PNG
+from tests.support.signed_in import session_cookie, sign_in
 
-PASSWORD = "correct horse battery staple"
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def app_services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Services:
-    settings = Settings.from_env(
-        {"CHATS_DATA_DIR": str(tmp_path / "data"), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
-    )
-    made = Services(settings)
-    monkeypatch.setattr(services_module, "_services", made)
-    return made
-
-
-def _sign_in(made: Services, username: str) -> tuple[str, str]:
-    """(user id, session token) of ``username``, created on first use."""
-    accounts = made.accounts()
-    if accounts.user_by_username(username) is None:
-        accounts.create_user(CONSOLE_ACTOR, username, PASSWORD, "user")
-    signed = accounts.sign_in(username, PASSWORD, "127.0.0.1")
-    return signed.user.id, signed.token
 
 
 @pytest.fixture
@@ -50,10 +27,6 @@ async def client(app_services: Services) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=export_routes())
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         yield http
-
-
-def _cookie(token: str) -> dict[str, str]:
-    return {"cookie": f"{SESSION_COOKIE}={token}"}
 
 
 def _chatgpt_zip(tmp_path: Path) -> Path:
@@ -70,28 +43,30 @@ def _title_ids(made: Services, user_id: str) -> dict[str, str]:
 
 class TestWhoMayDownload:
     async def test_without_a_session_cookie_nothing_is_exported(self, client, app_services):
-        user_id, _ = _sign_in(app_services, "alice")
+        user_id, _ = sign_in(app_services, "alice")
         chat = app_services.directory(user_id).create_chat("Private")
         assert (await client.get(ALL_PATH)).status_code == 401
         assert (await client.get(chat_export_path(chat.id, "json"))).status_code == 401
-        stale = _cookie("not-a-session")
+        stale = session_cookie("not-a-session")
         assert (await client.get(chat_export_path(chat.id, "md"), headers=stale)).status_code == 401
 
     async def test_another_persons_chat_id_is_not_found(self, client, app_services):
-        alice_id, _ = _sign_in(app_services, "alice")
-        _, bob_token = _sign_in(app_services, "bob")
+        alice_id, _ = sign_in(app_services, "alice")
+        _, bob_token = sign_in(app_services, "bob")
         chat = app_services.directory(alice_id).create_chat("Alice's secret")
         for kind in ("json", "md"):
-            answer = await client.get(chat_export_path(chat.id, kind), headers=_cookie(bob_token))
+            answer = await client.get(
+                chat_export_path(chat.id, kind), headers=session_cookie(bob_token)
+            )
             assert answer.status_code == 404
             assert "secret" not in answer.text
 
     async def test_everything_holds_only_the_signed_in_persons_chats(self, client, app_services):
-        alice_id, alice_token = _sign_in(app_services, "alice")
-        bob_id, _ = _sign_in(app_services, "bob")
+        alice_id, alice_token = sign_in(app_services, "alice")
+        bob_id, _ = sign_in(app_services, "bob")
         mine = app_services.directory(alice_id).create_chat("Mine")
         app_services.directory(bob_id).create_chat("Bob's")
-        answer = await client.get(ALL_PATH, headers=_cookie(alice_token))
+        answer = await client.get(ALL_PATH, headers=session_cookie(alice_token))
         assert answer.status_code == 200
         assert "attachment" in answer.headers["content-disposition"]
         with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
@@ -100,17 +75,17 @@ class TestWhoMayDownload:
         assert [entry["id"] for entry in manifest["chats"]] == [mine.id]
 
     async def test_a_malformed_chat_id_is_not_found(self, client, app_services):
-        _, token = _sign_in(app_services, "alice")
+        _, token = sign_in(app_services, "alice")
         for path in ("/export/chat/..%2F..%2Fetc.json", "/export/chat/ABC.json"):
-            assert (await client.get(path, headers=_cookie(token))).status_code == 404
+            assert (await client.get(path, headers=session_cookie(token))).status_code == 404
 
 
 class TestWhatADownloadHolds:
     async def test_a_chat_as_json_is_the_lossless_document(self, client, app_services, tmp_path):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         import_file(app_services.directory(user_id), _chatgpt_zip(tmp_path))
         chat_id = _title_ids(app_services, user_id)["Plotting sine waves"]
-        answer = await client.get(chat_export_path(chat_id, "json"), headers=_cookie(token))
+        answer = await client.get(chat_export_path(chat_id, "json"), headers=session_cookie(token))
         assert answer.status_code == 200
         assert answer.headers["content-type"].startswith("application/json")
         document = answer.json()
@@ -122,10 +97,10 @@ class TestWhatADownloadHolds:
     async def test_a_chat_without_images_as_markdown_is_one_md_file(
         self, client, app_services, tmp_path
     ):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         import_file(app_services.directory(user_id), FIXTURES / "chatgpt_conversations.json")
         chat_id = _title_ids(app_services, user_id)["Short chat"]
-        answer = await client.get(chat_export_path(chat_id, "md"), headers=_cookie(token))
+        answer = await client.get(chat_export_path(chat_id, "md"), headers=session_cookie(token))
         assert answer.status_code == 200
         assert answer.headers["content-type"].startswith("text/markdown")
         assert answer.text.startswith("# Short chat")
@@ -134,10 +109,10 @@ class TestWhatADownloadHolds:
     async def test_a_chat_with_images_as_markdown_is_a_zip_with_them(
         self, client, app_services, tmp_path
     ):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         import_file(app_services.directory(user_id), _chatgpt_zip(tmp_path))
         chat_id = _title_ids(app_services, user_id)["Plotting sine waves"]
-        answer = await client.get(chat_export_path(chat_id, "md"), headers=_cookie(token))
+        answer = await client.get(chat_export_path(chat_id, "md"), headers=session_cookie(token))
         assert answer.status_code == 200
         assert answer.headers["content-type"] == "application/zip"
         with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
@@ -151,7 +126,7 @@ class TestAForksImages:
     async def test_a_fork_downloads_with_its_images_after_the_source_is_deleted(
         self, client, app_services, tmp_path
     ):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         chats = app_services.directory(user_id)
         url = "data:image/png;base64," + base64.b64encode(PNG).decode()
         source = chats.create_chat("With a picture")
@@ -161,13 +136,13 @@ class TestAForksImages:
         )
         fork_id = chats.fork_chat(source.id, "a").id
         chats.delete_chat(source.id)
-        answer = await client.get(chat_export_path(fork_id, "md"), headers=_cookie(token))
+        answer = await client.get(chat_export_path(fork_id, "md"), headers=session_cookie(token))
         assert answer.headers["content-type"] == "application/zip"
         with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
             images = [archive.read(n) for n in archive.namelist() if n.startswith("attachments/")]
         assert images == [PNG]
         document = (
-            await client.get(chat_export_path(fork_id, "json"), headers=_cookie(token))
+            await client.get(chat_export_path(fork_id, "json"), headers=session_cookie(token))
         ).json()
         assert [item["data"] for item in document["attachments"].values()] == [
             base64.b64encode(PNG).decode()
@@ -190,40 +165,42 @@ class TestMarkdownOfTheBranchATabShows:
         return chat_id
 
     async def test_a_leaf_exports_that_branch_not_the_active_one(self, client, app_services):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         chat_id = self._branches(app_services, user_id)
         path = chat_export_path(chat_id, "md")
-        answer = await client.get(path, params={"leaf": "a"}, headers=_cookie(token))
+        answer = await client.get(path, params={"leaf": "a"}, headers=session_cookie(token))
         assert answer.status_code == 200
         assert "first answer" in answer.text and "second answer" not in answer.text
-        active = await client.get(path, headers=_cookie(token))
+        active = await client.get(path, headers=session_cookie(token))
         assert "second answer" in active.text and "first answer" not in active.text
 
     async def test_a_leaf_that_is_no_message_of_the_chat_is_not_found(self, client, app_services):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         chat_id = self._branches(app_services, user_id)
         answer = await client.get(
-            chat_export_path(chat_id, "md"), params={"leaf": "nope"}, headers=_cookie(token)
+            chat_export_path(chat_id, "md"), params={"leaf": "nope"}, headers=session_cookie(token)
         )
         assert answer.status_code == 404
         assert answer.text == "No such message in this chat."
 
     async def test_a_leaf_in_another_persons_chat_is_not_found(self, client, app_services):
-        alice_id, _ = _sign_in(app_services, "alice")
+        alice_id, _ = sign_in(app_services, "alice")
         chat_id = self._branches(app_services, alice_id)
-        _, mallory = _sign_in(app_services, "mallory")
+        _, mallory = sign_in(app_services, "mallory")
         answer = await client.get(
-            chat_export_path(chat_id, "md"), params={"leaf": "a"}, headers=_cookie(mallory)
+            chat_export_path(chat_id, "md"), params={"leaf": "a"}, headers=session_cookie(mallory)
         )
         assert answer.status_code == 404
         assert answer.text == "No such chat."
 
     async def test_an_empty_overlong_or_json_leaf_is_refused(self, client, app_services):
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         chat_id = self._branches(app_services, user_id)
         for kind, leaf in (("md", ""), ("md", "x" * (MAX_LEAF_CHARS + 1)), ("json", "a")):
             answer = await client.get(
-                chat_export_path(chat_id, kind), params={"leaf": leaf}, headers=_cookie(token)
+                chat_export_path(chat_id, kind),
+                params={"leaf": leaf},
+                headers=session_cookie(token),
             )
             assert answer.status_code == 400, (kind, leaf)
 
@@ -234,7 +211,7 @@ class TestServedFromATemporaryFile:
     ):
         """Granian offers ``http.response.pathsend`` (it opens the file after the app
         returns): the download must carry its bytes itself, then leave nothing behind."""
-        user_id, token = _sign_in(app_services, "alice")
+        user_id, token = sign_in(app_services, "alice")
         app_services.directory(user_id).create_chat("Kept")
         scope = {
             "type": "http",
@@ -246,7 +223,10 @@ class TestServedFromATemporaryFile:
             "raw_path": ALL_PATH.encode(),
             "query_string": b"",
             "root_path": "",
-            "headers": [(b"host", b"127.0.0.1"), (b"cookie", _cookie(token)["cookie"].encode())],
+            "headers": [
+                (b"host", b"127.0.0.1"),
+                (b"cookie", session_cookie(token)["cookie"].encode()),
+            ],
             "client": ("127.0.0.1", 5000),
             "server": ("127.0.0.1", 80),
             "extensions": {"http.response.pathsend": {}},

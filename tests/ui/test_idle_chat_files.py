@@ -15,12 +15,10 @@ from pathlib import Path
 import pytest
 
 from chatsapp.services import Services
-from tests.ui import test_bridge_pumps as pumps
-from tests.ui.test_bridge_people import files_open_under
-from tests.ui.test_bridge_pumps import USER, new_chat, until, watchers
+from tests.support.bridge_views import USER, files_open_under, new_chat, watchers
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
-live = pumps.live  # the fixture: Services in tmp_path, the bridge installed on a fake app
 
 
 def chat_file(served: Services, chat_id: str) -> Path:

@@ -20,7 +20,7 @@ from backend.accounts import CONSOLE_ACTOR
 from chatsapp.auth.identity import SESSION_COOKIE, identify
 from chatsapp.routes.account_forms import auth_routes
 from chatsapp.services import Services, offload
-from tests.ui.test_export_routes import _sign_in, app_services  # noqa: F401
+from tests.support.signed_in import sign_in
 
 pytestmark = pytest.mark.anyio
 
@@ -31,14 +31,14 @@ ORIGIN = {"origin": "http://127.0.0.1"}
 
 
 @pytest.fixture
-async def client(app_services: Services) -> AsyncIterator[httpx.AsyncClient]:  # noqa: F811
+async def client(app_services: Services) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=auth_routes())
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
         yield http
 
 
 @pytest.fixture
-def slow_hashing(app_services: Services, monkeypatch: pytest.MonkeyPatch) -> list[str]:  # noqa: F811
+def slow_hashing(app_services: Services, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """argon2 as a thread held for ``HASH_S``; the list names every password hashed."""
     passwords = app_services.accounts()._passwords
     real_hash = passwords.hash
@@ -70,10 +70,10 @@ class TestPasswordHashingHasItsOwnPool:
     async def test_event_lookups_stay_fast_while_a_burst_of_sign_ups_hashes(
         self,
         client,
-        app_services,  # noqa: F811
+        app_services,
         slow_hashing,
     ):
-        _, token = _sign_in(app_services, "alice")
+        _, token = sign_in(app_services, "alice")
         accounts = app_services.accounts()
         accounts.set_signup_policy(
             accounts.create_user(CONSOLE_ACTOR, "boss", "a long admin password", "admin").id,
@@ -102,7 +102,7 @@ class TestPasswordHashingHasItsOwnPool:
     async def test_setup_posts_with_a_wrong_code_or_after_setup_hash_nothing(
         self,
         client,
-        app_services,  # noqa: F811
+        app_services,
         slow_hashing,
     ):
         # Issue 27, hole 4: each post hashed first, for anyone, setup done or not.
