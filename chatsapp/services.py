@@ -117,10 +117,15 @@ class Services:
                 self._libraries[user_id] = library
             return library
 
-    def directory(self, user_id: str) -> Chats:
-        """The user's directory, opened again if it was released (see :meth:`release_idle`)."""
+    def directory(self, user_id: str, *, touch: bool = True) -> Chats:
+        """The user's directory, opened again if it was released (see :meth:`release_idle`).
+
+        ``touch=False`` is for the live bridge's own reads (a sidebar refresh): they are not
+        the person's use, so they never make someone without a tab the most recently used.
+        """
         with self._lock:
-            self._last_used[user_id] = time.monotonic()
+            if touch or user_id not in self._last_used:
+                self._last_used[user_id] = time.monotonic()
             chats = self._directories.get(user_id)
             if chats is None:
                 self.settings.data_dir.mkdir(parents=True, exist_ok=True)

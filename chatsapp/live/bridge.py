@@ -402,7 +402,7 @@ class LiveBridge:
         if with_archived:
             async with self._modify(token, self.states.archive) as archived:
                 with_archived = archived.loaded  # read only once a tab has shown it
-        chats = self.services.directory(user_id)
+        chats = self.services.directory(user_id, touch=False)
         page = await offload(chats.sidebar_page, with_archived=with_archived)
         async with self._modify(token, self.states.directory) as sidebar:
             sidebar.show(page)
