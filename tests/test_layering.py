@@ -118,6 +118,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.config",
         "backend.data_folder",
         "backend.errors",
+        "backend.log_records",
         "backend.portability",
         "backend.storage",
     },

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from backend import log_records
 from backend.cli.backup import backup
 from backend.cli.context import CliContext
 from backend.cli.export import export
@@ -59,4 +60,5 @@ for _command in SUBCOMMANDS:
 
 def main() -> None:
     """The console script ``chats``."""
+    log_records.install()  # a lone surrogate in a file being imported never crashes a log line
     cli(prog_name="chats")
