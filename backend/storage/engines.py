@@ -13,6 +13,7 @@ lives with the package that owns the tables, not here.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -117,6 +118,17 @@ def _like_prefix(prefix: str) -> str:
 
 _engines_lock = threading.Lock()
 _engines: dict[str, list] = {}  # url → [engine, open storage objects]
+
+
+def is_storage_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the storage engine cannot be reached (PostgreSQL gone away, or a
+    commit lost with its connection): what a person is told as "storage unavailable".
+
+    Without importing the PostgreSQL engine: when it was never loaded, none of its errors
+    can have been raised (and a SQLite process never loads psycopg).
+    """
+    errors = sys.modules.get("backend.storage.postgres.errors")
+    return errors is not None and isinstance(exc, errors.StorageUnavailableError)
 
 
 def check_storage(settings: Settings) -> None:
