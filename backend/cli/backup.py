@@ -1,5 +1,5 @@
 """``chats backup --out PATH``: a consistent snapshot of the data folder while the app runs; on
-PostgreSQL, of every table at one instant (:mod:`backend.portability.pg_backup`)."""
+PostgreSQL, of every table at one instant (:mod:`backend.storage.pg_backup`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def backup(cli: CliContext, out: Path) -> None:
             bar.update(done - bar.pos)
 
         if isinstance(storage, PostgresLocation):
-            from backend.portability.pg_backup import backup_postgresql
+            from backend.storage.pg_backup import backup_postgresql
 
             taken = backup_postgresql(storage, out, progress=progress)
             click.echo(f"Backed up {len(taken.tables)} table(s), {taken.rows} row(s) to {out}.")

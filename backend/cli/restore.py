@@ -38,7 +38,7 @@ def restore(cli: CliContext, path: Path) -> None:
                 "other engine: restore it on its own engine, then use chats migrate"
             )
         if isinstance(storage, PostgresLocation):
-            from backend.portability.pg_backup import restore_postgresql
+            from backend.storage.pg_backup import restore_postgresql
 
             restored = restore_postgresql(path, storage)
             click.echo(f"Restored {len(restored.tables)} table(s), {restored.rows} row(s).")

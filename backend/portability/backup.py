@@ -121,7 +121,7 @@ def backup_data_dir(data_dir: Path, out: Path, *, progress: Progress | None = No
 
 def backup_engine(backup: Path) -> str:
     """``"sqlite"`` (a data folder's databases) or ``"postgresql"`` (every table of a schema,
-    :mod:`backend.portability.pg_backup`): the engine the backup zip was taken from."""
+    :mod:`backend.storage.pg_backup`): the engine the backup zip was taken from."""
     try:
         with zipfile.ZipFile(backup) as zip_file:
             manifest = json.loads(zip_file.read(MANIFEST))

@@ -119,3 +119,11 @@ def test_a_backup_of_the_other_engine_is_refused(tmp_path, postgres_url) -> None
     assert made.exit_code == 0, made.output
     refused = command(postgres_url, "restore", str(sqlite_backup))
     assert refused.exit_code == 2 and "chats migrate" in refused.output
+
+
+def test_both_engines_write_one_backup_manifest() -> None:
+    from backend.portability import backup as data_folder_backup
+    from backend.storage import pg_backup
+
+    for name in ("BACKUP_FORMAT", "BACKUP_VERSION", "MANIFEST"):
+        assert getattr(pg_backup, name) == getattr(data_folder_backup, name), name

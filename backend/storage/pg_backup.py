@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,10 +33,16 @@ from psycopg import sql
 from backend.clock import now_ms
 from backend.config import PostgresLocation
 from backend.errors import InvalidInputError
-from backend.portability.backup import BACKUP_FORMAT, BACKUP_VERSION, MANIFEST, Progress
 from backend.storage.postgres.errors import unavailable
 
+# The backup zip's manifest, as the data folder's backups write it (backend.portability.backup,
+# which loads no psycopg; tests/storage/test_postgresql_backup.py checks they agree).
+BACKUP_FORMAT = "chats.backup"
+BACKUP_VERSION = 1
+MANIFEST = "backup.json"
 ENGINE = "postgresql"
+
+Progress = Callable[[int, int], None]
 SCHEMA_MEMBER = "postgresql/schema.json"
 
 _TABLES = """
