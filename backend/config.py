@@ -76,6 +76,21 @@ class PostgresLocation:
 StorageChoice = str | PostgresLocation
 """``"sqlite"`` (files under the data folder) or a PostgreSQL database."""
 
+POSTGRES_ROOT = Path("/chats")
+"""The root every store is named under on PostgreSQL, whatever the node's data folder.
+
+A scope is named as the file SQLite would use (``os.path.abspath``: ``/chats/<directory>/
+directory.sqlite``, ``/chats/<directory>/chats/<chat>.g<generation>.sqlite``). Under the data
+folder, two nodes with different folders would name different scopes for one person's chats;
+under this fixed root they name the same ones. Nothing is created or read at this path.
+"""
+
+
+def storage_root(data_dir: Path, storage: StorageChoice) -> Path:
+    """Where a person's directory and chats are named: the data folder on SQLite (where their
+    files are), :data:`POSTGRES_ROOT` on PostgreSQL."""
+    return POSTGRES_ROOT if isinstance(storage, PostgresLocation) else data_dir
+
 
 def redact_url(url: str) -> str:
     """``url`` with any password (in the userinfo or a ``password=`` parameter) as ``***``."""
@@ -173,6 +188,16 @@ class Settings:
     @property
     def offline_model(self) -> bool:
         return not self.model_base_url
+
+    @property
+    def on_postgresql(self) -> bool:
+        """Whether everything durable lives in PostgreSQL (the data folder then holds none)."""
+        return isinstance(self.storage, PostgresLocation)
+
+    @property
+    def storage_root(self) -> Path:
+        """The root directories and chats are named under (:func:`storage_root`)."""
+        return storage_root(self.data_dir, self.storage)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -1,8 +1,11 @@
 """Load on one node: many real websocket tabs (not browsers) against a production build.
 
 Run: ``.venv/bin/python bench/load_bench.py [--users 50] [--tabs-per-user 4] [--streams 20]
-[--workers 1] [--server app|granian] [--no-deflate]`` (a few minutes;
-``--workers 2`` runs two workers on a private Redis). Starts the production app
+[--workers 1] [--server app|granian] [--no-deflate] [--nodes 1] [--storage postgresql://…]``
+(a few minutes; ``--workers 2`` runs two workers on a private Redis; ``--nodes 2 --storage
+postgresql://…`` runs two app nodes, each with its own empty data folder, on that database
+and a private Redis, every person's tabs spread over both: a reply streams from the node
+running it to the other's tabs, a rename reaches tabs on both). Starts the production app
 (``tests/support/app_server.start_app`` from a private copy, see
 ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
@@ -54,14 +57,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from backend.config import PostgresLocation, parse_storage  # noqa: E402
 from bench.browser_tabs import private_tree  # noqa: E402
 from bench.socket_tabs import (  # noqa: E402
+    CONNECT_AT_ONCE,
     TIMEOUT_S,
     ClientCollector,
     Person,
     Tab,
     connect,
-    connect_all,
     event,
     make_person,
 )
@@ -228,8 +232,33 @@ async def probe(folder: Path | None, label: str) -> None:
         seen = answers
 
 
+async def spread(
+    apps: list[AppServer],
+    people: list[Person],
+    per: int,
+    errors: list[str],
+    *,
+    deflate: bool,
+    offset: int = 0,
+) -> None:
+    """``per`` more tabs of each person, tab ``k`` of person ``i`` on node ``(i + k) % n``."""
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+
+    async def one(index: int, person: Person) -> None:
+        async with gate:
+            for k in range(per):
+                app = apps[(index + offset + k) % len(apps)]
+                await connect(app, person, 1, errors, deflate=deflate)
+
+    await asyncio.gather(*(one(index, person) for index, person in enumerate(people)))
+
+
+def nodes_rss_kb(apps: list[AppServer]) -> int:
+    return sum(group_rss_kb(app.process.pid) for app in apps)
+
+
 async def run(
-    app: AppServer,
+    apps: list[AppServer],
     users: int,
     per: int,
     streams: int,
@@ -240,24 +269,25 @@ async def run(
 ) -> list[str]:
     lines: list[str] = []
     errors: list[str] = []
-    pgid = app.process.pid
+    app = apps[0]
     people = [make_person(app, f"load{n:03d}") for n in range(users)]
     warm = make_person(app, "warmup")
-    await connect(app, warm, 2, errors, deflate=deflate)  # loads every module and cache
+    # Loads every module and cache; its two tabs on different nodes when there are two.
+    await spread(apps, [warm], 2, errors, deflate=deflate)
     await asyncio.sleep(2)
-    before = group_rss_kb(pgid)
+    before = nodes_rss_kb(apps)
     await probe(probe_dir, "before")
     started = time.monotonic()
     # First one tab per person (what a person costs: their directory, chat and runtime), then
     # the others (what one more tab costs).
-    await connect_all(app, people, 1, errors, deflate=deflate)
+    await spread(apps, people, 1, errors, deflate=deflate)
     await asyncio.sleep(3)  # let background work of the connects finish
-    middle = group_rss_kb(pgid)
+    middle = nodes_rss_kb(apps)
     await probe(probe_dir, "middle")
-    await connect_all(app, people, per - 1, errors, deflate=deflate)
+    await spread(apps, people, per - 1, errors, deflate=deflate, offset=1)
     connected = sum(len(p.tabs) for p in people)
     await asyncio.sleep(3)
-    after = group_rss_kb(pgid)
+    after = nodes_rss_kb(apps)
     await probe(probe_dir, "after")
     per_tab = (after - before) / max(connected, 1)
     first_tabs = (middle - before) / max(users, 1)
@@ -300,7 +330,7 @@ async def run(
     print(lines[-1], flush=True)
 
     crowd = make_person(app, "crowd")
-    await connect_all(app, [crowd], users * per, errors, deflate=deflate)
+    await spread(apps, [crowd], users * per, errors, deflate=deflate)
     samples = []
     collector.settle()
     for n in range(FANOUT_WARMUP + FANOUT_SAMPLES):
@@ -316,14 +346,16 @@ async def run(
         f"(p95 {p95_fan:.0f} ms p50 {percentile(samples, 0.5):.0f} ms until the last of "
         f"{len(crowd.tabs) - 1} other tabs of one user receives a renamed row; "
         f"{len(samples)} renames timed; {connected + len(crowd.tabs)} tabs connected in all, "
-        f"app RSS {group_rss_kb(pgid) / 1024:.0f} MB; the bench's longest own collection "
+        f"app RSS {nodes_rss_kb(apps) / 1024:.0f} MB; the bench's longest own collection "
         f"{collector.longest_ms:.0f} ms; {load_average()})"
     )
     print(lines[-1], flush=True)
 
     for person in [*people, warm, crowd]:
         await asyncio.gather(*(tab.close() for tab in person.tabs), return_exceptions=True)
-    log = app.log_path.read_text(errors="replace") if app.log_path.exists() else ""
+    log = "\n".join(
+        node.log_path.read_text(errors="replace") for node in apps if node.log_path.exists()
+    )
     log_errors = [ln for ln in log.splitlines() if "Traceback" in ln or " ERROR" in ln]
     lines.append(
         f"errors: {len(errors) + len(log_errors)} goal=0 ({len(errors)} client-side, "
@@ -339,11 +371,15 @@ def load_average() -> str:
     return "load " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def server_label(server: str, workers: int) -> str:
-    """What served the run, for its summary line."""
+def server_label(server: str, workers: int, nodes: int = 1, storage: str = "sqlite") -> str:
+    """What served the run, for its summary line (never the storage URL's password)."""
     if server == "granian":
-        return f"granian x{workers} (reflex run)"
-    return f"uvicorn x{workers} ({WEBSOCKET_PROTOCOL}, python -m chatsapp.hosting.server)"
+        label = f"granian x{workers} (reflex run)"
+    else:
+        label = f"uvicorn x{workers} ({WEBSOCKET_PROTOCOL}, python -m chatsapp.hosting.server)"
+    where = parse_storage(storage)
+    engine = f"PostgreSQL {where.describe()}" if isinstance(where, PostgresLocation) else "SQLite"
+    return f"{label}, {nodes} node(s) on {engine}"
 
 
 def main() -> int:
@@ -364,13 +400,23 @@ def main() -> int:
     parser.add_argument(
         "--no-deflate", dest="deflate", action="store_false", help="tabs offer no compression"
     )
+    parser.add_argument(
+        "--nodes", type=int, default=1, help="app nodes (more than 1 needs --storage postgresql)"
+    )
+    parser.add_argument(
+        "--storage", default="sqlite", help="CHATS_STORAGE of the nodes: sqlite or a URL"
+    )
     args = parser.parse_args()
+    storage = parse_storage(args.storage)
+    if args.nodes > 1 and not isinstance(storage, PostgresLocation):
+        parser.error("--nodes 2 needs --storage postgresql://…: nodes share no data folder")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="load-bench-") as tmp:
         base = Path(tmp)
-        (base / "data").mkdir()
         app_server.ROOT = private_tree(base / "app")
         env = {"CHATS_OFFLINE_CHUNK_DELAY_S": str(CHUNK_DELAY_S)}
+        if isinstance(storage, PostgresLocation):
+            env["CHATS_STORAGE"] = os.environ["CHATS_STORAGE"] = storage.url
         launcher, workers_variable = app_server.SERVERS[args.server]
         env[workers_variable] = str(args.workers)
         if args.probe is not None:
@@ -378,25 +424,32 @@ def main() -> int:
             env["CHATS_MEMPROBE_DIR"] = str(args.probe.resolve())
             paths = [str(ROOT / "bench/memprobe"), env.get("PYTHONPATH", "")]
             env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
-        redis = start_redis(base) if args.workers > 1 else None
+        redis = start_redis(base) if args.workers > 1 or args.nodes > 1 else None
         if redis is not None:
             env.update(REFLEX_REDIS_URL=redis.url)
+        apps: list[AppServer] = []
         try:
-            app = start_app(
-                base / "data", base / "app.log", env=env, mode="prod", launcher=launcher
-            )
-            label = server_label(args.server, args.workers)
+            for n in range(args.nodes):  # each node a data folder of its own
+                (base / f"data-{n}").mkdir()
+                apps.append(
+                    start_app(
+                        base / f"data-{n}", base / f"app-{n}.log", env=env, mode="prod",
+                        launcher=launcher,
+                    )
+                )  # fmt: skip
+            label = server_label(args.server, args.workers, args.nodes, args.storage)
             sizes = (args.users, args.tabs_per_user, args.streams)
             try:
                 asyncio.run(
-                    run(app, *sizes, deflate=args.deflate, server=label, probe_dir=args.probe)
+                    run(apps, *sizes, deflate=args.deflate, server=label, probe_dir=args.probe)
                 )
             except BaseException:
-                print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
+                for app in apps:
+                    print(f"app log tail:\n{app.log_tail()}", file=sys.stderr)
                 raise
-            finally:
-                app.stop()
         finally:
+            for app in apps:
+                app.stop()
             if redis is not None:
                 redis.stop()
     return 0

@@ -20,6 +20,7 @@ from typing import Any
 import socketio
 
 from backend.chats import Chats
+from backend.config import parse_storage, storage_root
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
@@ -149,7 +150,8 @@ class Person:
 def make_person(app: AppServer, username: str) -> Person:
     token = app.session_token(username)
     user_id = app.user_id(username)
-    with Chats(app.data_dir, user_id) as chats:
+    # The app's own root: its data folder, or on PostgreSQL the logical root every node names.
+    with Chats(storage_root(app.data_dir, parse_storage(app.storage)), user_id) as chats:
         chat_id = chats.create_chat(f"Chat of {username}").id
     return Person(username, user_id, token, chat_id)
 

@@ -28,7 +28,7 @@ from backend.errors import ChatsError
 from backend.runtime import DEFAULT_MAX_STATE_BYTES, ChatRuntime
 from backend.runtime.hosting import (
     apply_storage_settings,
-    check_complete_engine,
+    check_storage,
     lock_store_from_settings,
 )
 from backend.runtime.library_agents import LibraryAgents
@@ -76,7 +76,7 @@ class Services:
     def __init__(self, settings: Settings, *, clock: Callable[[], int] = now_ms) -> None:
         self.settings = settings
         self._clock = clock
-        check_complete_engine(settings)  # never half the installation on another machine
+        check_storage(settings)  # PostgreSQL unreachable: refused at start, naming the server
         apply_storage_settings(settings)  # before any database of this process opens
         self._lock = threading.Lock()
         self._directories: dict[str, Chats] = {}
@@ -91,10 +91,9 @@ class Services:
         self._accounts: Accounts | None = None
 
     def accounts(self) -> Accounts:
-        """The accounts database of this data folder (opened on first use, then shared)."""
+        """The accounts database (opened on first use, then shared)."""
         with self._lock:
             if self._accounts is None:
-                self.settings.data_dir.mkdir(parents=True, exist_ok=True)
                 self._accounts = Accounts(self.settings)
             return self._accounts
 
@@ -128,12 +127,14 @@ class Services:
                 self._last_used[user_id] = time.monotonic()
             chats = self._directories.get(user_id)
             if chats is None:
-                self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+                if not self.settings.on_postgresql:  # there, the root names scopes only
+                    self.settings.data_dir.mkdir(parents=True, exist_ok=True)
                 chats = Chats(
-                    self.settings.data_dir,
+                    self.settings.storage_root,
                     user_id,
                     soft_delete_window_s=self.settings.soft_delete_window_s,
                     clock=self._clock,
+                    storage=self.settings.storage,
                 )
                 self._directories[user_id] = chats
                 opened = True
@@ -281,6 +282,25 @@ class Services:
         with self._lock:
             runtimes = list(self._runtimes.values())
         await asyncio.gather(*(runtime.shutdown() for runtime in runtimes), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Close everything open here: runtimes (as :meth:`shutdown`), directories, endpoints,
+        accounts; on PostgreSQL the process's pool closes with its last user. For a host that
+        stops one Services and keeps running (tests, tools); the app's worker just exits."""
+        await self.shutdown()
+        with self._lock:
+            directories = list(self._directories.values())
+            endpoints, accounts = self._endpoints, self._accounts
+            self._directories.clear()
+            self._runtimes.clear()
+            self._libraries.clear()
+            self._endpoints = self._accounts = None
+        for chats in directories:
+            await offload(chats.close)
+        if endpoints is not None:
+            endpoints.close()
+        if accounts is not None:
+            accounts.close()
 
     def listen(self, live: LiveListener) -> None:
         """``live`` (the app's live bridge) hears what the states report from now on."""

@@ -166,9 +166,10 @@ class Chats(Closing):
 
     @classmethod
     def from_settings(cls, settings: Settings, directory_id: str | None = None) -> Chats:
-        """The directory of ``directory_id`` (default: the configured user) under data_dir."""
+        """The directory of ``directory_id`` (default: the configured user) under the storage
+        root: the data folder, or on PostgreSQL the fixed root every node names alike."""
         return cls(
-            settings.data_dir,
+            settings.storage_root,
             directory_id or settings.user_id,
             soft_delete_window_s=settings.soft_delete_window_s,
             storage=settings.storage,

@@ -8,7 +8,13 @@ what this CLI answers for input that can never be valid (a malformed username, a
 the policy refuses, a bad setting in the environment).
 
 ``--user U`` (the chat commands) names a username or user id; when the folder has no
-accounts database (``CHATS_AUTH=none`` installs), ``U`` is the directory id itself.
+accounts database (``CHATS_AUTH=none`` installs; on PostgreSQL: ``CHATS_AUTH=none`` and no
+such account), ``U`` is the directory id itself.
+
+With ``CHATS_STORAGE`` naming PostgreSQL, the stores open under the fixed logical root
+(:attr:`backend.config.Settings.storage_root`), so the command sees what every app node sees
+whatever ``--data-dir`` says; a server that cannot be reached stops the command at once
+(exit 1) with a sentence naming host and database, never the password.
 
 Subcommands open the stores they need through :class:`CliContext`, which closes them when the
 command ends. Each subcommand lives in its own module and registers itself in
@@ -25,10 +31,11 @@ import click
 
 from backend.accounts import ACCOUNTS_FILE, Accounts
 from backend.chats import Chats
-from backend.config import Settings
-from backend.errors import ChatsError, InvalidInputError
+from backend.config import PostgresLocation, Settings
+from backend.data_folder import DIRECTORY_FILE, directory_ids
+from backend.errors import ChatsError, InvalidInputError, StorageError
 from backend.storage.durability import apply_storage_settings
-from backend.storage.engines import check_complete_engine
+from backend.storage.engines import PostgresStorage, check_storage
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -48,11 +55,14 @@ class CliContext:
     def from_options(cls, data_dir: Path | None) -> CliContext:
         try:
             settings = Settings.from_env()
-            check_complete_engine(settings)
-        except ValueError as exc:  # a malformed CHATS_* variable, or an engine not ready
+        except ValueError as exc:  # a malformed CHATS_* variable
             raise click.UsageError(str(exc)) from exc
         if data_dir is not None:
             settings = dataclasses.replace(settings, data_dir=data_dir)
+        try:
+            check_storage(settings)
+        except StorageError as exc:  # unreachable or unsupported: named, never the password
+            raise click.ClickException(str(exc)) from exc
         return cls(settings)
 
     def accounts(self) -> Accounts:
@@ -65,17 +75,38 @@ class CliContext:
 
         A user's directory id is their user id. An unknown user is bad usage (exit 2).
         """
-        if (self.settings.data_dir / ACCOUNTS_FILE).is_file():
+        on_postgresql = self.settings.on_postgresql
+        if on_postgresql or (self.settings.data_dir / ACCOUNTS_FILE).is_file():
             accounts = self.accounts()
             try:
                 found = accounts.user_by_username(user)
             except InvalidInputError:  # not shaped like a username: maybe an id
                 found = None
             found = found or accounts.user(user)
-            if found is None:
+            if found is not None:
+                return found.id
+            if not (on_postgresql and self.settings.auth_mode == "none"):
                 raise click.UsageError(f"--user {user}: no such user")
-            return found.id
         return user
+
+    def directory_ids(self) -> list[str]:
+        """Every person's directory this installation keeps, sorted: the folders holding a
+        directory database, or on PostgreSQL the directory scopes under the storage root."""
+        storage = self.settings.storage
+        if not isinstance(storage, PostgresLocation):
+            return directory_ids(self.settings.data_dir)
+        engine = PostgresStorage(storage)
+        try:
+            names = engine.scope_names(f"{self.settings.storage_root}/")
+        finally:
+            engine.close()
+        suffix = f"/{DIRECTORY_FILE}"
+        ids = (name.removesuffix(suffix).rpartition("/")[2] for name in names)
+        return sorted(
+            directory_id
+            for directory_id, name in zip(ids, names, strict=True)
+            if name == f"{self.settings.storage_root}/{directory_id}{suffix}"
+        )
 
     def directory(self, user: str) -> Chats:
         """The directory of ``--user U``, opened once per invocation (closed at the end)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from backend.cli.context import CliContext, pass_cli
-from backend.data_folder import directory_ids
 
 
 @click.command("repair")
@@ -18,7 +17,7 @@ def repair(cli: CliContext, user: str | None) -> None:
     purged or replaced generations; then every chat's messages are compared with the
     cross-chat message index and the index is corrected (added, updated, removed).
     """
-    ids = [cli.directory_id(user)] if user is not None else directory_ids(cli.settings.data_dir)
+    ids = [cli.directory_id(user)] if user is not None else cli.directory_ids()
     for directory_id in ids:
         chats = cli.directory_by_id(directory_id)
         result = chats.repair_index(full=True)

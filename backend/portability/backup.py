@@ -119,6 +119,20 @@ def backup_data_dir(data_dir: Path, out: Path, *, progress: Progress | None = No
     return report
 
 
+def backup_engine(backup: Path) -> str:
+    """``"sqlite"`` (a data folder's databases) or ``"postgresql"`` (every table of a schema,
+    :mod:`backend.storage.pg_backup`): the engine the backup zip was taken from."""
+    try:
+        with zipfile.ZipFile(backup) as zip_file:
+            manifest = json.loads(zip_file.read(MANIFEST))
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise InvalidInputError(f"{backup}: not a chats backup ({exc})") from exc
+    engine = manifest.get("engine", "sqlite") if isinstance(manifest, dict) else None
+    if manifest.get("format") != BACKUP_FORMAT or engine not in ("sqlite", "postgresql"):
+        raise InvalidInputError(f"{backup}: not a chats backup")
+    return str(engine)
+
+
 def _online_copy(source: Path, target: Path) -> None:
     database = Database(source)
     try:

@@ -15,9 +15,15 @@ from backend.errors import (
     ModelHTTPError,
     ModelTimeoutError,
 )
+from backend.storage.engines import is_storage_unavailable
 
 INTERRUPTED_ERROR = "The app stopped while this reply was being written."
 LEASE_LOST_ERROR = "This reply was stopped: another server took over the chat meanwhile."
+# The database cannot be reached: the person is told that, never where the database is.
+STORAGE_UNAVAILABLE_ERROR = (
+    "Storage unavailable: this reply could not be saved. Retry once storage is back."
+)
+STORAGE_UNAVAILABLE_REFUSAL = "Storage unavailable: nothing was sent. Try again in a moment."
 # How much of a model server's error body a sentence quotes.
 MAX_DETAIL_CHARS = 300
 
@@ -32,9 +38,16 @@ def describe_failure(exc: BaseException) -> str:
         return f"The model failed: {exc}"
     if isinstance(exc, LeaseLostError):
         return LEASE_LOST_ERROR
+    if is_storage_unavailable(exc):
+        return STORAGE_UNAVAILABLE_ERROR
     if isinstance(exc, ChatsError):
         return str(exc)
     return f"Unexpected error: {type(exc).__name__}: {exc}"
+
+
+def describe_refusal(exc: BaseException) -> str:
+    """A sentence for a request the runtime refused before doing anything (a send)."""
+    return STORAGE_UNAVAILABLE_REFUSAL if is_storage_unavailable(exc) else str(exc)
 
 
 def _error_detail(body: str) -> str:

@@ -1,5 +1,5 @@
-"""What a process serving chats checks and builds from its settings: an engine that holds every
-store, storage durability, the lock store.
+"""What a process serving chats checks and builds from its settings: an engine it can reach,
+storage durability, the lock store.
 
 The app (``chatsapp/services.py``) and any other host call these once, so the choice each
 setting makes is written in one place (durability's in :mod:`backend.storage.durability`,
@@ -12,9 +12,9 @@ from backend.config import Settings
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore
 from backend.runtime.redis_locks import RedisLockStore
 from backend.storage.durability import apply_storage_settings
-from backend.storage.engines import check_complete_engine
+from backend.storage.engines import check_storage
 
-__all__ = ["apply_storage_settings", "check_complete_engine", "lock_store_from_settings"]
+__all__ = ["apply_storage_settings", "check_storage", "lock_store_from_settings"]
 
 
 def lock_store_from_settings(settings: Settings) -> DistributedLockStore:

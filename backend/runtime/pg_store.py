@@ -32,10 +32,13 @@ from typing_extensions import override
 from backend.errors import LeaseLostError
 from backend.runtime.records import RunRecord
 from backend.runtime.store import RuntimeStore
+from backend.sessions.scope_rows import drop_with_conversations
 from backend.storage import Scope
 
 if TYPE_CHECKING:
     from backend.storage.postgres import PostgresScope
+
+_TABLES = ("runtime_runs", "runtime_session_state", "runtime_conversation")
 
 
 def _m001_runtime_tables(db: PostgresScope) -> None:
@@ -220,6 +223,24 @@ class PgRuntimeStore(RuntimeStore):
         if self.db.write(self.FENCED_COMMIT, (*self._key, run.id, run.fence)) != 1:
             self.load_run(run.id)  # RunNotFoundError when the run is gone altogether
             raise LeaseLostError(run.conversation_id, run.fence)
+
+
+_DROP_STATEMENTS = tuple(f"DELETE FROM {table} WHERE scope = ?" for table in _TABLES)
+
+
+def drop_runtime_rows(db: PostgresScope) -> None:
+    """Delete the runtime's rows of the conversation of ``db`` (its purge: runs, session state,
+    the record); nothing when this database never held runtime tables."""
+    if not db.table_exists(_TABLES[0]):
+        return
+    for statement in _DROP_STATEMENTS:
+        db.execute(statement, (db.name,))
+
+
+# ``Sessions.drop_conversation_rows`` (a chat's purge) drops these rows in its commit. Registered
+# when this module loads, which every process that can write runtime rows has done
+# (``backend.runtime`` imports it); registering loads no psycopg.
+drop_with_conversations(drop_runtime_rows)
 
 
 def runtime_store_for(db: Scope) -> RuntimeStore:

@@ -20,6 +20,7 @@ conversation keeps (the PostgreSQL meaning of deleting its file) but the retired
 from __future__ import annotations
 
 from backend.clock import now_ms
+from backend.sessions.scope_rows import other_rows_droppers
 from backend.storage import Scope
 from backend.storage.postgres import PostgresScope
 
@@ -211,8 +212,11 @@ def mark_retired(scope: PostgresScope) -> None:
 def drop_rows(scope: PostgresScope) -> None:
     """Delete every row of the conversation of ``scope`` but its registration, which stays
     as a retired tombstone (one commit): a store still open on it, here or on another machine,
-    refuses writes instead of writing rows nobody will read."""
+    refuses writes instead of writing rows nobody will read. Other packages' rows in the
+    scope go in the same commit (``scope_rows.drop_with_conversations``)."""
     with scope.transaction():
         scope.execute(_MARK_RETIRED, (scope.name, now_ms()))
         for statement in _DROP_STATEMENTS:
             scope.execute(statement, (scope.name,))
+        for dropper in other_rows_droppers():
+            dropper(scope)

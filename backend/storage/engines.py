@@ -13,6 +13,7 @@ lives with the package that owns the tables, not here.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import Generic, Literal, Protocol, TypeVar
 
 from backend.config import PostgresLocation, Settings
-from backend.errors import ConfigurationError
 from backend.storage.database import Database
 from backend.storage.scope import Scope
 
@@ -80,6 +80,20 @@ class PostgresStorage:
 
         return PostgresScope(self.engine, name)
 
+    def scope_names(self, prefix: str) -> list[str]:
+        """The names of the scopes ever opened here that begin with ``prefix``, sorted: what a
+        walk over the data folder's files finds on SQLite (a directory per person...)."""
+        import psycopg
+
+        from backend.storage.postgres.errors import translated
+
+        try:
+            with self.engine.pool.connection() as conn:
+                rows = conn.execute(_SCOPES_UNDER, (_like_prefix(prefix),)).fetchall()
+        except psycopg.Error as exc:
+            raise translated(exc, _SCOPES_UNDER, self.location) from exc
+        return [row[0] for row in rows]
+
     def close(self) -> None:
         with _engines_lock:
             if self._closed:
@@ -93,30 +107,37 @@ class PostgresStorage:
         self.engine.close()
 
 
+_SCOPES_UNDER = "SELECT name FROM _scopes WHERE name LIKE %s ORDER BY name"
+
+
+def _like_prefix(prefix: str) -> str:
+    """A ``LIKE`` pattern matching the names that begin with ``prefix`` exactly."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
 _engines_lock = threading.Lock()
 _engines: dict[str, list] = {}  # url → [engine, open storage objects]
 
 
-# Engines that hold every store the app and the CLI open. PostgreSQL holds accounts, model
-# endpoints and agents so far; a person's directory and conversations still live in files
-# (docs/architecture.md, "Storage engines", says what remains).
-COMPLETE_ENGINES: frozenset[EngineKind] = frozenset({"sqlite"})
+def is_storage_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the storage engine cannot be reached (PostgreSQL gone away, or a
+    commit lost with its connection): what a person is told as "storage unavailable".
 
-
-def check_complete_engine(settings: Settings) -> None:
-    """Refuse to serve or run the CLI on an engine that does not yet hold every store.
-
-    Half an installation in PostgreSQL and half in the data folder would look like a
-    deployment that needs no shared disk while it does: a second machine would see the
-    accounts but none of the chats. The message names the server, never its password.
+    Without importing the PostgreSQL engine: when it was never loaded, none of its errors
+    can have been raised (and a SQLite process never loads psycopg).
     """
-    if isinstance(settings.storage, PostgresLocation) and "postgresql" not in COMPLETE_ENGINES:
-        raise ConfigurationError(
-            "CHATS_STORAGE",
-            f"CHATS_STORAGE names PostgreSQL ({settings.storage}), whose engine does not hold "
-            "chats and conversations yet (only accounts, model endpoints and agents); "
-            "unset CHATS_STORAGE to run on the data folder",
-        )
+    errors = sys.modules.get("backend.storage.postgres.errors")
+    return errors is not None and isinstance(exc, errors.StorageUnavailableError)
+
+
+def check_storage(settings: Settings) -> None:
+    """Reach the configured engine now, at start: a PostgreSQL server that cannot be reached
+    is a ``StorageUnavailableError`` naming host and database (never the password), one too
+    old an ``UnsupportedServerError`` naming its version. SQLite has nothing to reach (its
+    files open on first use)."""
+    if isinstance(settings.storage, PostgresLocation):
+        open_storage(settings).close()
 
 
 def open_storage(settings: Settings) -> Storage:

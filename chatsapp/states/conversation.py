@@ -18,6 +18,7 @@ import reflex as rx
 
 from backend.errors import ChatNotFoundError, ChatsError, InputTooLargeError
 from backend.messages import WrittenMessage
+from backend.runtime.failures import describe_refusal
 from backend.transcript import (
     TranscriptWindow,
     chosen_leaf,
@@ -335,7 +336,7 @@ class ChatTabState(rx.State):
             conversation.deleted, conversation.loaded = True, False
             return ChatTabState.leave_deleted_chat
         except (ChatsError, ValueError, KeyError) as exc:
-            self.input_error = str(exc)
+            self.input_error = describe_refusal(exc)  # "storage unavailable" names no server
             return None
         self.pending_images, self._pending_sizes = [], []
         self.pending_files, self._pending_parts = [], []

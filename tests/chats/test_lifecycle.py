@@ -368,7 +368,7 @@ class TestOpenChatFiles:
             chats.list_chats()
 
     def test_settings_choose_the_root_the_user_and_the_window(self, tmp_path):
-        from backend.config import Settings
+        from backend.config import POSTGRES_ROOT, Settings
 
         settings = Settings.from_env(
             {
@@ -377,9 +377,11 @@ class TestOpenChatFiles:
                 "CHATS_STORAGE": os.environ["CHATS_STORAGE"],
             }
         )
+        # On PostgreSQL the root is the fixed logical one every node names alike.
+        root = tmp_path if settings.storage == "sqlite" else POSTGRES_ROOT
         with Chats.from_settings(settings) as chats:
             assert chats.directory_id == "carol"
-            assert chats.layout.database_path == tmp_path / "carol" / "directory.sqlite"
+            assert chats.layout.database_path == root / "carol" / "directory.sqlite"
 
     @pytest.mark.sqlite_only
     def test_a_directory_layout_is_readable_on_disk(self, tmp_path):

@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 
 from backend.chats import Chats
+from backend.config import PostgresLocation
 from backend.runtime import ChatRuntime
 from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.redis_locks import RedisLockStore
@@ -27,8 +28,12 @@ __all__ = [
 
 
 @pytest.fixture
-def chats(tmp_path):
-    """The directory of ``user1`` under ``tmp_path / "data"`` (closed after the test)."""
+def chats(tmp_path, storage, monkeypatch):
+    """The directory of ``user1`` under ``tmp_path / "data"`` (closed after the test), on each
+    engine (``CHATS_STORAGE`` from the ``storage`` fixture, for every store the test opens)."""
+    monkeypatch.setenv(
+        "CHATS_STORAGE", storage.url if isinstance(storage, PostgresLocation) else storage
+    )
     directory = Chats(tmp_path / "data", "user1")
     yield directory
     directory.close()

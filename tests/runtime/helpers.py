@@ -9,6 +9,7 @@ from backend.config import Settings
 from backend.models import ModelRef
 from backend.runtime import ChatRuntime, RunEvent
 from backend.runtime.locks import process_owner
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.records import RunKind, RunRecord
 from backend.runtime.store import RuntimeStore
 from tests.support.deadlines import WAIT_S
@@ -103,7 +104,7 @@ def leave_a_run_running(
 ) -> None:
     """Reply ``a1`` to ``u1`` left ``running`` as run ``run_gone`` by a process that stopped."""
     handle = chats.get_chat(chat_id)
-    store = RuntimeStore(handle.database)
+    store = runtime_store_for(handle.database)
     handle.session.append_message(
         {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from backend.chats import Chats
 from backend.runtime import RunRecord, RunStatus
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from tests.conftest import ROOT
 from tests.support.deadlines import CHILD_START_S, WAIT_S
 
@@ -82,7 +82,7 @@ SENDER = textwrap.dedent(
 
 
 def runs_of(chats: Chats, chat_id: str, run_ids):
-    store = RuntimeStore(chats.get_chat(chat_id).database)
+    store = runtime_store_for(chats.get_chat(chat_id).database)
     return sorted((store.load_run(run_id) for run_id in run_ids), key=lambda run: run.seq)
 
 

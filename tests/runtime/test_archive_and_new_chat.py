@@ -9,7 +9,7 @@ import pytest
 
 from backend.errors import AgentNotFoundError
 from backend.runtime import DEFAULT_AGENT, AgentRegistry, start_chat
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +36,7 @@ class TestArchiveThroughTheRuntime:
         await runtime.bind_agent(chat_id, DEFAULT_AGENT.id)  # a write: the record is stored
         await runtime.set_archived(chat_id)
         assert (await runtime.get_conversation(chat_id)).archived_at is not None
-        stored = RuntimeStore(chats.get_chat(chat_id).database).load_conversation(chat_id)
+        stored = runtime_store_for(chats.get_chat(chat_id).database).load_conversation(chat_id)
         assert stored is not None and stored.archived_at is None
 
     async def test_a_chat_archived_in_the_directory_reads_archived_in_the_runtime(

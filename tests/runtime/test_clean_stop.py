@@ -21,7 +21,7 @@ import pytest
 from backend.errors import ChatsError
 from backend.runtime import ChatRuntime, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from tests.conftest import ROOT
 from tests.runtime.helpers import make_runtime
 from tests.runtime.processes import first_line, reap, start_writer
@@ -102,7 +102,7 @@ class TestSigtermWhileAReplyStreams:
         assert exit_code == 0
         assert ends == {run_id: ["run.failed", INTERRUPTED_ERROR]}  # its tabs were told
 
-        store = RuntimeStore(chats.get_chat(chat_id).database)
+        store = runtime_store_for(chats.get_chat(chat_id).database)
         stopped = store.load_run(run_id)
         assert (stopped.status, stopped.error) == (RunStatus.FAILED, INTERRUPTED_ERROR)
         assert [store.load_run(q).status for q in queued_ids] == [RunStatus.QUEUED] * 2
@@ -145,7 +145,7 @@ class TestSigkillWhileAReplyStreams:
             await restarted.wait_idle(chat_id)
         finally:
             await restarted.shutdown()
-        store = RuntimeStore(chats.get_chat(chat_id).database)
+        store = runtime_store_for(chats.get_chat(chat_id).database)
         killed = store.load_run(run_id)
         assert (killed.status, killed.error) == (RunStatus.FAILED, INTERRUPTED_ERROR)
         reply = chats.get_chat(chat_id).session.get_message(assistant_id)
@@ -169,7 +169,7 @@ class TestShutdownInProcess:
         await runtime.shutdown()
         await runtime.shutdown()  # idempotent
         held.release()
-        store = RuntimeStore(chats.get_chat(chat_id).database)
+        store = runtime_store_for(chats.get_chat(chat_id).database)
         assert store.load_run(first.run_id).status == RunStatus.FAILED
         assert store.load_run(second.run_id).status == RunStatus.QUEUED
         reply = chats.get_chat(chat_id).session.get_message(first.assistant_message_id)
@@ -195,7 +195,7 @@ class TestReleasingAnIdleRuntime:
         await runtime.release()
         await runtime.release()  # idempotent
         assert not model.closed  # the host shares its model sources between runtimes
-        store = RuntimeStore(chats.get_chat(chat_id).database)
+        store = runtime_store_for(chats.get_chat(chat_id).database)
         assert store.load_run(ticket.run_id).status == RunStatus.COMPLETED
         with pytest.raises(ChatsError):
             await runtime.send_message(chat_id, "two")

@@ -26,7 +26,7 @@ from backend.chats import Chats
 from backend.runtime import RunEvent, RunStatus
 from backend.runtime.failures import INTERRUPTED_ERROR
 from backend.runtime.locks import may_be_running, process_owner
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from tests.runtime.helpers import die_mid_run, make_runtime
 from tests.runtime.processes import first_line, reap, start_writer
 from tests.support.deadlines import WAIT_S
@@ -47,7 +47,7 @@ async def _first_failure(
 
 
 def _run_row(chats: Chats, chat_id: str, run_id: str):
-    return RuntimeStore(chats.get_chat(chat_id).sessions.database).load_run(run_id)
+    return runtime_store_for(chats.get_chat(chat_id).sessions.database).load_run(run_id)
 
 
 class TestAReplyWhoseProcessStopped:

@@ -24,8 +24,8 @@ from backend.runtime.locks import (
     conversation_lock_key,
     hold,
 )
+from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.redis_locks import RedisLockStore
-from backend.runtime.store import RuntimeStore
 from tests.conftest import ROOT
 from tests.runtime.helpers import events_until_done, make_runtime, settings, texts
 from tests.runtime.processes import two_processes_send
@@ -161,7 +161,7 @@ class TestAHolderWhoseLeaseExpiredMidReply:
             await stalled.aclose()
             await other.aclose()
         chat = chats_b.get_chat(chat_id)
-        store = RuntimeStore(chat.database)
+        store = runtime_store_for(chat.database)
         lost, replaced = store.load_run(first.run_id), store.load_run(second.run_id)
         assert (lost.status, lost.error) == (RunStatus.FAILED, INTERRUPTED_ERROR)
         assert replaced.status == RunStatus.COMPLETED
@@ -184,7 +184,7 @@ class TestAClaimUnderAnOlderTokenThanTheChatRemembers:
             chat_id = chats.create_chat().id
             await runtime.send_message(chat_id, "first")
             await runtime.wait_idle(chat_id)
-            store = RuntimeStore(chats.get_chat(chat_id).database)
+            store = runtime_store_for(chats.get_chat(chat_id).database)
             remembered = store.fence_of(chat_id)
             await locks._client.delete(locks._counter(conversation_lock_key(chat_id)))
             ticket = await runtime.send_message(chat_id, "second")

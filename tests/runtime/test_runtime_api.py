@@ -18,7 +18,7 @@ from backend.errors import (
 )
 from backend.models import OfflineAssistant, ToolCall
 from backend.runtime import ChatRuntime, RunStatus
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from tests.runtime.helpers import (
     TERMINAL,
     die_mid_run,
@@ -84,6 +84,7 @@ class TestStreaming:
         ]
         assert replayed[-1].type == "run.completed"
 
+    @pytest.mark.sqlite_only  # about the chat's file itself
     async def test_watching_a_new_chat_does_not_create_its_file(
         self, tmp_path, chats, open_runtime
     ):
@@ -434,7 +435,7 @@ class TestRecovery:
         await hold.reached()
         waiting = await crashed.send_message(chat_id, "second")
         await die_mid_run(crashed)
-        store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
+        store = runtime_store_for(chats.get_chat(chat_id).sessions.database)
         assert store.load_run(stuck.run_id).status == RunStatus.RUNNING
 
         revived = open_runtime(ScriptedModel("answer to second"))

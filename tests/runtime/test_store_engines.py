@@ -11,10 +11,12 @@ import re
 
 import pytest
 
+from backend.config import parse_storage
 from backend.errors import LeaseLostError
 from backend.runtime.pg_store import PgRuntimeStore, runtime_store_for
 from backend.runtime.records import RunStatus
 from backend.runtime.store import RuntimeStore
+from backend.sessions import Sessions
 from tests.runtime.conftest import recorded_conversation
 from tests.runtime.helpers import enqueue
 from tests.support.runtime_scopes import file_scope
@@ -104,3 +106,31 @@ def test_a_store_refuses_the_other_engines_scope(tmp_path, storage) -> None:
         pytest.raises(TypeError, match="runtime_store_for"),
     ):
         wrong(db)
+
+
+def test_a_purged_conversation_takes_its_runtime_rows_along(tmp_path, postgres_url, monkeypatch):
+    """``Sessions.drop_conversation_rows`` (a chat's purge on PostgreSQL) deletes the runtime's
+    runs, session state and record of that chat's scope in its commit, and nobody else's."""
+    monkeypatch.setenv("CHATS_STORAGE", postgres_url)
+    storage = parse_storage(postgres_url)
+    purged, kept = tmp_path / "purged.sqlite", tmp_path / "kept.sqlite"
+    for path in (purged, kept):
+        with Sessions(path) as sessions:
+            sessions.session("c1").append_message(
+                {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+            )
+        with file_scope(storage, path) as db:
+            store = recorded_conversation(runtime_store_for(db))
+            enqueue(store, "r1")
+            store.put_state("c1", 0, '{"note": "kept"}', now=3)
+    assert Sessions.drop_conversation_rows(purged)
+    with file_scope(storage, purged) as db:
+        store = runtime_store_for(db)
+        assert store.load_conversation("c1") is None
+        assert store.count_runs("c1", RunStatus.QUEUED) == 0
+        assert store.load_state("c1").version == 0
+    with file_scope(storage, kept) as db:
+        store = runtime_store_for(db)
+        assert store.load_conversation("c1") is not None
+        assert store.count_runs("c1", RunStatus.QUEUED) == 1
+        assert store.load_state("c1").data == {"note": "kept"}

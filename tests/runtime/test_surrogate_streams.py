@@ -13,7 +13,7 @@ import pytest
 
 from backend.models import ToolCall
 from backend.runtime import ChatRuntime, RunStatus
-from backend.runtime.store import RuntimeStore
+from backend.runtime.pg_store import runtime_store_for
 from tests.runtime.helpers import events_until_done, make_runtime
 from tests.support.fake_replies import text
 from tests.support.scripted_model import ScriptedModel
@@ -87,7 +87,7 @@ class TestALoneSurrogateFromTheModel:
         model = ScriptedModel("Sure.", complete_with="Odd \ud83d title")
         chat_id, _, _, _ = await run_to_the_end(tmp_path, chats, model)
         assert chats.get_summary(chat_id).title == "Odd \ufffd title"
-        store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
+        store = runtime_store_for(chats.get_chat(chat_id).sessions.database)
         assert store.load_conversation(chat_id).title == "Odd \ufffd title"
 
     async def test_a_failure_whose_message_holds_one_is_recorded(self, tmp_path, chats):
@@ -108,7 +108,7 @@ class TestToolArgumentsCarryingSurrogates:
         model = ScriptedModel([call], "Noted.")
         chat_id, _, _, run = await run_to_the_end(tmp_path, chats, model)
         assert run.status == RunStatus.COMPLETED
-        store = RuntimeStore(chats.get_chat(chat_id).sessions.database)
+        store = runtime_store_for(chats.get_chat(chat_id).sessions.database)
         assert store.load_state(chat_id).data == {"note": "half \ud83d pair"}
 
     async def test_a_remembered_fact_holding_one_lands_in_shared_memory(self, tmp_path, chats):

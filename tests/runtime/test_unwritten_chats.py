@@ -35,6 +35,7 @@ class TestOpeningAnUnwrittenChat:
         status = await runtime.run_status(chat_id)
         summary = await runtime.get_thread_summary(chat_id)
         meter = await runtime.context_meter(chat_id)
+        assert not chats.get_chat(chat_id).has_file
         assert not file_of(chats, chat_id).exists()
         assert (
             not file_of(chats, chat_id)
@@ -56,7 +57,7 @@ class TestOpeningAnUnwrittenChat:
         runtime = open_runtime(ScriptedModel("unused"))
         before = await runtime.get_conversation(chat_id)
         stored = await runtime.set_model(chat_id, None)  # a write to the record
-        assert file_of(chats, chat_id).exists()
+        assert chats.get_chat(chat_id).has_file  # a file, or the scope's rows
         assert (stored.agent_id, stored.agent_version_policy, stored.agent_version) == (
             before.agent_id,
             before.agent_version_policy,
@@ -80,5 +81,5 @@ class TestOpeningAnUnwrittenChat:
         chat_id = chats.create_chat().id
         runtime = open_runtime(ScriptedModel("unused"))
         await runtime.set_model(chat_id, None)
-        assert file_of(chats, chat_id).exists()
+        assert chats.get_chat(chat_id).has_file
         assert (await runtime.get_conversation(chat_id)).model is None

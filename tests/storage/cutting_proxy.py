@@ -6,6 +6,9 @@ socket is closed, while the server's side stays open, so the server never hears 
 ``lose_replies()``: requests still reach the server, but the next reply is dropped and the
 app's socket closed (a ``COMMIT`` that ran, whose answer never came back).
 ``refuse_new()``: new connections are closed at once (no primary reachable).
+``go_down()`` / ``come_back()``: the server as the app sees it stopping and starting again:
+every open connection is cut on both sides (the server rolls back what was in flight) and new
+ones are refused until it comes back.
 Both ``lose_*`` apply to the connections open when they are called; later ones pass.
 """
 
@@ -82,6 +85,16 @@ class CuttingProxy:
 
     def refuse_new(self, refusing: bool = True) -> None:
         self._refusing = refusing
+
+    def go_down(self) -> None:
+        self._refusing = True
+        with self._lock:
+            links, self._links = self._links, []
+        for link in links:
+            link.close()
+
+    def come_back(self) -> None:
+        self._refusing = False
 
     @property
     def lost_bytes(self) -> int:

@@ -112,10 +112,14 @@ class AppServer:
     web_dir: Path | None = None
     owns_web_dir: bool = True  # False: the build is shared (see _builds) or handed on
     watchdog: Watchdog | None = None  # stops the app if the test process dies first
+    storage: str = ""  # the app's CHATS_STORAGE (empty: its data folder)
 
     def accounts(self) -> Accounts:
-        """The app's accounts database, opened from the test process (same data folder)."""
+        """The app's accounts database, opened from the test process (same data folder, or
+        the same PostgreSQL database)."""
         env = {"CHATS_DATA_DIR": str(self.data_dir), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
+        if self.storage:
+            env["CHATS_STORAGE"] = self.storage
         return Accounts(Settings.from_env(env))
 
     def session_token(self, username: str, *, admin: bool = False) -> str:
@@ -387,6 +391,7 @@ def _launch(
         data_dir=data_dir,
         web_dir=web_dir,
         watchdog=watch(process),
+        storage=child_env.get("CHATS_STORAGE", ""),
     )
     try:
         _wait_until_serving(server)
