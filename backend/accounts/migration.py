@@ -14,7 +14,7 @@ from backend.accounts.store import AccountsStore
 from backend.storage import Scope
 from backend.storage.migration import Copied, CopiedTable, copy_scope, table_exists
 
-__all__ = ["SCOPE", "TABLES", "copy_accounts", "holds_accounts"]
+__all__ = ["REBUILT", "SCOPE", "TABLES", "copy_accounts", "holds_accounts"]
 
 TABLES: tuple[CopiedTable, ...] = (
     CopiedTable(
@@ -58,8 +58,9 @@ TABLES: tuple[CopiedTable, ...] = (
     CopiedTable("account_events", ("seq", "user_id", "kind", "at"), ("seq",), per_scope=False),
 )
 
-# PostgreSQL numbers the feed from a one-row counter (backend/accounts/pg_store.py): it
-# continues after the last copied entry.
+REBUILT = ("account_event_counter",)
+"""PostgreSQL numbers the feed from a one-row counter (backend/accounts/pg_store.py): set to
+continue after the last copied entry, never copied."""
 _COUNTER = (
     "UPDATE account_event_counter SET last = (SELECT coalesce(max(seq), 0) FROM account_events)"
 )

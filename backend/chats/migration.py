@@ -43,6 +43,7 @@ from backend.storage.migration import (
 
 __all__ = [
     "POOL",
+    "REBUILT",
     "TABLES",
     "copy_directory",
     "directories_under",
@@ -83,9 +84,7 @@ TABLES: tuple[CopiedTable, ...] = (
     ),
 )
 
-# Rows the target's own code writes (see the module docstring), cleared before a copy so a
-# redone directory starts from nothing: PostgreSQL keeps every directory in one set of tables.
-_PG_REBUILT = (
+REBUILT = (
     "chat_titles",
     "message_fts_parts",
     "message_fts",
@@ -96,6 +95,9 @@ _PG_REBUILT = (
     "shared_entries_fts",
     "chat_storage",
 )
+"""Tables the target's own code writes (see the module docstring): never copied; on
+PostgreSQL, which keeps every directory in one set of tables, cleared before a copy so a
+redone directory starts from nothing."""
 _UNPURGED = "SELECT num, title FROM chats{where} purged_at IS NULL ORDER BY num"
 _ENTRIES = {
     "sqlite": (
@@ -137,7 +139,7 @@ def copy_directory(
     files = chat_files_for(target, layout)
     with target.transaction():
         if target.engine_kind == "postgresql":
-            for name in _PG_REBUILT:
+            for name in REBUILT:
                 clear_rows(target, name)
         copied = copy_tables(source, target, TABLES)
         where = " WHERE scope = ? AND" if target.engine_kind == "postgresql" else " WHERE"

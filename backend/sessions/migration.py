@@ -12,7 +12,7 @@ from backend.sessions.location import store_class
 from backend.storage import Scope
 from backend.storage.migration import Copied, CopiedTable, copy_scope
 
-__all__ = ["MESSAGES", "TABLES", "copy_conversation"]
+__all__ = ["ATTACHMENTS", "MESSAGES", "REBUILT", "TABLES", "copy_conversation"]
 
 MESSAGES = "session_messages"
 ATTACHMENTS = "session_attachment_meta"
@@ -55,8 +55,10 @@ TABLES: tuple[CopiedTable, ...] = (
     ),
 )
 
-# PostgreSQL's search rows of the conversation, which its own index builds again.
 _PG_SEARCH = ("session_search_parts", "session_search", "session_search_scopes")
+REBUILT = ("session_fts", *_PG_SEARCH, "session_scopes")
+"""Never copied: the search index (each engine's own, built at the first search) and, on
+PostgreSQL, the conversation's registration (written by the target's store as it opens)."""
 
 
 def _prepare(target: Scope) -> object:

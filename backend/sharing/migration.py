@@ -9,7 +9,7 @@ from backend.sharing.store import SharingStore
 from backend.storage import Scope
 from backend.storage.migration import Copied, CopiedTable, copy_scope, table_exists
 
-__all__ = ["SCOPE", "TABLES", "copy_sharing", "holds_sharing"]
+__all__ = ["REBUILT", "SCOPE", "TABLES", "copy_sharing", "holds_sharing"]
 
 TABLES: tuple[CopiedTable, ...] = (
     CopiedTable(
@@ -60,7 +60,9 @@ TABLES: tuple[CopiedTable, ...] = (
     ),
 )
 
-# PostgreSQL numbers the feed from a one-row counter: it continues after the last copied entry.
+REBUILT = ("share_event_counter",)
+"""PostgreSQL numbers the feed from a one-row counter: set to continue after the last copied
+entry, never copied."""
 _COUNTER = "UPDATE share_event_counter SET last = (SELECT coalesce(max(seq), 0) FROM share_events)"
 
 

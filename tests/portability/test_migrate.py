@@ -23,10 +23,14 @@ from unittest import mock
 import pytest
 
 from backend.accounts import CONSOLE_ACTOR, Accounts
+from backend.accounts import migration as accounts_migration
 from backend.agents import AgentLibrary, AgentSpec
+from backend.agents import migration as agents_migration
 from backend.chats import Chats
+from backend.chats import migration as chats_migration
 from backend.config import Settings, parse_storage
 from backend.endpoints import ModelEndpoints
+from backend.endpoints import migration as endpoints_migration
 from backend.portability import all_chat_ids, import_file, write_zip_export
 from backend.portability.migrate import (
     MigrationEvent,
@@ -35,7 +39,12 @@ from backend.portability.migrate import (
     migrate,
 )
 from backend.portability.migrate_sides import PostgresSide, Side, SqliteSide
+from backend.runtime import migration as runtime_migration
+from backend.sessions import migration as sessions_migration
 from backend.sharing import ChatRef, Sharing
+from backend.sharing import migration as sharing_migration
+from backend.storage import Database
+from backend.storage.migration import column_names
 from tests.portability.conftest import FIXTURES
 from tests.portability.test_data_folder import ENDPOINT_KEY, IMAGE, PASSWORD, run_one_turn
 
@@ -338,3 +347,69 @@ class TestRefusals:
         source, _, back = places
         with pytest.raises(MigrationRefused, match="both ends are sqlite"):
             run(source, back)
+
+
+PACKAGES = (
+    accounts_migration,
+    endpoints_migration,
+    sharing_migration,
+    chats_migration,
+    agents_migration,
+    sessions_migration,
+    runtime_migration,
+)
+COPIED = {table.name: table for package in PACKAGES for table in package.TABLES}
+REBUILT = {name for package in PACKAGES for name in getattr(package, "REBUILT", ())}
+ENGINE_OWN_COLUMNS = {("failed_attempts", "id")}  # PostgreSQL's number (accounts/migration.py)
+BOOKKEEPING = {"_scopes", "_migrations", "migration_journal", "sqlite_sequence"}
+
+
+def accounted(tables: dict[str, list[str]], engine_kind: str) -> list[str]:
+    """What of ``tables`` (name → columns) no package copies nor rebuilds, as sentences."""
+    missing = []
+    for name, columns in tables.items():
+        if name in BOOKKEEPING or name in REBUILT:
+            continue
+        if name.rsplit("_", 1)[0] in REBUILT:  # an FTS5 table's shadow tables
+            continue
+        table = COPIED.get(name)
+        if table is None:
+            missing.append(f"{engine_kind}: table {name} is neither copied nor rebuilt")
+            continue
+        own = {"scope"} if table.per_scope and engine_kind == "postgresql" else set()
+        own |= {column for t, column in ENGINE_OWN_COLUMNS if t == name}
+        if set(columns) - own != set(table.columns):
+            missing.append(f"{engine_kind}: {name} has {columns}, copies {table.columns}")
+    return missing
+
+
+class TestEveryTable:
+    """A column or table added later without a line in its package's migration module would
+    be lost by a migration: both engines' real schemas are read and compared."""
+
+    def test_every_table_and_column_of_both_engines_is_copied_or_rebuilt(
+        self, places: tuple[Place, ...]
+    ):
+        source, postgres, _ = places
+        run(source, postgres)
+        sqlite_tables: dict[str, list[str]] = {}
+        for path in source.root.rglob("*.sqlite"):
+            database = Database(path)
+            try:
+                for row in database.query("SELECT name FROM sqlite_master WHERE type = 'table'"):
+                    sqlite_tables[row[0]] = column_names(database, row[0])
+            finally:
+                database.close()
+        side = postgres.side()
+        assert isinstance(side, PostgresSide)
+        try:
+            scope = side.open_journal()
+            rows = scope.query(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+            postgres_tables = {row[0]: column_names(scope, row[0]) for row in rows}
+            scope.close()
+        finally:
+            side.close()
+        assert set(COPIED) <= set(sqlite_tables) & set(postgres_tables)
+        assert accounted(sqlite_tables, "sqlite") + accounted(postgres_tables, "postgresql") == []
