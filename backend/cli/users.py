@@ -80,7 +80,7 @@ def disable(cli: CliContext, usernames: tuple[str, ...]) -> None:
 @click.option("--password-stdin", is_flag=True, help=_PASSWORD_STDIN_HELP)
 @pass_cli
 def reset_password(cli: CliContext, username: str, password_stdin: bool) -> None:
-    """Set a new password for USERNAME; their sessions end."""
+    """Set a new password for USERNAME; they are signed out everywhere."""
     try:
         user = _find(cli, username)
     except ChatsError as exc:
@@ -90,7 +90,7 @@ def reset_password(cli: CliContext, username: str, password_stdin: bool) -> None
         cli.accounts().reset_password(CONSOLE_ACTOR, user.id, password)
     except ChatsError as exc:
         _fail(refuse(username, exc))
-    click.echo(f"Password of {user.username} reset; their sessions ended.")
+    click.echo(f"Password of {user.username} reset; they were signed out everywhere.")
 
 
 def _find(cli: CliContext, username: str) -> User:

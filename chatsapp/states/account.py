@@ -153,7 +153,7 @@ class AdminTabState(rx.State):
     @rx.event
     async def reset_password(self, form: dict[str, str]) -> None:
         await self._run(
-            "Password reset; their sessions ended.",
+            "Password reset; they were signed out everywhere.",
             services().accounts().reset_password,
             str(form.get("user_id", "")),
             str(form.get("password", "")),
