@@ -3,9 +3,10 @@ SQLite data folder and PostgreSQL, with the app stopped (``backend.portability.m
 
 ``TARGET`` and ``SOURCE`` are each a ``postgresql://`` URL or a data folder; the source
 defaults to ``CHATS_STORAGE`` (the data folder when unset). ``ROOT`` is the logical root the
-PostgreSQL scopes of directories and chats are named under (default: the data folder's
-absolute path). Progress goes to stderr, one line per person and per chat; the report to
-stdout. A URL's password is never printed.
+PostgreSQL scopes of directories and chats are named under: by default the app's own
+(:data:`APP_ROOT`), so the app started on that URL finds every person's chats. Progress goes
+to stderr, one line per person and per chat; the report to stdout. A URL's password is
+never printed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from backend.portability.migrate import (
     migrate as run_migration,
 )
 from backend.portability.migrate_sides import PostgresSide, Side, SqliteSide
+
+APP_ROOT = Path("/chats")
+"""The root the app names directories and chats under on PostgreSQL, whatever the node's data
+folder (``backend.config.POSTGRES_ROOT`` on branch h2/pgwire: use it here once merged)."""
 
 
 def _storage(value: str) -> StorageChoice | Path:
@@ -107,7 +112,7 @@ def _summary(report: MigrationReport) -> str:
     "--root",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Logical root naming the PostgreSQL scopes (default: the data folder's absolute path).",
+    help=f"Logical root naming the PostgreSQL scopes (default: {APP_ROOT}, the app's).",
 )
 @pass_cli
 def migrate(cli: CliContext, to: str, from_: str | None, root: Path | None) -> None:
@@ -117,7 +122,7 @@ def migrate(cli: CliContext, to: str, from_: str | None, root: Path | None) -> N
     target that holds other data is refused.
     """
     data_dir = cli.settings.data_dir
-    logical_root = Path(os.path.abspath(root or data_dir))
+    logical_root = Path(os.path.abspath(root or APP_ROOT))
     source_choice = _storage(from_) if from_ is not None else cli.settings.storage
     sides: list[Side] = []
     try:
