@@ -29,6 +29,7 @@ from backend.agents import migration as agents_migration
 from backend.chats import Chats
 from backend.chats import migration as chats_migration
 from backend.config import Settings, parse_storage
+from backend.data_folder import data_file
 from backend.endpoints import ModelEndpoints
 from backend.endpoints import migration as endpoints_migration
 from backend.portability import all_chat_ids, import_file, write_zip_export
@@ -240,6 +241,9 @@ class TestRoundTrip:
         admin = before["root-admin"]
         assert isinstance(admin, dict)  # and none of what is compared is empty:
         assert admin["search"] and admin["titles"] and admin["entries"] and admin["agents"]
+        written = {p.relative_to(back.root).as_posix() for p in back.root.rglob("*.sqlite")}
+        kinds = {data_file(name).kind for name in written}  # type: ignore[union-attr]
+        assert "migration journal" in kinds and None not in map(data_file, written)
         assert before["members"] and before["endpoints"] == [
             ("lab", "http://127.0.0.1:9/v1", ENDPOINT_KEY, ("m1",))
         ]
