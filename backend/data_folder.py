@@ -18,6 +18,7 @@ ACCOUNTS_FILE = "accounts.sqlite"
 SETTINGS_FILE = "settings.sqlite"
 SHARING_FILE = "sharing.sqlite"
 SETUP_CODE_FILE = "setup-code.txt"
+MIGRATION_JOURNAL_FILE = "migration.sqlite"
 DIRECTORY_FILE = "directory.sqlite"
 CHATS_FOLDER = "chats"
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -76,6 +77,13 @@ DATA_FILES: tuple[DataFile, ...] = (
         False,
         "a plain one-time code: only its hash is kept (in accounts), and a start that finds "
         "no file while setup is pending writes a new one",
+    ),
+    DataFile(
+        "migration journal",
+        MIGRATION_JOURNAL_FILE,
+        False,
+        "which parts a `chats migrate` into this folder finished: a killed run resumes, a "
+        "second run changes nothing; what it copied is in the other files",
     ),
     DataFile(
         "directory",

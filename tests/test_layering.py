@@ -56,12 +56,18 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.storage",
     },
     "backend.portability": {
+        # chats migrate: each package's own copy step (its migration module)
+        "backend.accounts",
+        "backend.agents",
         "backend.chats",
         "backend.clock",
+        "backend.config",  # chats migrate: the PostgreSQL location of one end
         "backend.data_folder",
+        "backend.endpoints",
         "backend.errors",
         "backend.runtime",  # the conversation record and session state it exports
         "backend.sessions",
+        "backend.sharing",
         "backend.storage",
     },
     "backend.runtime": {

@@ -22,6 +22,7 @@ from backend.cli.context import CliContext
 from backend.cli.export import export
 from backend.cli.import_chats import import_chats
 from backend.cli.list_chats import list_chats
+from backend.cli.migrate import migrate
 from backend.cli.repair import repair
 from backend.cli.restore import restore
 from backend.cli.search import search
@@ -36,6 +37,7 @@ SUBCOMMANDS: tuple[click.Command, ...] = (
     backup,
     restore,
     repair,
+    migrate,
 )
 
 
