@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import select
 import threading
+from collections import Counter
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -41,6 +42,11 @@ POOL_MAX = 16
 """Connections per process: a transaction pins one, a statement outside borrows one."""
 POOL_WAIT_S = 30.0
 """How long a statement waits for a free connection before failing as unavailable."""
+RECONNECT_WINDOW_S = 4.0
+"""How long the pool retries one lost connection (psycopg_pool doubles its pause each time,
+1, 2, 4, 8 s...) before giving up that attempt; a statement waiting for a connection starts a
+new one. Its default (5 min) let the pause reach 8-16 s during a failover: writes resumed
+~10 s after the new primary accepted them (bench/failover_bench.py); now within ~2 s."""
 INFRASTRUCTURE_LOCK = 0x43484154  # "CHAT": pg_advisory_xact_lock key of the bookkeeping DDL
 _INFRASTRUCTURE = """
 SELECT pg_advisory_xact_lock({lock});
@@ -80,11 +86,19 @@ class PostgresEngine:
             min_size=1,
             max_size=pool_max,
             timeout=POOL_WAIT_S,
+            reconnect_timeout=RECONNECT_WINDOW_S,
             name=f"chats {location.describe()}",
             open=True,
         )
         self._lock = threading.Lock()
         self._closed = False
+        self.lost_commits: Counter[str] = Counter()
+        """Commits whose reply was lost, by how they were resolved (what operators and the
+        failover bench read: "committed", "aborted", "unknown")."""
+
+    def count_lost_commit(self, outcome: str) -> None:
+        with self._lock:
+            self.lost_commits[outcome] += 1
 
     def connection(self, timeout: float | None = None) -> psycopg.Connection[PgRow]:
         """A pooled connection the server has not visibly closed (see the module docstring);

@@ -274,6 +274,7 @@ class PostgresScope(TransactionHooks):
     def _settle_lost_commit(self, witness: Witness, exc: psycopg.Error) -> None:
         """Return when ``witness``'s commit is found committed; raise the outcome otherwise."""
         outcome = resolve(self.engine, self.name, witness, self.resolve_wait_s)
+        self.engine.count_lost_commit(outcome)
         if outcome != "committed":
             raise commit_outcome_error(outcome, self.engine.location, exc) from exc
 
