@@ -92,8 +92,9 @@ def append_writer(writer: Writer, stop: threading.Event) -> None:
     while not stop.is_set():
         key = f"{writer.name}-{number}"
         message = {"id": key, "role": "user", "parts": [{"type": "text", "text": key * 20}]}
-        sent, retried = time.monotonic(), False
+        retried = False
         while not stop.is_set():
+            sent = time.monotonic()
             try:
                 if sessions is None:
                     sessions = Sessions(path)
@@ -144,8 +145,9 @@ def _one_put(
     writer: Writer, states: SessionStateStore, conversation: str, version: int, stop: Any
 ) -> int:
     """Put ``version + 1`` until it is acknowledged or found impossible; the version now."""
-    sent, retried = time.monotonic(), False
+    retried = False
     while not stop.is_set():
+        sent = time.monotonic()
         try:
             states.put(conversation, expected_version=version, state={"n": version + 1})
         except StaleVersionError:
@@ -249,6 +251,11 @@ def recovery_s(writers: list[Writer], fault: Fault, until: float) -> list[float]
         after = [acked for _, sent, acked in writer.acks if fault.at <= sent < until]
         if after:
             found.append(min(after) - fault.at)
+            if os.environ.get("CHATS_BENCH_DEBUG"):
+                first = min(
+                    (a for a in writer.acks if fault.at <= a[1] < until), key=lambda a: a[2]
+                )
+                print("   ", writer.name, fault.kind, [round(t - fault.at, 3) for t in first[1:]])
     return found
 
 
@@ -358,9 +365,9 @@ def report(
         flush=True,
     )
     print(
-        f"failover_{mode}_seconds_until_writes_accepted: p50={statistics.median(first):.1f} "
-        f"max={max(first):.1f} (first writer; every writer p50={statistics.median(every):.1f} "
-        f"max={max(every):.1f}; new leader elected after "
+        f"failover_{mode}_seconds_until_writes_accepted: p50={_p50(first)} max={_max(first)} "
+        f"(first writer; every writer p50={_p50(every)} max={_max(every)}; writes resumed "
+        f"after {len(first)} of {len(faults)} faults; new leader elected after "
         f"{', '.join(f'{f.elected_s:.1f}' for f in faults)} s; ttl={settings['ttl']} "
         f"loop_wait={settings['loop_wait']} retry_timeout={settings['retry_timeout']})",
         flush=True,
@@ -375,6 +382,14 @@ def report(
         f"errors seen by writers {dict(errors)}; {seconds:.0f} s",
         flush=True,
     )
+
+
+def _p50(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f}" if values else "none"
+
+
+def _max(values: list[float]) -> str:
+    return f"{max(values):.1f}" if values else "none"
 
 
 def main() -> None:
