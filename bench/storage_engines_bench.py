@@ -172,6 +172,7 @@ def main() -> None:
                 url = server.create_database("bench_conversations")
                 durable_append(url, folder)
                 conversation_costs.run(url, folder, report)
+                (folder / "search").mkdir()
                 cross_chat_search(server.create_database("bench_search"), folder / "search")
             pairs: dict[str, tuple[Scope, Scope]] = {}
             for label, sqlite_level, pg_level in (
