@@ -31,6 +31,8 @@ At the end, on the leader then in place, every acknowledged append must be there
 state must be at least at its last acknowledged version. Printed per mode: acknowledged writes
 lost, seconds from each fault until writes were accepted again (p50 and max, for the first
 writer and for all of them), the commit outcomes resolved, and the retries.
+``CHATS_BENCH_DEBUG=1`` also prints, per fault and writer, when its first write after the
+fault was sent and acknowledged; ``CHATS_BENCH_KEEP=1`` keeps the cluster's folder (logs).
 """
 
 from __future__ import annotations
