@@ -16,10 +16,16 @@ writes again as ``synchronous_commit=on`` against ``synchronous=full`` (equal du
 commit flushed). Rounds are interleaved so machine noise hits both engines alike; the figure
 per metric is the median of per-operation medians over the rounds.
 
-Then the conversation cases, through ``Sessions`` on the same server
-(``bench/conversation_costs.py``): WAL bytes per streamed 3,000-word reply over its size,
-WAL bytes per appended message at 1,000 vs 10 messages, and the newest 20 messages at 100,000
-vs 1,000 messages.
+Then the conversation cases, through ``Sessions`` on the same server, the five of issue 26
+with their goals:
+
+* ``durable_append_postgresql_vs_sqlite`` (<= 2): ``Session.append_message`` on PostgreSQL
+  ``synchronous_commit=on`` (fsync on) against SQLite ``CHATS_SQLITE_SYNCHRONOUS=full``;
+* from ``bench/conversation_costs.py``: WAL bytes per streamed 3,000-word reply over its size
+  (<= 3), WAL bytes per appended message at 1,000 vs 10 messages (<= 1.2), and the newest 20
+  messages at 100,000 vs 1,000 messages (<= 1.5);
+* from ``bench/search_engines_bench.py`` (its directory case, reused as it is): cross-chat
+  search p95 over 500 chats x 200 messages, PostgreSQL vs SQLite (<= 3).
 
     .venv/bin/python bench/storage_engines_bench.py --skip-conversations   # the seam only
 """
@@ -37,9 +43,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backend.config import parse_storage
+from backend.sessions import Sessions
 from backend.storage import Database, Scope
+from backend.storage.durability import set_default_synchronous
 from backend.storage.postgres import PostgresEngine, PostgresScope
-from bench import conversation_costs
+from bench import conversation_costs, search_engines_bench
+from bench.sessions_bench import small_messages
 from tests.support.postgres_server import start_postgres
 
 ROUNDS = 7
@@ -49,6 +58,8 @@ _CREATE = "CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)"
 _INSERT = "INSERT INTO kv (k, v) VALUES (?, ?)"
 _READ = "SELECT v FROM kv WHERE k = ?"
 _VALUE = "x" * 200
+SEARCH_CHATS = 500
+SEARCH_MESSAGES = 200
 
 
 def report(metric: str, ratio: float, goal: str, details: str) -> None:
@@ -101,6 +112,47 @@ def measure(pairs: dict[str, tuple[Scope, Scope]]) -> dict[str, dict[str, float]
     }
 
 
+def durable_append(url: str, folder: Path) -> None:
+    """``durable_append_postgresql_vs_sqlite``: equal durability, every commit flushed."""
+    previous = set_default_synchronous("full")
+    try:
+        on_sqlite = Sessions(folder / "durable-append.sqlite")
+    finally:
+        set_default_synchronous(previous)
+    with conversation_costs.on_postgresql(url):
+        on_postgres = Sessions(folder / "durable-append-pg.sqlite")
+    sides = {"sqlite": on_sqlite.session(), "postgresql": on_postgres.session()}
+    make = small_messages()
+    for session in sides.values():
+        session.append_message(make())  # the tail is read once per handle lifetime
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    for round_index in range(ROUNDS):
+        order = list(sides.items())[:: 1 if round_index % 2 else -1]
+        for name, session in order:
+            samples[name].append(
+                per_op_us(lambda n, s=session: s.append_message(make()), OPS_PER_ROUND // 2)
+            )
+    on_sqlite.close()
+    on_postgres.close()
+    pg, lite = (statistics.median(samples[name]) for name in ("postgresql", "sqlite"))
+    report(
+        "durable_append_postgresql_vs_sqlite",
+        pg / lite,
+        "<=2",
+        f"Session.append_message: PostgreSQL synchronous_commit=on {pg:.0f} us vs SQLite "
+        f"synchronous=full {lite:.0f} us (medians of {ROUNDS} interleaved rounds)",
+    )
+
+
+def cross_chat_search(url: str, folder: Path) -> None:
+    """``directory_search_p95_pg_vs_sqlite``: search_engines_bench's directory case."""
+    texts = search_engines_bench.messages(SEARCH_CHATS, SEARCH_MESSAGES)
+    per_chat = [
+        texts[chat * SEARCH_MESSAGES : (chat + 1) * SEARCH_MESSAGES] for chat in range(SEARCH_CHATS)
+    ]
+    search_engines_bench.directory_case(url, folder, per_chat, 0)
+
+
 def prepared(scope: Scope) -> Scope:
     scope.execute(_CREATE)
     with scope.transaction():
@@ -118,7 +170,10 @@ def main() -> None:
             folder = Path(name)
             if "--skip-conversations" not in sys.argv:
                 url = server.create_database("bench_conversations")
+                durable_append(url, folder)
                 conversation_costs.run(url, folder, report)
+                (folder / "search").mkdir()
+                cross_chat_search(server.create_database("bench_search"), folder / "search")
             pairs: dict[str, tuple[Scope, Scope]] = {}
             for label, sqlite_level, pg_level in (
                 ("async", "normal", "off"),

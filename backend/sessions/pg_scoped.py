@@ -12,8 +12,8 @@ A statement whose natural first parameter is not the scope (an ``UPDATE ... SET 
 scope)``). A read led by ``WITH`` is wrapped as ``SELECT * FROM (WITH ...)``: the scope runs a
 statement it cannot recognise as a read in a write transaction of its own.
 
-Everything else (transactions, hooks, the lock, migrations) is the scope's own, except
-:meth:`data_version` (see there).
+Everything else (transactions, hooks, the lock, migrations) is the scope's own;
+:meth:`data_version` is read once per transaction.
 """
 
 from __future__ import annotations
@@ -87,20 +87,14 @@ class ScopeKeyed:
         return self.scope.stats
 
     def data_version(self) -> int:
-        """Others' commits, the same number inside and outside a write transaction.
-
-        Inside one, the scope's counter already holds this transaction's own bump (the write
-        lock, taken with its first statement) while ``_own_commits`` counts it only once it
-        committed: the scope's answer is one too high there. (Worked around here: the seam
-        is not this package's, see the commit that added this module.) Read once per
-        transaction: a round trip saved on every write of a bulk import.
-        """
+        """The scope's (others' commits), read once per write transaction: a round trip saved
+        on every write of a bulk import."""
         if not self.scope.in_transaction:
             return self.scope.data_version()
         if self._version_in_transaction is None:
             # Nobody else can commit to the scope until this transaction ends (it holds the
             # scope's write lock from its first statement): one read serves all its writes.
-            self._version_in_transaction = self.scope.data_version() - 1
+            self._version_in_transaction = self.scope.data_version()
             self.scope.after_commit(self._end_of_transaction)
             self.scope.on_rollback(self._end_of_transaction)
         return self._version_in_transaction

@@ -87,6 +87,7 @@ class TestReplyLostAfterTheServerCommitted:
             proxy.lose_replies()
         assert proxy.lost_bytes > 0  # the COMMIT's answer was really lost
         assert committed_hooks == ["ran"]
+        assert scope.engine.lost_commits == {"committed": 1}  # counted for operators
         assert state(postgres_url) == [(2, "running")]
         compare_and_set(scope, 2, "done")  # the scope carries on, on a new connection
         assert state(postgres_url) == [(3, "done")]

@@ -183,6 +183,27 @@ class TestDataVersion:
         scope.query("SELECT * FROM t")
         assert scope.data_version() == moved
 
+    def test_inside_its_own_write_transaction_it_reads_as_before_it(self, engine, scope):
+        start = scope.data_version()
+        with scope.transaction():
+            assert scope.data_version() == start  # the first statement: it takes the lock
+            scope.execute("INSERT INTO t VALUES ('a', '1')")
+            assert scope.data_version() == start
+            with scope.transaction():
+                assert scope.data_version() == start  # inside a savepoint too
+        assert scope.data_version() == start
+        with scope.snapshot():
+            assert scope.data_version() == start  # a read transaction bumps nothing
+
+    def test_a_read_only_with_query_does_not_move_it_for_others(self, engine, scope):
+        other = PostgresScope(engine, "test")
+        start = other.data_version()
+        rows = scope.query("WITH kept AS (SELECT k FROM t) SELECT count(*) FROM kept")
+        assert rows[0][0] == 0
+        assert other.data_version() == start
+        scope.query("WITH new AS (INSERT INTO t VALUES ('a', '1') RETURNING k) SELECT * FROM new")
+        assert other.data_version() == start + 1  # a data-modifying WITH is a write
+
     def test_scopes_of_other_names_do_not_move_it(self, engine, scope):
         start = scope.data_version()
         PostgresScope(engine, "elsewhere").execute("CREATE TABLE u (x int)")

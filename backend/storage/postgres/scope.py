@@ -58,11 +58,10 @@ from backend.storage.postgres.outcome import (
     row_if_any,
 )
 from backend.storage.postgres.rows import PgResult, PgRow
-from backend.storage.postgres.statements import to_psycopg
+from backend.storage.postgres.statements import is_read, to_psycopg
 
 Migration = Callable[["PostgresScope"], None]
 
-_READ_VERBS = ("SELECT", "VALUES", "SHOW", "EXPLAIN")
 _SELECT_VERSION = "SELECT version FROM _scopes WHERE name = %s"
 _ENSURE_SCOPE = "INSERT INTO _scopes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING"
 _SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
@@ -194,7 +193,7 @@ class PostgresScope(TransactionHooks):
             except psycopg.Error as exc:
                 raise translated(exc, sql, self.engine.location) from exc
             result = PgResult(rows, cursor.rowcount)
-        elif not _is_read(sql):
+        elif not is_read(sql):
             result = self._write_alone(sql, query, params)
         else:
 
@@ -205,7 +204,7 @@ class PostgresScope(TransactionHooks):
 
             result = self._borrowed(run, sql)
         self._stats.statements += 1
-        if _is_read(sql):
+        if is_read(sql):
             self._stats.rows_read += len(result._rows)
         else:
             self._stats.rows_written += max(result.rowcount, 0)
@@ -275,6 +274,7 @@ class PostgresScope(TransactionHooks):
     def _settle_lost_commit(self, witness: Witness, exc: psycopg.Error) -> None:
         """Return when ``witness``'s commit is found committed; raise the outcome otherwise."""
         outcome = resolve(self.engine, self.name, witness, self.resolve_wait_s)
+        self.engine.count_lost_commit(outcome)
         if outcome != "committed":
             raise commit_outcome_error(outcome, self.engine.location, exc) from exc
 
@@ -324,7 +324,8 @@ class PostgresScope(TransactionHooks):
     # ── change detection ────────────────────────────────────────────
 
     def data_version(self) -> int:
-        """Commits others made to this scope (moves only when someone else committed)."""
+        """Commits others made to this scope (moves only when someone else committed); the
+        same number inside this scope's own write transaction as before it."""
         with self.lock:
 
             def read(conn: psycopg.Connection[PgRow]) -> int:
@@ -333,7 +334,9 @@ class PostgresScope(TransactionHooks):
 
             version: int = self._borrowed(read, _SELECT_VERSION)
             self._stats.statements += 1
-            return version - self._own_commits
+            # Inside a write transaction the row already holds its own bump (taken with its
+            # first statement, this read at the latest), not yet counted in _own_commits.
+            return version - self._own_commits - (1 if self._depth else 0)
 
     @property
     def stats(self) -> OpStats:
@@ -477,10 +480,6 @@ class _Transaction:
 
 def _dead(conn: psycopg.Connection[PgRow]) -> bool:
     return conn.closed or conn.broken
-
-
-def _is_read(sql: str) -> bool:
-    return sql.lstrip()[:7].upper().startswith(_READ_VERBS)
 
 
 def _params(params: Any) -> Any:
