@@ -10,6 +10,7 @@ an existing record keeps its binding. The record also keeps the chat's chosen mo
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 
 from backend.models import ModelRef
@@ -19,6 +20,8 @@ from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import AgentBinding, Conversation, VersionPolicy
 from backend.runtime.titles import chat_title
 from backend.runtime.working_chats import WorkingChat
+
+logger = logging.getLogger(__name__)
 
 
 class Bindings:
@@ -36,6 +39,7 @@ class Bindings:
         owner_principal_id: str,
         clock: Callable[[], int],
         participants: Callable[[str], Sequence[str]] | None = None,
+        owner_context: Callable[[str], bool] | None = None,
     ) -> None:
         self._directory = directory
         self.agents = agents
@@ -46,6 +50,7 @@ class Bindings:
         self.owner_principal_id = owner_principal_id
         self._clock = clock
         self._participants = participants
+        self._owner_context = owner_context
 
     def ensure_record(self, conv: WorkingChat) -> Conversation:
         record = conv.store.load_conversation(conv.chat_id)
@@ -104,6 +109,20 @@ class Bindings:
             return (self.owner_principal_id,)
         members = [m for m in self._participants(chat_id) if m != self.owner_principal_id]
         return (self.owner_principal_id, *members)
+
+    def may_use_owner_context(self, chat_id: str) -> bool:
+        """Whether a run of the chat may read the owner's shared memory, write to it, or
+        search the owner's other chats (``Sharing.run_may_use_owner_context``: a chat shared
+        with nobody may; a shared chat only when its owner switched it on). Asked once per
+        run, never cached; a failing answer counts as no (what a shared chat's members read
+        must never depend on a store being up)."""
+        if self._owner_context is None:
+            return True
+        try:
+            return bool(self._owner_context(chat_id))
+        except Exception:
+            logger.warning("could not read the owner-context switch of chat %s", chat_id)
+            return False
 
     def agent_for(self, record: Conversation) -> AgentDefinition:
         if record.agent_version_policy == "pinned":

@@ -95,7 +95,9 @@ class ChatRuntime:
     id); ``owner_name`` is the name their messages show (default their id). A message sent,
     retried or edited without an ``author`` is the owner's. ``participants(chat_id)`` gives a
     shared chat's members, owner first (``Sharing.participant_ids``); without it every chat
-    has the owner alone.
+    has the owner alone. ``owner_context(chat_id)`` says whether a run of the chat may read the
+    owner's shared memory and other chats (``Sharing.run_may_use_owner_context``); without it
+    every run may (a directory nobody shares).
     """
 
     def __init__(
@@ -115,6 +117,7 @@ class ChatRuntime:
         owner_principal_id: str | None = None,
         owner_name: str | None = None,
         participants: Callable[[str], Sequence[str]] | None = None,
+        owner_context: Callable[[str], bool] | None = None,
         lease_ttl_s: float = 30.0,
         checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
         clock_ms: Callable[[], int] = now_ms,
@@ -138,6 +141,7 @@ class ChatRuntime:
             tenant_id=tenant_id or chats.directory_id or settings.user_id,
             owner_principal_id=owner_principal_id or chats.directory_id or settings.user_id,
             participants=participants,
+            owner_context=owner_context,
             clock=clock_ms,
         )
         owner_id = self._bindings.owner_principal_id
@@ -152,6 +156,7 @@ class ChatRuntime:
             retriever=Retriever(chats),
             follow_up=TurnFollowUp(chats, clock_ms),
             checkpoint_interval_s=checkpoint_interval_s,
+            owner_context=self._bindings.may_use_owner_context,
         )
         self._recovery = Recovery(self.locks, writer)
         owner = new_id("runtime")

@@ -19,6 +19,7 @@ from backend.sharing.roles import (
     MemberRole,
     role_allows,
 )
+from backend.sharing.run_hooks import RunHooks
 from backend.sharing.service import Sharing
 from backend.sharing.snapshots import MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_MESSAGES
 from backend.sharing.values import (
@@ -50,6 +51,7 @@ __all__ = [
     "Member",
     "MemberRole",
     "NewShareLink",
+    "RunHooks",
     "ShareLink",
     "SharedChat",
     "SharedSnapshot",

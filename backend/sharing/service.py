@@ -17,13 +17,15 @@ PostgreSQL). What the UI and the runtime do with it:
   an account calls :meth:`account_ended`.
 * **A run** asks :meth:`run_may_use_owner_context` before it reads the owner's memory, other
   chats or cross-chat search, and the conversation record's ``participant_ids`` come from
-  :meth:`participant_ids`.
+  :meth:`participant_ids`; :meth:`run_hooks` hands both to an owner's runtime
+  (``ChatRuntime(..., participants=hooks.participants, owner_context=hooks.owner_context)``).
 """
 
 from __future__ import annotations
 
 from backend.sharing.links import LinkOperations
 from backend.sharing.members import MembershipOperations
+from backend.sharing.run_hooks import RunHooks
 
 
 class Sharing(MembershipOperations, LinkOperations):
@@ -32,3 +34,8 @@ class Sharing(MembershipOperations, LinkOperations):
     Safe to share between threads, and between processes on one data folder (each opens its
     own ``Sharing``). Every method is synchronous: async callers offload it.
     """
+
+    def run_hooks(self, owner_id: str) -> RunHooks:
+        """The callables the runtime of ``owner_id``'s directory takes (participants of a
+        chat, and whether a run of it may use the owner's context)."""
+        return RunHooks(self, owner_id)
