@@ -120,6 +120,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.log_records",
         "backend.portability",
+        "backend.sharing",  # chats search: a person's hits include the chats shared with them
         "backend.storage",
     },
     # chatsapp: app module → pages → components → states → identity → services → backend.
