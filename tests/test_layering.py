@@ -195,6 +195,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.auth.identity",
         "chatsapp.services",
     },
+    # A share link's page: the snapshot the sharing store holds, per request.
+    "chatsapp.routes.share_link": {"backend.errors", "backend.sharing", "chatsapp.services"},
     # ``GET /`` answered with the latest chat's address, as the page's own redirect does.
     "chatsapp.routes.home_redirect": {
         "chatsapp.chat_route",
@@ -270,6 +272,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.routes.home_redirect",
         "chatsapp.hosting.log_redaction",
         "chatsapp.routes.origins",
+        "chatsapp.routes.share_link",
         "chatsapp.pages",
         "chatsapp.services",
         "chatsapp.auth.signout_watch",
