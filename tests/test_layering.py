@@ -189,6 +189,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # Downloads decide who is asking per request, as the guard does per event.
     "chatsapp.routes.exports": {
+        "chatsapp.routes.share_link",  # the process's sharing service: what is shared with me
         "backend.chats",
         "backend.errors",
         "backend.portability",

@@ -112,7 +112,7 @@ def not_found() -> HTMLResponse:
 def share_link_routes(sharing: Callable[[], Sharing] | None = None) -> Starlette:
     """Mounted in front of Reflex's app (``rx.App(api_transformer=...)``). ``sharing`` gives
     the process's sharing service (default: one opened on the services' data folder)."""
-    opener = sharing or _process_sharing
+    opener = sharing or process_sharing
 
     async def share_page(request: Request) -> HTMLResponse:
         token = request.path_params.get("token", "")
@@ -129,7 +129,7 @@ _opened: list[Sharing] = []
 _opening = threading.Lock()
 
 
-def _process_sharing() -> Sharing:
+def process_sharing() -> Sharing:
     """This process's sharing service, opened on first use (it reads the store per call)."""
     with _opening:
         if not _opened:
