@@ -135,6 +135,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.endpoints",
         "backend.errors",
         "backend.runtime",
+        "backend.sharing",  # one Sharing per process (Services.sharing)
     },
     # A chat page's address, built and read in one place: pure.
     "chatsapp.chat_route": set(),

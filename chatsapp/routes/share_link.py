@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import html
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -125,14 +124,6 @@ def share_link_routes(sharing: Callable[[], Sharing] | None = None) -> Starlette
     return Starlette(routes=[Route(SHARE_PATH, share_page, methods=["GET"])])
 
 
-_opened: list[Sharing] = []
-_opening = threading.Lock()
-
-
 def process_sharing() -> Sharing:
-    """This process's sharing service, opened on first use (it reads the store per call)."""
-    with _opening:
-        if not _opened:
-            shared = services()
-            _opened.append(Sharing(shared.settings, shared.accounts()))
-        return _opened[0]
+    """This process's sharing service (it reads the store on every call)."""
+    return services().sharing()

@@ -1,13 +1,14 @@
 """A member of a shared chat, or a stranger, against the app's own HTTP routes (raw requests
 through ASGI, the real services and sharing store): the export routes read only the
 requester's own directory, so a shared chat's content leaves only through its owner; a
-member's full export lists it without content; the link page serves the snapshot only."""
+member's full export lists it without content; the link page serves the snapshot only; the
+app's runtime follows the sharing store."""
 
 from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from io import BytesIO
 from pathlib import Path
 
@@ -16,9 +17,8 @@ import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backend.config import Settings
-from backend.sharing import ChatRef, Sharing, SnapshotMessage
+from backend.sharing import ChatRef, SnapshotMessage
 from chatsapp import services as services_module
-from chatsapp.routes import share_link
 from chatsapp.routes.exports import ALL_PATH, chat_export_path, export_routes
 from chatsapp.routes.share_link import process_sharing, share_link_routes
 from chatsapp.services import Services
@@ -33,17 +33,13 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def app_services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
+def app_services(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Services:
     settings = Settings.from_env(
         {"CHATS_DATA_DIR": str(tmp_path / "data"), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
     )
     made = Services(settings)
     monkeypatch.setattr(services_module, "_services", made)
-    opened: list[Sharing] = []
-    monkeypatch.setattr(share_link, "_opened", opened)  # this test's data folder
-    yield made
-    for sharing in opened:
-        sharing.close()
+    return made
 
 
 @pytest.fixture
@@ -139,3 +135,18 @@ async def test_the_link_page_holds_the_snapshot_and_a_guess_gets_404(
         "/share/" + made.token[:-1] + ("A" if made.token[-1] != "A" else "B")
     )
     assert guessed.status_code == 404
+
+
+async def test_the_apps_runtime_follows_the_sharing_store(app_services, people, trip):
+    """``Services.runtime`` is wired to sharing: participants, the owner-context switch, the
+    owner's name on their messages."""
+    runtime = app_services.runtime(people["olivia_id"])
+    record = await runtime.get_conversation(trip.chat_id)
+    assert record.participant_ids == (people["olivia_id"], people["pat_id"])
+    assert runtime.owner.name == "olivia"
+    assert runtime._bindings.may_use_owner_context(trip.chat_id) is False
+    owner = app_services.accounts().user(people["olivia_id"])
+    assert owner is not None
+    process_sharing().set_owner_context(owner, trip, True)
+    assert runtime._bindings.may_use_owner_context(trip.chat_id) is True
+    await runtime.aclose()
