@@ -45,10 +45,11 @@ from backend.errors import (
     InvalidInputError,
     NotFoundError,
 )
-from backend.messages import AUTHOR_KEY, Author
+from backend.messages import Author
 from backend.models import ModelProvider, ModelRef, provider_from_settings
 from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
+from backend.runtime.compaction import thread_summary
 from backend.runtime.events import PublishedRunEvent
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
@@ -75,7 +76,7 @@ from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
-from backend.runtime.user_messages import edited_copy, user_parts
+from backend.runtime.user_messages import edited_copy, new_user_message, user_parts
 from backend.runtime.window import HistoryWindow, path_head
 from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChat, WorkingChats
 
@@ -91,13 +92,9 @@ class ChatRuntime:
     ``model``, which defaults to :func:`backend.models.provider_from_settings`. ``agents`` is
     an :class:`AgentSource`: a registry, or the user's library (``LibraryAgents``).
 
-    The owner is the directory's person (``owner_principal_id``, default the directory's
-    id); ``owner_name`` is the name their messages show (default their id). A message sent,
-    retried or edited without an ``author`` is the owner's. ``participants(chat_id)`` gives a
-    shared chat's members, owner first (``Sharing.participant_ids``); without it every chat
-    has the owner alone. ``owner_context(chat_id)`` says whether a run of the chat may read the
-    owner's shared memory and other chats (``Sharing.run_may_use_owner_context``); without it
-    every run may (a directory nobody shares).
+    Shared chats (``docs/sharing.md``): ``owner_name`` is what the owner's messages show;
+    ``participants`` and ``owner_context`` come from ``Sharing.run_hooks`` (without them every
+    chat has the owner alone, and every run may read the owner's memory and other chats).
     """
 
     def __init__(
@@ -194,20 +191,14 @@ class ChatRuntime:
         while a reply is queued or streaming, is that reply's placeholder, so the new
         message lands after it.
 
-        ``author``: who sends it (a member of a shared chat; the caller authorized them);
-        default the owner. It is stored as the message's ``metadata.author`` and as the
-        reply's ``metadata.requestedBy``.
+        ``author`` (authorized by the caller; default the owner) is stored as the message's
+        ``metadata.author`` and the reply's ``metadata.requestedBy``.
         """
         parts = user_parts(self.settings, text, images, attachments)
         conv = await self._open(chat_id)
         user_message_id = new_id("msg")
         sender = author or self.owner
-        message = {
-            "id": user_message_id,
-            "role": "user",
-            "parts": parts,
-            "metadata": {AUTHOR_KEY: sender.as_metadata()},
-        }
+        message = new_user_message(user_message_id, parts, sender)
         return await self._queue.enqueue(
             conv,
             RunKind.SEND,
@@ -219,10 +210,8 @@ class ChatRuntime:
     async def regenerate(
         self, chat_id: str, assistant_message_id: str, *, author: Author | None = None
     ) -> RunTicket:
-        """Answer the same user message again, as a new sibling of ``assistant_message_id``.
-
-        The new reply is the model's; ``author`` (default the owner) is who asked for it, kept
-        as its ``metadata.requestedBy``. The user message keeps its own author."""
+        """Answer the same user message again, as a new sibling of ``assistant_message_id``;
+        the reply records ``author`` (default the owner) as who asked (``requestedBy``)."""
         conv = await self._open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, assistant_message_id, 2)
         if not path or path[0].get("role") != "assistant":
@@ -412,22 +401,14 @@ class ChatRuntime:
             measure_next_turn, chat_id, conv, self._bindings, self.chats, self.tools, leaf_id
         )
 
+    async def uses_owner_context(self, chat_id: str) -> bool:
+        """Whether the chat's next run may read the owner's memory and other chats (now)."""
+        return await asyncio.to_thread(self._bindings.may_use_owner_context, chat_id)
+
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
         """The thread's newest compacted summary (the session's compaction records)."""
         conv = await self._open_written(chat_id)
-        if conv is None:
-            return None
-        compactions = await asyncio.to_thread(conv.session.get_compactions)
-        if not compactions:
-            return None
-        newest = compactions[-1]
-        return ThreadSummary(
-            version=len(compactions),
-            summary=newest.summary,
-            from_message_id=newest.from_message_id,
-            to_message_id=newest.to_message_id,
-            created_at=newest.created_at,
-        )
+        return None if conv is None else await asyncio.to_thread(thread_summary, conv.session)
 
     async def get_session_state(self, chat_id: str) -> SessionState:
         conv = await self._open_written(chat_id)

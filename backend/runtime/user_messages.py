@@ -30,6 +30,18 @@ def user_parts(
     return parts
 
 
+def new_user_message(
+    message_id: str, parts: list[dict[str, Any]], author: Author
+) -> dict[str, Any]:
+    """A user message as the runtime stores it: its parts, and who sent it."""
+    return {
+        "id": message_id,
+        "role": "user",
+        "parts": parts,
+        "metadata": {AUTHOR_KEY: author.as_metadata()},
+    }
+
+
 def edited_copy(
     settings: Settings,
     original: Mapping[str, Any],

@@ -144,9 +144,9 @@ async def test_the_apps_runtime_follows_the_sharing_store(app_services, people, 
     record = await runtime.get_conversation(trip.chat_id)
     assert record.participant_ids == (people["olivia_id"], people["pat_id"])
     assert runtime.owner.name == "olivia"
-    assert runtime._bindings.may_use_owner_context(trip.chat_id) is False
+    assert await runtime.uses_owner_context(trip.chat_id) is False
     owner = app_services.accounts().user(people["olivia_id"])
     assert owner is not None
     process_sharing().set_owner_context(owner, trip, True)
-    assert runtime._bindings.may_use_owner_context(trip.chat_id) is True
+    assert await runtime.uses_owner_context(trip.chat_id) is True
     await runtime.aclose()
