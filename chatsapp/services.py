@@ -32,7 +32,7 @@ from backend.runtime.hosting import (
     lock_store_from_settings,
 )
 from backend.runtime.library_agents import LibraryAgents
-from backend.sharing import Sharing
+from backend.sharing import ChatRef, Sharing
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -154,14 +154,13 @@ class Services:
         return chats
 
     def runtime(self, user_id: str) -> ChatRuntime:
-        """The runtime of ``user_id``'s directory. Shared chats: the conversation record's
-        participants and whether a run may use the owner's memory and other chats come from
-        the sharing store (``Sharing.run_hooks``); the owner's messages carry their username."""
         chats = self.directory(user_id)
         endpoints = self.endpoints()
         library = self.agents(user_id)
-        hooks = self.sharing().run_hooks(user_id)
-        person = self.accounts().user(user_id)
+        sharing = self.sharing()  # a shared chat's members and its owner-context switch
+        with self._lock:
+            runtime = self._runtimes.get(user_id)
+        owner = None if runtime is not None else self.accounts().user(user_id)
         with self._lock:
             runtime = self._runtimes.get(user_id)
             if runtime is None:
@@ -172,9 +171,13 @@ class Services:
                     agents=LibraryAgents(library),
                     lock_store=lock_store_from_settings(self.settings),
                     max_state_bytes=self.max_state_bytes,
-                    owner_name=person.username if person is not None else None,
-                    participants=hooks.participants,
-                    owner_context=hooks.owner_context,
+                    owner_name=owner.username if owner is not None else None,
+                    participants=lambda chat_id: sharing.participant_ids(
+                        ChatRef(owner_id=user_id, chat_id=chat_id)
+                    ),
+                    owner_context=lambda chat_id: sharing.run_may_use_owner_context(
+                        ChatRef(owner_id=user_id, chat_id=chat_id)
+                    ),
                 )
                 self._runtimes[user_id] = runtime
             return runtime
