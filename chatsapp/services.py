@@ -32,6 +32,7 @@ from backend.runtime.hosting import (
     lock_store_from_settings,
 )
 from backend.runtime.library_agents import LibraryAgents
+from backend.sharing import ChatRef, Sharing
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -89,6 +90,7 @@ class Services:
         self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._live: LiveListener | None = None
         self._accounts: Accounts | None = None
+        self._sharing: Sharing | None = None
 
     def accounts(self) -> Accounts:
         """The accounts database (opened on first use, then shared)."""
@@ -96,6 +98,14 @@ class Services:
             if self._accounts is None:
                 self._accounts = Accounts(self.settings)
             return self._accounts
+
+    def sharing(self) -> Sharing:
+        """Who may do what in a shared chat, and share links (one per process, on first use)."""
+        accounts = self.accounts()
+        with self._lock:
+            if self._sharing is None:
+                self._sharing = Sharing(self.settings, accounts)
+            return self._sharing
 
     def endpoints(self) -> ModelEndpoints:
         """The model endpoints of this server (one per process: it caches listings, clients)."""
@@ -148,6 +158,10 @@ class Services:
         chats = self.directory(user_id)
         endpoints = self.endpoints()
         library = self.agents(user_id)
+        sharing = self.sharing()  # a shared chat's members and its owner-context switch
+        with self._lock:
+            runtime = self._runtimes.get(user_id)
+        owner = None if runtime is not None else self.accounts().user(user_id)
         with self._lock:
             runtime = self._runtimes.get(user_id)
             if runtime is None:
@@ -158,6 +172,13 @@ class Services:
                     agents=LibraryAgents(library),
                     lock_store=lock_store_from_settings(self.settings),
                     max_state_bytes=self.max_state_bytes,
+                    owner_name=owner.username if owner is not None else None,
+                    participants=lambda chat_id: sharing.participant_ids(
+                        ChatRef(owner_id=user_id, chat_id=chat_id)
+                    ),
+                    owner_context=lambda chat_id: sharing.run_may_use_owner_context(
+                        ChatRef(owner_id=user_id, chat_id=chat_id)
+                    ),
                 )
                 self._runtimes[user_id] = runtime
             return runtime

@@ -20,14 +20,31 @@ from typing import Any
 from backend.models import ModelProvider, extractive_summary
 from backend.models.offline import SUMMARY_MAX_CHARS
 from backend.runtime.prompt import text_of
+from backend.runtime.records import ThreadSummary
 from backend.sessions import (
     CompactionFunction,
     CompactResult,
+    Session,
     create_compact_function,
     is_compaction_message,
 )
 
 SUMMARY_TIMEOUT_S = 120.0
+
+
+def thread_summary(session: Session) -> ThreadSummary | None:
+    """The thread's newest compacted summary (the session's compaction records), if any."""
+    compactions = session.get_compactions()
+    if not compactions:
+        return None
+    newest = compactions[-1]
+    return ThreadSummary(
+        version=len(compactions),
+        summary=newest.summary,
+        from_message_id=newest.from_message_id,
+        to_message_id=newest.to_message_id,
+        created_at=newest.created_at,
+    )
 
 
 def compact_function_for(

@@ -45,9 +45,11 @@ from backend.errors import (
     InvalidInputError,
     NotFoundError,
 )
+from backend.messages import Author
 from backend.models import ModelProvider, ModelRef, provider_from_settings
 from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
+from backend.runtime.compaction import thread_summary
 from backend.runtime.events import PublishedRunEvent
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
@@ -74,7 +76,7 @@ from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
-from backend.runtime.user_messages import edited_copy, user_parts
+from backend.runtime.user_messages import edited_copy, new_user_message, user_parts
 from backend.runtime.window import HistoryWindow, path_head
 from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChat, WorkingChats
 
@@ -89,6 +91,10 @@ class ChatRuntime:
     use (``backend.endpoints.ModelEndpoints``); without it every chat is answered by
     ``model``, which defaults to :func:`backend.models.provider_from_settings`. ``agents`` is
     an :class:`AgentSource`: a registry, or the user's library (``LibraryAgents``).
+
+    Shared chats (``docs/sharing.md``): ``owner_name`` is what the owner's messages show;
+    ``participants`` and ``owner_context`` come from ``Sharing.run_hooks`` (without them every
+    chat has the owner alone, and every run may read the owner's memory and other chats).
     """
 
     def __init__(
@@ -106,6 +112,9 @@ class ChatRuntime:
         max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
         tenant_id: str | None = None,
         owner_principal_id: str | None = None,
+        owner_name: str | None = None,
+        participants: Callable[[str], Sequence[str]] | None = None,
+        owner_context: Callable[[str], bool] | None = None,
         lease_ttl_s: float = 30.0,
         checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
         clock_ms: Callable[[], int] = now_ms,
@@ -127,9 +136,13 @@ class ChatRuntime:
             default_agent_id=default_agent_id,
             default_version_policy=default_version_policy,
             tenant_id=tenant_id or chats.directory_id or settings.user_id,
-            owner_principal_id=owner_principal_id or settings.user_id,
+            owner_principal_id=owner_principal_id or chats.directory_id or settings.user_id,
+            participants=participants,
+            owner_context=owner_context,
             clock=clock_ms,
         )
+        owner_id = self._bindings.owner_principal_id
+        self.owner = Author(id=owner_id, name=owner_name or owner_id)
         writer = TurnWriter(self.model.name, clock_ms)
         executor = TurnExecutor(
             directory=chats,
@@ -140,6 +153,7 @@ class ChatRuntime:
             retriever=Retriever(chats),
             follow_up=TurnFollowUp(chats, clock_ms),
             checkpoint_interval_s=checkpoint_interval_s,
+            owner_context=self._bindings.may_use_owner_context,
         )
         self._recovery = Recovery(self.locks, writer)
         owner = new_id("runtime")
@@ -167,6 +181,7 @@ class ChatRuntime:
         images: Sequence[str] = (),
         attachments: Sequence[Mapping[str, Any]] = (),
         parent_id: str | None = None,
+        author: Author | None = None,
     ) -> RunTicket:
         """Store the user's message and queue a reply; returns once both are durable.
 
@@ -175,20 +190,28 @@ class ChatRuntime:
         reply on screen); ``None`` continues after the newest message of the chat — which,
         while a reply is queued or streaming, is that reply's placeholder, so the new
         message lands after it.
+
+        ``author`` (authorized by the caller; default the owner) is stored as the message's
+        ``metadata.author`` and the reply's ``metadata.requestedBy``.
         """
         parts = user_parts(self.settings, text, images, attachments)
         conv = await self._open(chat_id)
         user_message_id = new_id("msg")
-        message = {"id": user_message_id, "role": "user", "parts": parts}
+        sender = author or self.owner
+        message = new_user_message(user_message_id, parts, sender)
         return await self._queue.enqueue(
             conv,
             RunKind.SEND,
             user_message_id=user_message_id,
             new_message=NewMessage(message, parent_id=parent_id),
+            requested_by=sender,
         )
 
-    async def regenerate(self, chat_id: str, assistant_message_id: str) -> RunTicket:
-        """Answer the same user message again, as a new sibling of ``assistant_message_id``."""
+    async def regenerate(
+        self, chat_id: str, assistant_message_id: str, *, author: Author | None = None
+    ) -> RunTicket:
+        """Answer the same user message again, as a new sibling of ``assistant_message_id``;
+        the reply records ``author`` (default the owner) as who asked (``requestedBy``)."""
         conv = await self._open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, assistant_message_id, 2)
         if not path or path[0].get("role") != "assistant":
@@ -196,22 +219,37 @@ class ChatRuntime:
         if len(path) < 2 or path[1].get("role") != "user":
             raise InvalidInputError("only a reply to a user message can be regenerated")
         user_message_id = str(path[1]["id"])
-        return await self._queue.enqueue(conv, RunKind.REGENERATE, user_message_id=user_message_id)
+        return await self._queue.enqueue(
+            conv,
+            RunKind.REGENERATE,
+            user_message_id=user_message_id,
+            requested_by=author or self.owner,
+        )
 
-    async def edit_message(self, chat_id: str, user_message_id: str, new_text: str) -> RunTicket:
-        """Store an edited copy of a user message as its sibling, and answer it."""
+    async def edit_message(
+        self,
+        chat_id: str,
+        user_message_id: str,
+        new_text: str,
+        *,
+        author: Author | None = None,
+    ) -> RunTicket:
+        """Store an edited copy of a user message as its sibling, and answer it. The copy's
+        author is who edited it (``author``, default the owner)."""
         conv = await self._open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, user_message_id, 2)
         if not path or path[0].get("role") != "user":
             raise NotFoundError("user message", user_message_id)
         parent = str(path[1]["id"]) if len(path) > 1 else None
         edited_id = new_id("msg")
-        message = edited_copy(self.settings, path[0], edited_id, new_text)
+        editor = author or self.owner
+        message = edited_copy(self.settings, path[0], edited_id, new_text, editor)
         return await self._queue.enqueue(
             conv,
             RunKind.EDIT,
             user_message_id=edited_id,
             new_message=NewMessage(message, parent_id=parent, root=parent is None),
+            requested_by=editor,
         )
 
     async def cancel(
@@ -363,22 +401,14 @@ class ChatRuntime:
             measure_next_turn, chat_id, conv, self._bindings, self.chats, self.tools, leaf_id
         )
 
+    async def uses_owner_context(self, chat_id: str) -> bool:
+        """Whether the chat's next run may read the owner's memory and other chats (now)."""
+        return await asyncio.to_thread(self._bindings.may_use_owner_context, chat_id)
+
     async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
         """The thread's newest compacted summary (the session's compaction records)."""
         conv = await self._open_written(chat_id)
-        if conv is None:
-            return None
-        compactions = await asyncio.to_thread(conv.session.get_compactions)
-        if not compactions:
-            return None
-        newest = compactions[-1]
-        return ThreadSummary(
-            version=len(compactions),
-            summary=newest.summary,
-            from_message_id=newest.from_message_id,
-            to_message_id=newest.to_message_id,
-            created_at=newest.created_at,
-        )
+        return None if conv is None else await asyncio.to_thread(thread_summary, conv.session)
 
     async def get_session_state(self, chat_id: str) -> SessionState:
         conv = await self._open_written(chat_id)
