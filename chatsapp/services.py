@@ -32,6 +32,7 @@ from backend.runtime.hosting import (
     lock_store_from_settings,
 )
 from backend.runtime.library_agents import LibraryAgents
+from backend.sharing import Sharing
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -89,6 +90,7 @@ class Services:
         self.max_state_bytes = DEFAULT_MAX_STATE_BYTES
         self._live: LiveListener | None = None
         self._accounts: Accounts | None = None
+        self._sharing: Sharing | None = None
 
     def accounts(self) -> Accounts:
         """The accounts database of this data folder (opened on first use, then shared)."""
@@ -97,6 +99,14 @@ class Services:
                 self.settings.data_dir.mkdir(parents=True, exist_ok=True)
                 self._accounts = Accounts(self.settings)
             return self._accounts
+
+    def sharing(self) -> Sharing:
+        """Who may do what in a shared chat, and share links (one per process, on first use)."""
+        accounts = self.accounts()
+        with self._lock:
+            if self._sharing is None:
+                self._sharing = Sharing(self.settings, accounts)
+            return self._sharing
 
     def endpoints(self) -> ModelEndpoints:
         """The model endpoints of this server (one per process: it caches listings, clients)."""
