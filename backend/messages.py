@@ -20,6 +20,40 @@ from typing import Any
 
 Part = Mapping[str, Any]
 
+AUTHOR_KEY = "author"
+"""A user message's metadata key: who sent it (:class:`Author`'s stored form)."""
+REQUESTED_BY_KEY = "requestedBy"
+"""An assistant reply's metadata key: who asked for it (a send, a retry, an edit). The reply
+itself is the model's; in a shared chat this says which member's request it answers."""
+MAX_AUTHOR_NAME_CHARS = 64  # a username's own bound (backend.accounts.names)
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """Who sent a message or asked for a reply: an account id and the name shown for it.
+
+    The name is the username at the time of writing, stored with the message so a transcript
+    (or an export, or a share link's snapshot) shows it without asking the accounts store.
+    """
+
+    id: str
+    name: str
+
+    def as_metadata(self) -> dict[str, str]:
+        return {"id": self.id, "name": self.name}
+
+    @classmethod
+    def from_metadata(cls, value: object) -> Author | None:
+        """The author a stored ``{"id", "name"}`` names; None for anything else (a message
+        written before authors were recorded, an import, a malformed value)."""
+        if not isinstance(value, Mapping):
+            return None
+        author_id, name = value.get("id"), value.get("name")
+        if not isinstance(author_id, str) or not author_id:
+            return None
+        shown = name if isinstance(name, str) and name else author_id
+        return cls(id=author_id, name=shown[:MAX_AUTHOR_NAME_CHARS])
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -61,6 +95,16 @@ class Message:
 
     def has_files(self) -> bool:
         return any(part.get("type") == "file" for part in self.parts)
+
+    @property
+    def author(self) -> Author | None:
+        """Who sent a user message (``metadata.author``); None when not recorded."""
+        return Author.from_metadata(self.metadata.get(AUTHOR_KEY))
+
+    @property
+    def requested_by(self) -> Author | None:
+        """Who asked for an assistant reply (``metadata.requestedBy``); None when not recorded."""
+        return Author.from_metadata(self.metadata.get(REQUESTED_BY_KEY))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from backend.errors import NotFoundError
-from backend.messages import WrittenMessage
+from backend.messages import Author, Message, WrittenMessage
 from backend.models import ReplyUsage
 from backend.sessions import is_compaction_message, is_tool_part, tool_name
 from backend.storage import well_formed_text
@@ -92,6 +92,13 @@ class TranscriptEntry:
     endpoint: str = ""
     usage: ReplyUsage | None = None  # an assistant reply's tokens (``metadata.usage``)
     stored_bytes: int = 0  # what the window's byte budget charges for it (0 when unknown)
+    # Who sent a user message (``metadata.author``), and who asked for an assistant reply
+    # (``metadata.requestedBy``: the reply itself is the model's): an account id and the name
+    # shown. "" when not recorded (a message written before authors were, or imported).
+    author_id: str = ""
+    author_name: str = ""
+    requested_by_id: str = ""
+    requested_by_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,6 +356,9 @@ def entry_from_message(message: dict) -> TranscriptEntry:
     metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
     status = str(metadata.get("status", "")) if metadata else ""
     message_id = str(message.get("id", ""))
+    typed = Message.from_stored(message)
+    author = typed.author if typed.role == "user" else None
+    requester = typed.requested_by if typed.role == "assistant" else None
     return TranscriptEntry(
         id=message_id,
         role=str(message.get("role", "")),
@@ -362,7 +372,15 @@ def entry_from_message(message: dict) -> TranscriptEntry:
         model=str(metadata.get("model") or "") if metadata else "",
         endpoint=str(metadata.get("endpoint") or "") if metadata else "",
         usage=ReplyUsage.from_metadata(metadata),
+        author_id=author.id if author else "",
+        author_name=_shown_name(author),
+        requested_by_id=requester.id if requester else "",
+        requested_by_name=_shown_name(requester),
     )
+
+
+def _shown_name(person: Author | None) -> str:
+    return well_formed_text(person.name) if person else ""
 
 
 def _with_siblings(

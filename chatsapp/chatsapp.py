@@ -26,6 +26,7 @@ from chatsapp.routes.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.routes.exports import export_routes
 from chatsapp.routes.home_redirect import LatestChatRedirect
 from chatsapp.routes.origins import OriginGate
+from chatsapp.routes.share_link import share_link_routes
 from chatsapp.routes.upload_guard import UploadGuard, attachments_cap, import_cap
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
@@ -53,6 +54,7 @@ app: rx.App = rx.App(
     api_transformer=[
         auth_routes(),
         export_routes(),
+        share_link_routes(),
         LatestChatRedirect,
         ContentSecurityPolicy,
         UploadGuard.install(lambda: app, UPLOAD_CAPS),

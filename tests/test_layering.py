@@ -120,6 +120,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.log_records",
         "backend.portability",
+        "backend.sharing",  # chats search: a person's hits include the chats shared with them
         "backend.storage",
     },
     # chatsapp: app module → pages → components → states → identity → services → backend.
@@ -189,12 +190,15 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # Downloads decide who is asking per request, as the guard does per event.
     "chatsapp.routes.exports": {
+        "chatsapp.routes.share_link",  # the process's sharing service: what is shared with me
         "backend.chats",
         "backend.errors",
         "backend.portability",
         "chatsapp.auth.identity",
         "chatsapp.services",
     },
+    # A share link's page: the snapshot the sharing store holds, per request.
+    "chatsapp.routes.share_link": {"backend.errors", "backend.sharing", "chatsapp.services"},
     # ``GET /`` answered with the latest chat's address, as the page's own redirect does.
     "chatsapp.routes.home_redirect": {
         "chatsapp.chat_route",
@@ -285,6 +289,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.routes.home_redirect",
         "chatsapp.hosting.log_redaction",
         "chatsapp.routes.origins",
+        "chatsapp.routes.share_link",
         "chatsapp.pages",
         "chatsapp.services",
         "chatsapp.auth.signout_watch",

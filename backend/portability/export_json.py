@@ -18,7 +18,7 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from backend.chats import Chats, ChatSummary
@@ -135,8 +135,14 @@ def write_zip_export(
     *,
     progress: ProgressCallback | None = None,
     on_refused: Callable[[str, Exception], None] | None = None,
+    shared_with_me: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
     """A ``.zip`` export: ``manifest.json``, ``chats/<id>.json`` each, ``attachments/<hash>``.
+
+    ``shared_with_me``: the chats others share with the person, listed in the manifest as
+    plain values (owner, chat id, role, since) without their content: fork and export copy a
+    transcript where its owner cannot take it back, so that stays the owner's to do
+    (``docs/sharing.md``).
 
     Returns the ids written; a chat that cannot be exported (deleted meanwhile) is reported
     to ``on_refused`` and left out.
@@ -176,6 +182,7 @@ def write_zip_export(
             "exported_at": now_ms(),
             "directory_id": chats.directory_id,
             "chats": entries,
+            "shared_with_me": [dict(entry) for entry in shared_with_me],
         }
         zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, ensure_ascii=False, indent=1))
     return written

@@ -10,7 +10,8 @@ an existing record keeps its binding. The record also keeps the chat's chosen mo
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Sequence
 
 from backend.models import ModelRef
 from backend.runtime.agents import AgentDefinition, AgentSource
@@ -19,6 +20,8 @@ from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import AgentBinding, Conversation, VersionPolicy
 from backend.runtime.titles import chat_title
 from backend.runtime.working_chats import WorkingChat
+
+logger = logging.getLogger(__name__)
 
 
 class Bindings:
@@ -35,6 +38,8 @@ class Bindings:
         tenant_id: str,
         owner_principal_id: str,
         clock: Callable[[], int],
+        participants: Callable[[str], Sequence[str]] | None = None,
+        owner_context: Callable[[str], bool] | None = None,
     ) -> None:
         self._directory = directory
         self.agents = agents
@@ -44,6 +49,8 @@ class Bindings:
         self.tenant_id = tenant_id
         self.owner_principal_id = owner_principal_id
         self._clock = clock
+        self._participants = participants
+        self._owner_context = owner_context
 
     def ensure_record(self, conv: WorkingChat) -> Conversation:
         record = conv.store.load_conversation(conv.chat_id)
@@ -86,10 +93,36 @@ class Bindings:
 
     def conversation(self, chat_id: str, conv: WorkingChat | None) -> Conversation:
         """The record as handed out (``conv`` is None for a chat never written: it reads as the
-        default); its ``archived_at`` is the directory's (the one place)."""
+        default); its ``archived_at`` is the directory's (the one place), and its
+        ``participant_ids`` the sharing membership's, owner first (:meth:`participant_ids`)."""
         record = self.default_record(chat_id) if conv is None else self.ensure_record(conv)
         archived_at = self._directory.get_summary(chat_id).archived_at
-        return dataclasses.replace(record, archived_at=archived_at)
+        return dataclasses.replace(
+            record, archived_at=archived_at, participant_ids=self.participant_ids(chat_id)
+        )
+
+    def participant_ids(self, chat_id: str) -> tuple[str, ...]:
+        """Who takes part in the chat, owner first: read from the sharing membership on every
+        call (a member added or removed elsewhere shows at once), else the owner alone. The
+        stored column keeps the owner alone: membership has one home, the sharing store."""
+        if self._participants is None:
+            return (self.owner_principal_id,)
+        members = [m for m in self._participants(chat_id) if m != self.owner_principal_id]
+        return (self.owner_principal_id, *members)
+
+    def may_use_owner_context(self, chat_id: str) -> bool:
+        """Whether a run of the chat may read the owner's shared memory, write to it, or
+        search the owner's other chats (``Sharing.run_may_use_owner_context``: a chat shared
+        with nobody may; a shared chat only when its owner switched it on). Asked once per
+        run, never cached; a failing answer counts as no (what a shared chat's members read
+        must never depend on a store being up)."""
+        if self._owner_context is None:
+            return True
+        try:
+            return bool(self._owner_context(chat_id))
+        except Exception:
+            logger.warning("could not read the owner-context switch of chat %s", chat_id)
+            return False
 
     def agent_for(self, record: Conversation) -> AgentDefinition:
         if record.agent_version_policy == "pinned":

@@ -7,6 +7,12 @@ checkpointed every ``checkpoint_interval_s``, so a crash loses at most that much
 Frozen context: shared memory is read once per turn (fail-soft: unreachable memory means an
 empty block this turn), so a ``remember`` in another chat shows up at the next turn.
 
+The owner's context: a run reads the owner's shared memory, quotes their other chats
+(retrieval) and offers the tools that reach them (``remember``, ``search_chats``) only when
+``owner_context(chat_id)`` says it may (``Bindings.may_use_owner_context``: a shared chat
+only if its owner switched it on). Otherwise the run has the chat, its bound agent and its
+session state, nothing else, whoever sent the message.
+
 Ends: success commits (see :mod:`backend.runtime.turn`) and publishes ``run.completed``; a
 cancel or a failure keeps the partial reply and publishes ``run.cancelled`` / ``run.failed``
 with a sentence from :mod:`backend.runtime.failures`. A shutdown (``ActiveRun.interrupted``)
@@ -52,7 +58,15 @@ from backend.runtime.run_events import (
 )
 from backend.runtime.state import SessionStateHandle
 from backend.runtime.titles import TurnFollowUp
-from backend.runtime.tools import Tool, ToolContext, run_tool, stored_input, tool_part
+from backend.runtime.tools import (
+    Tool,
+    ToolContext,
+    ToolError,
+    offered_tools,
+    run_tool,
+    stored_input,
+    tool_part,
+)
 from backend.runtime.turn import Turn, TurnWriter
 from backend.runtime.window import HistoryWindow, Scan
 from backend.runtime.working_chats import ActiveRun, WorkingChat
@@ -91,6 +105,7 @@ class TurnExecutor:
     retriever: Retriever
     follow_up: TurnFollowUp
     checkpoint_interval_s: float
+    owner_context: Callable[[str], bool] = lambda _chat_id: True
 
     async def execute(
         self,
@@ -154,9 +169,15 @@ class TurnExecutor:
         model = self.models.provider_for(run.model or self.models.default_ref())
         scan = await self.window.read(conv, run, agent, model)
         user_text = text_of(scan.window[-1]) if scan.window else ""
+        if not await asyncio.to_thread(self.owner_context, conv.chat_id):
+            # the chat, its agent and its session state only (see the module docstring)
+            nothing: dict[str, str | None] = {block.label: None for block in agent.context_blocks}
+            tools = offered_tools(self.tools, agent.tools, owner_context=False)
+            context = ToolContext(conv.chat_id, handle, _no_owner_memory)
+            return _Material(scan, user_text, nothing, [], tools, context, model)
         memory = await self._frozen_memory(agent)
         retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text, model)
-        tools = {name: self.tools[name] for name in agent.tools if name in self.tools}
+        tools = offered_tools(self.tools, agent.tools, owner_context=True)
         context = ToolContext(conv.chat_id, handle, self._remember_fn(agent), self._search_fn(run))
         return _Material(scan, user_text, memory, retrieved, tools, context, model)
 
@@ -310,3 +331,9 @@ class TurnExecutor:
         provider = RemoteContextProvider(self.directory)
         provider.init(label)
         return provider
+
+
+async def _no_owner_memory(_fact: str) -> None:
+    """``remember`` in a run that may not touch the owner's shared memory (never offered
+    there; a call of it anyway is refused, not obeyed)."""
+    raise ToolError("shared memory is not available in this chat")

@@ -7,8 +7,10 @@ window, and whether the turn compacts the thread first (the rule of
 
 :func:`measure_next_turn` gathers that material for a chat the way a run does
 (``window.scan_recent``, ``prompt.build_request``): the recent window, the thread summary,
-session state, shared memory and the agent's tools. Two things are left out because they do
-not exist before the user types: the new message itself and what retrieval would find for it.
+session state, shared memory and the agent's tools (as a run would: without the owner's
+memory and the tools that reach it, in a shared chat whose owner did not switch them on). Two
+things are left out because they do not exist before the user types: the new message itself
+and what retrieval would find for it.
 So the meter is what the next turn sends *before* its message, an honest lower bound.
 """
 
@@ -24,7 +26,7 @@ from backend.runtime.bindings import Bindings
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import build_request, history_byte_budget, request_tokens
 from backend.runtime.records import AgentBinding, Conversation
-from backend.runtime.tools import Tool
+from backend.runtime.tools import Tool, offered_tools
 from backend.runtime.window import Scan, needs_compaction, scan_recent
 from backend.runtime.working_chats import WorkingChat
 
@@ -89,11 +91,13 @@ def measure_next_turn(
         threshold = agent.model.compact_after_tokens
         budget = history_byte_budget(agent)
         scan = scan_recent(conv.session, leaf_id, budget, threshold, conv.boundaries)
+    owner_context = bindings.may_use_owner_context(chat_id)
+    labels = [block.label for block in agent.context_blocks]
     request = build_request(
         agent=agent,
         history=scan.window,
-        tools=[tools[name].spec for name in agent.tools if name in tools],
-        memory={block.label: _memory(directory, block.label) for block in agent.context_blocks},
+        tools=[tool.spec for tool in offered_tools(tools, agent.tools, owner_context).values()],
+        memory={label: _memory(directory, label) if owner_context else None for label in labels},
         state=conv.states.get(chat_id).data if conv is not None else {},
         summary=scan.summary,
         chat_id=chat_id,

@@ -110,6 +110,11 @@ def _m001_runtime_tables(db: PostgresScope) -> None:
     )
 
 
+def _m002_requester(db: PostgresScope) -> None:
+    db.execute("ALTER TABLE runtime_runs ADD COLUMN requested_by_id text")
+    db.execute("ALTER TABLE runtime_runs ADD COLUMN requested_by_name text")
+
+
 # UPDATE takes the scope first through a one-row CTE, so every statement's first parameter is
 # the scope whatever the order of the rest.
 _SCOPED = "WITH k AS (SELECT ?::text AS scope) "
@@ -135,7 +140,7 @@ class PgRuntimeStore(RuntimeStore):
     """The runtime's SQL on a PostgreSQL scope (see the module docstring)."""
 
     engine_kind = "postgresql"
-    migrations = (_m001_runtime_tables,)
+    migrations = (_m001_runtime_tables, _m002_requester)
     SELECT_CONVERSATION = "SELECT * FROM runtime_conversation WHERE scope = ? AND id = ?"
     INSERT_CONVERSATION = """
     INSERT INTO runtime_conversation (
@@ -170,8 +175,8 @@ class PgRuntimeStore(RuntimeStore):
     INSERT_RUN = """
     INSERT INTO runtime_runs (
         scope, id, conversation_id, kind, status, user_message_id, assistant_message_id,
-        agent_id, agent_version, enqueued_at
-    ) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)
+        agent_id, agent_version, enqueued_at, requested_by_id, requested_by_name
+    ) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
     """
     IMPORT_CONVERSATION = (
         f"INSERT INTO runtime_conversation (scope, {_CONVERSATION_COLUMNS}) "

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal
 
+from backend.messages import Author
 from backend.models import ModelRef
 
 VersionPolicy = Literal["pinned", "latest"]
@@ -118,10 +119,20 @@ class RunRecord:
     # another process ends it (a recovery). None while queued, and for older runs.
     model_endpoint: str | None = None
     model_name: str | None = None
+    # Who asked for the reply (a send, a retry, an edit: the owner or a member of a shared
+    # chat), so every write of the reply says so; None for runs queued before it was recorded.
+    requested_by_id: str | None = None
+    requested_by_name: str | None = None
 
     @property
     def model(self) -> ModelRef | None:
         return _ref(self.model_endpoint, self.model_name)
+
+    @property
+    def requested_by(self) -> Author | None:
+        if not self.requested_by_id:
+            return None
+        return Author(id=self.requested_by_id, name=self.requested_by_name or self.requested_by_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from typing import Any
 
 from backend.clock import now_ms
 from backend.errors import ConflictError, LeaseLostError
-from backend.messages import WrittenMessage
+from backend.messages import REQUESTED_BY_KEY, Author, WrittenMessage
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
 from backend.runtime.execute import TurnExecutor
@@ -100,8 +100,12 @@ class RunQueue:
         *,
         user_message_id: str,
         new_message: NewMessage | None = None,
+        requested_by: Author,
     ) -> RunTicket:
-        """Store ``new_message`` (if any), the placeholder and the run; then wake the worker."""
+        """Store ``new_message`` (if any), the placeholder and the run; then wake the worker.
+
+        The placeholder records ``requested_by`` (``metadata.requestedBy``): the reply is the
+        model's, the request is that person's, and it stays on the reply when it is written."""
         run_id = new_id("run")
         assistant_id = new_id("msg")
 
@@ -111,7 +115,11 @@ class RunQueue:
                 "id": assistant_id,
                 "role": "assistant",
                 "parts": [],
-                "metadata": {"status": "queued", "runId": run_id},
+                "metadata": {
+                    "status": "queued",
+                    "runId": run_id,
+                    REQUESTED_BY_KEY: requested_by.as_metadata(),
+                },
             }
             with conv.database.transaction():
                 stored = [] if new_message is None else [_append_user_message(conv, new_message)]
@@ -125,6 +133,7 @@ class RunQueue:
                     agent_id=agent.id,
                     agent_version=agent.version,
                     now=self.clock(),
+                    requested_by=requested_by,
                 )
             sent_at = now_ms()
             return run, tuple(written_now(r.message, r.parent_id, sent_at) for r in stored)

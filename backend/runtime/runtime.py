@@ -45,6 +45,7 @@ from backend.errors import (
     InvalidInputError,
     NotFoundError,
 )
+from backend.messages import AUTHOR_KEY, Author
 from backend.models import ModelProvider, ModelRef, provider_from_settings
 from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
@@ -89,6 +90,14 @@ class ChatRuntime:
     use (``backend.endpoints.ModelEndpoints``); without it every chat is answered by
     ``model``, which defaults to :func:`backend.models.provider_from_settings`. ``agents`` is
     an :class:`AgentSource`: a registry, or the user's library (``LibraryAgents``).
+
+    The owner is the directory's person (``owner_principal_id``, default the directory's
+    id); ``owner_name`` is the name their messages show (default their id). A message sent,
+    retried or edited without an ``author`` is the owner's. ``participants(chat_id)`` gives a
+    shared chat's members, owner first (``Sharing.participant_ids``); without it every chat
+    has the owner alone. ``owner_context(chat_id)`` says whether a run of the chat may read the
+    owner's shared memory and other chats (``Sharing.run_may_use_owner_context``); without it
+    every run may (a directory nobody shares).
     """
 
     def __init__(
@@ -106,6 +115,9 @@ class ChatRuntime:
         max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
         tenant_id: str | None = None,
         owner_principal_id: str | None = None,
+        owner_name: str | None = None,
+        participants: Callable[[str], Sequence[str]] | None = None,
+        owner_context: Callable[[str], bool] | None = None,
         lease_ttl_s: float = 30.0,
         checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
         clock_ms: Callable[[], int] = now_ms,
@@ -127,9 +139,13 @@ class ChatRuntime:
             default_agent_id=default_agent_id,
             default_version_policy=default_version_policy,
             tenant_id=tenant_id or chats.directory_id or settings.user_id,
-            owner_principal_id=owner_principal_id or settings.user_id,
+            owner_principal_id=owner_principal_id or chats.directory_id or settings.user_id,
+            participants=participants,
+            owner_context=owner_context,
             clock=clock_ms,
         )
+        owner_id = self._bindings.owner_principal_id
+        self.owner = Author(id=owner_id, name=owner_name or owner_id)
         writer = TurnWriter(self.model.name, clock_ms)
         executor = TurnExecutor(
             directory=chats,
@@ -140,6 +156,7 @@ class ChatRuntime:
             retriever=Retriever(chats),
             follow_up=TurnFollowUp(chats, clock_ms),
             checkpoint_interval_s=checkpoint_interval_s,
+            owner_context=self._bindings.may_use_owner_context,
         )
         self._recovery = Recovery(self.locks, writer)
         owner = new_id("runtime")
@@ -167,6 +184,7 @@ class ChatRuntime:
         images: Sequence[str] = (),
         attachments: Sequence[Mapping[str, Any]] = (),
         parent_id: str | None = None,
+        author: Author | None = None,
     ) -> RunTicket:
         """Store the user's message and queue a reply; returns once both are durable.
 
@@ -175,20 +193,36 @@ class ChatRuntime:
         reply on screen); ``None`` continues after the newest message of the chat — which,
         while a reply is queued or streaming, is that reply's placeholder, so the new
         message lands after it.
+
+        ``author``: who sends it (a member of a shared chat; the caller authorized them);
+        default the owner. It is stored as the message's ``metadata.author`` and as the
+        reply's ``metadata.requestedBy``.
         """
         parts = user_parts(self.settings, text, images, attachments)
         conv = await self._open(chat_id)
         user_message_id = new_id("msg")
-        message = {"id": user_message_id, "role": "user", "parts": parts}
+        sender = author or self.owner
+        message = {
+            "id": user_message_id,
+            "role": "user",
+            "parts": parts,
+            "metadata": {AUTHOR_KEY: sender.as_metadata()},
+        }
         return await self._queue.enqueue(
             conv,
             RunKind.SEND,
             user_message_id=user_message_id,
             new_message=NewMessage(message, parent_id=parent_id),
+            requested_by=sender,
         )
 
-    async def regenerate(self, chat_id: str, assistant_message_id: str) -> RunTicket:
-        """Answer the same user message again, as a new sibling of ``assistant_message_id``."""
+    async def regenerate(
+        self, chat_id: str, assistant_message_id: str, *, author: Author | None = None
+    ) -> RunTicket:
+        """Answer the same user message again, as a new sibling of ``assistant_message_id``.
+
+        The new reply is the model's; ``author`` (default the owner) is who asked for it, kept
+        as its ``metadata.requestedBy``. The user message keeps its own author."""
         conv = await self._open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, assistant_message_id, 2)
         if not path or path[0].get("role") != "assistant":
@@ -196,22 +230,37 @@ class ChatRuntime:
         if len(path) < 2 or path[1].get("role") != "user":
             raise InvalidInputError("only a reply to a user message can be regenerated")
         user_message_id = str(path[1]["id"])
-        return await self._queue.enqueue(conv, RunKind.REGENERATE, user_message_id=user_message_id)
+        return await self._queue.enqueue(
+            conv,
+            RunKind.REGENERATE,
+            user_message_id=user_message_id,
+            requested_by=author or self.owner,
+        )
 
-    async def edit_message(self, chat_id: str, user_message_id: str, new_text: str) -> RunTicket:
-        """Store an edited copy of a user message as its sibling, and answer it."""
+    async def edit_message(
+        self,
+        chat_id: str,
+        user_message_id: str,
+        new_text: str,
+        *,
+        author: Author | None = None,
+    ) -> RunTicket:
+        """Store an edited copy of a user message as its sibling, and answer it. The copy's
+        author is who edited it (``author``, default the owner)."""
         conv = await self._open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, user_message_id, 2)
         if not path or path[0].get("role") != "user":
             raise NotFoundError("user message", user_message_id)
         parent = str(path[1]["id"]) if len(path) > 1 else None
         edited_id = new_id("msg")
-        message = edited_copy(self.settings, path[0], edited_id, new_text)
+        editor = author or self.owner
+        message = edited_copy(self.settings, path[0], edited_id, new_text, editor)
         return await self._queue.enqueue(
             conv,
             RunKind.EDIT,
             user_message_id=edited_id,
             new_message=NewMessage(message, parent_id=parent, root=parent is None),
+            requested_by=editor,
         )
 
     async def cancel(

@@ -33,6 +33,7 @@ from dataclasses import fields
 from typing import Any
 
 from backend.errors import ConflictError, LeaseLostError, RunNotFoundError, StaleVersionError
+from backend.messages import Author
 from backend.models import ModelRef
 from backend.runtime.records import (
     Conversation,
@@ -119,7 +120,18 @@ def _m004_models(db: Scope) -> None:
         db.execute(f"ALTER TABLE {table} ADD COLUMN model_name TEXT")
 
 
-MIGRATIONS = [_m001_runtime_tables, _m002_run_claimant, _m003_fencing, _m004_models]
+def _m005_requester(db: Scope) -> None:
+    db.execute("ALTER TABLE runtime_runs ADD COLUMN requested_by_id TEXT")
+    db.execute("ALTER TABLE runtime_runs ADD COLUMN requested_by_name TEXT")
+
+
+MIGRATIONS = [
+    _m001_runtime_tables,
+    _m002_run_claimant,
+    _m003_fencing,
+    _m004_models,
+    _m005_requester,
+]
 
 
 class RuntimeStore:
@@ -164,8 +176,8 @@ class RuntimeStore:
     INSERT_RUN = """
     INSERT INTO runtime_runs (
         id, conversation_id, kind, status, user_message_id, assistant_message_id,
-        agent_id, agent_version, enqueued_at
-    ) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?)
+        agent_id, agent_version, enqueued_at, requested_by_id, requested_by_name
+    ) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
     """
     IMPORT_CONVERSATION = """
     INSERT OR REPLACE INTO runtime_conversation (
@@ -358,7 +370,9 @@ class RuntimeStore:
         agent_id: str,
         agent_version: int | None,
         now: int,
+        requested_by: Author | None = None,
     ) -> RunRecord:
+        """Queue a run; ``requested_by`` is who asked for it (kept on its reply)."""
         self.db.execute(
             self.INSERT_RUN,
             (
@@ -371,6 +385,8 @@ class RuntimeStore:
                 agent_id,
                 agent_version,
                 now,
+                requested_by.id if requested_by else None,
+                requested_by.name if requested_by else None,
             ),
         )
         return self.load_run(run_id)

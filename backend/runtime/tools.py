@@ -14,7 +14,7 @@ Stored parts use the AI SDK ``UIMessage`` tool-part shape::
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -136,6 +136,24 @@ class SearchChatsTool:
         if context.search is None:
             raise ToolError("searching past chats is not available here")
         return {"results": await context.search(" ".join(query.split()))}
+
+
+OWNER_CONTEXT_TOOLS: frozenset[str] = frozenset({REMEMBER_TOOL, SEARCH_CHATS_TOOL})
+"""The tools that reach past the chat into its owner's directory (shared memory, other
+chats): offered only to a run that may use the owner's context (a shared chat's members read
+every reply)."""
+
+
+def offered_tools(
+    tools: Mapping[str, Tool], agent_tools: Sequence[str], owner_context: bool
+) -> dict[str, Tool]:
+    """The tools a run offers: the agent's, less those that reach the owner's directory when
+    the run may not (:data:`OWNER_CONTEXT_TOOLS`)."""
+    return {
+        name: tools[name]
+        for name in agent_tools
+        if name in tools and (owner_context or name not in OWNER_CONTEXT_TOOLS)
+    }
 
 
 BUILTIN_TOOLS: dict[str, Tool] = {

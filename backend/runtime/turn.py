@@ -2,8 +2,9 @@
 
 Every write of a reply goes through :class:`TurnWriter`, so the assistant message always has
 the same shape (``metadata = {"status", "runId", "model", "endpoint", "agent", "usage"?,
-"error"?}``: ``model`` and ``endpoint`` name the model the run was claimed with, ``usage`` is
-:class:`backend.models.ReplyUsage`) whoever writes it: a checkpoint, the final commit, a
+"error"?, "requestedBy"?}``: ``model`` and ``endpoint`` name the model the run was claimed
+with, ``usage`` is :class:`backend.models.ReplyUsage`, ``requestedBy`` who asked for the reply,
+from the run record) whoever writes it: a checkpoint, the final commit, a
 failure, a cancel or a recovery (which keeps the usage its last checkpoint saved).
 
 Atomicity: the commit writes the final message, the staged session state and the run record
@@ -24,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.messages import REQUESTED_BY_KEY
 from backend.models import ReplyUsage, ToolCall, Usage, call_usage
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.state import SessionStateHandle
@@ -174,6 +176,9 @@ class TurnWriter:
             metadata["endpoint"] = model.endpoint
         if run.agent_id:
             metadata["agent"] = f"{run.agent_id}@{run.agent_version}"
+        requester = run.requested_by
+        if requester is not None:
+            metadata[REQUESTED_BY_KEY] = requester.as_metadata()
         usage = turn.current_usage()
         if usage is not None:
             metadata.update(usage.metadata_entry())

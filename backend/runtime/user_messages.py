@@ -7,6 +7,7 @@ from typing import Any
 
 from backend.config import Settings
 from backend.errors import InvalidInputError
+from backend.messages import AUTHOR_KEY, Author
 from backend.uploads import attachment_limits, check_message_text, image_file_parts
 
 
@@ -30,10 +31,14 @@ def user_parts(
 
 
 def edited_copy(
-    settings: Settings, original: Mapping[str, Any], edited_id: str, new_text: str
+    settings: Settings,
+    original: Mapping[str, Any],
+    edited_id: str,
+    new_text: str,
+    editor: Author,
 ) -> dict[str, Any]:
     """A copy of the user message ``original`` with ``new_text``: its files kept, and its
-    metadata saying which message it was edited from."""
+    metadata saying which message it was edited from and who wrote the copy (``editor``)."""
     kept = [p for p in original.get("parts") or [] if p.get("type") != "text"]
     metadata = original.get("metadata")
     return {
@@ -43,5 +48,6 @@ def edited_copy(
         "metadata": {
             **(metadata if isinstance(metadata, dict) else {}),
             "editedFrom": original["id"],
+            AUTHOR_KEY: editor.as_metadata(),
         },
     }

@@ -19,12 +19,15 @@ from backend.sharing.roles import (
     MemberRole,
     role_allows,
 )
+from backend.sharing.run_hooks import RunHooks
 from backend.sharing.service import Sharing
 from backend.sharing.snapshots import MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_MESSAGES
 from backend.sharing.values import (
     ChatRef,
     Member,
+    MessageHit,
     NewShareLink,
+    SharedBy,
     SharedChat,
     SharedSnapshot,
     ShareLink,
@@ -49,8 +52,11 @@ __all__ = [
     "ChatRole",
     "Member",
     "MemberRole",
+    "MessageHit",
     "NewShareLink",
+    "RunHooks",
     "ShareLink",
+    "SharedBy",
     "SharedChat",
     "SharedSnapshot",
     "Sharing",

@@ -17,13 +17,22 @@ PostgreSQL). What the UI and the runtime do with it:
   an account calls :meth:`account_ended`.
 * **A run** asks :meth:`run_may_use_owner_context` before it reads the owner's memory, other
   chats or cross-chat search, and the conversation record's ``participant_ids`` come from
-  :meth:`participant_ids`.
+  :meth:`participant_ids`; :meth:`run_hooks` hands both to an owner's runtime
+  (``ChatRuntime(..., participants=hooks.participants, owner_context=hooks.owner_context)``).
+* **Search**: :meth:`search_messages` is a person's message search with the chats shared
+  with them (hits labelled with their owner), for the sidebar and ``chats search``.
 """
 
 from __future__ import annotations
 
+from backend.accounts import User
+from backend.chats import Chats
+from backend.chats.chats import DEFAULT_SEARCH_LIMIT
 from backend.sharing.links import LinkOperations
 from backend.sharing.members import MembershipOperations
+from backend.sharing.run_hooks import RunHooks
+from backend.sharing.search import DirectoryOf, search_with_shared
+from backend.sharing.values import MessageHit
 
 
 class Sharing(MembershipOperations, LinkOperations):
@@ -32,3 +41,23 @@ class Sharing(MembershipOperations, LinkOperations):
     Safe to share between threads, and between processes on one data folder (each opens its
     own ``Sharing``). Every method is synchronous: async callers offload it.
     """
+
+    def run_hooks(self, owner_id: str) -> RunHooks:
+        """The callables the runtime of ``owner_id``'s directory takes (participants of a
+        chat, and whether a run of it may use the owner's context)."""
+        return RunHooks(self, owner_id)
+
+    def search_messages(
+        self,
+        person: User,
+        own: Chats,
+        directory_of: DirectoryOf,
+        query: str,
+        *,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+    ) -> list[MessageHit]:
+        """``person``'s search: their directory ``own``, plus each chat shared with them now,
+        read through its owner's directory (``directory_of(owner_id)``); see
+        :mod:`backend.sharing.search`."""
+        shared = self.shared_with_me(person)
+        return search_with_shared(own, shared, directory_of, query, limit=limit)

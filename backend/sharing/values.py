@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import ConfigDict
 from sqlmodel import SQLModel
 
+from backend.chats import ChatHit
 from backend.sharing.roles import ChatRole, MemberRole
 
 SharingChangeKind = Literal[
@@ -148,3 +149,27 @@ class SharedSnapshot(_Frozen):
     title: str
     created_at: int
     messages: tuple[SnapshotMessage, ...]
+
+
+class SharedBy(_Frozen):
+    """Whose shared chat a search hit is in, and the chat's title there (what the hit's row
+    shows: "shared by olivia")."""
+
+    owner_id: str
+    owner_username: str
+    chat_title: str
+
+
+class MessageHit(ChatHit):
+    """One message a person's search found: in one of their own chats (``shared_by`` None),
+    or in a chat shared with them (``shared_by`` names its owner; ``chat_id`` is the owner's
+    id for it, so the chat is ``ChatRef(shared_by.owner_id, chat_id)``)."""
+
+    shared_by: SharedBy | None = None
+
+    @property
+    def chat(self) -> ChatRef | None:
+        """The shared chat the hit is in; None for the person's own chat."""
+        if self.shared_by is None:
+            return None
+        return ChatRef(owner_id=self.shared_by.owner_id, chat_id=self.chat_id)

@@ -60,7 +60,8 @@ def served_policy(host: str = "") -> str:
 
 
 class ContentSecurityPolicy:
-    """ASGI middleware adding the policy header to every HTTP response (websockets untouched)."""
+    """ASGI middleware adding the policy header to every HTTP response (websockets untouched)
+    that has none of its own."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -73,7 +74,8 @@ class ContentSecurityPolicy:
 
         async def send_with_policy(message: Message) -> None:
             if message["type"] == "http.response.start":
-                MutableHeaders(scope=message)[HEADER] = policy
+                # A route that set a stricter policy of its own keeps it (a share link's page).
+                MutableHeaders(scope=message).setdefault(HEADER, policy)
             await send(message)
 
         await self.app(scope, receive, send_with_policy)

@@ -43,6 +43,7 @@ from backend.chats import Chats
 from backend.errors import NotFoundError
 from backend.portability import all_chat_ids, write_chat, write_markdown, write_zip_export
 from chatsapp.auth.identity import identify
+from chatsapp.routes.share_link import process_sharing
 from chatsapp.services import offload, services
 
 EXPORT_PREFIX = "/export"
@@ -87,6 +88,24 @@ async def _directory(request: Request) -> Chats | None:
     peer = request.client.host if request.client else ""
     viewer = await offload(identify, dict(request.headers), peer)
     return None if viewer is None else services().directory(viewer.user_id)
+
+
+def shared_with_me(user_id: str) -> list[dict[str, object]]:
+    """The chats shared with the person, as the export's manifest lists them (no content:
+    ``docs/sharing.md``); none for a directory without an account (``CHATS_AUTH=none``)."""
+    person = services().accounts().user(user_id)
+    if person is None:
+        return []
+    return [
+        {
+            "owner_id": chat.owner_id,
+            "owner_username": chat.owner_username,
+            "chat_id": chat.chat_id,
+            "role": chat.role,
+            "since": chat.since,
+        }
+        for chat in process_sharing().shared_with_me(person)
+    ]
 
 
 def _download(folder: Path, file: Path, name: str) -> StreamingResponse:
@@ -136,7 +155,13 @@ async def export_all(request: Request) -> Response:
 
     def write() -> None:
         # A chat deleted meanwhile is left out rather than failing the whole export.
-        write_zip_export(chats, all_chat_ids(chats), str(file), on_refused=lambda *_: None)
+        write_zip_export(
+            chats,
+            all_chat_ids(chats),
+            str(file),
+            on_refused=lambda *_: None,
+            shared_with_me=shared_with_me(chats.directory_id),
+        )
 
     try:
         await offload(write)

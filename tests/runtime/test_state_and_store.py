@@ -275,6 +275,7 @@ class TestRuns:
             "_m002_run_claimant",
             "_m003_fencing",
             "_m004_models",
+            "_m005_requester",
         ]
         assert json.loads(
             store.db.query_one("SELECT participant_ids FROM runtime_conversation")[0]
