@@ -94,6 +94,16 @@ def _copy_and_time(entry: EntryRow) -> rx.Component:
         rx.fragment(),
         rx.hstack(
             CopyButton.create(text=entry.text, label="Copy message", class_name="copy-message"),
+            rx.cond(
+                entry.author != "",
+                rx.text(
+                    rx.cond(entry.role == "user", "", "asked by "),
+                    entry.author,
+                    size="1",
+                    weight="medium",
+                    class_name="message-author",
+                ),
+            ),
             SentTime.create(at=entry.sent_at),
             rx.cond(
                 entry.model_label != "",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from backend.accounts import User
 from backend.errors import ChatNotFoundError
+from backend.messages import Author
 from backend.sharing import Act, ChatRef, ChatRole
 from chatsapp.auth.identity import current_viewer
 from chatsapp.services import offload, services
@@ -35,6 +36,11 @@ class ChatAccess:
     @property
     def ref(self) -> ChatRef:
         return ChatRef(owner_id=self.owner_id, chat_id=self.chat_id)
+
+    def author(self) -> Author:
+        """Who the runtime records as writing or asking (the event's person)."""
+        viewer = current_viewer()
+        return Author(id=viewer.user_id, name=viewer.username)
 
     @property
     def shared(self) -> bool:

@@ -326,6 +326,7 @@ class ChatTabState(rx.State):
                 images=images,
                 attachments=documents,
                 parent_id=parent_id,
+                author=access.author(),
             )
         except ChatNotFoundError:
             # Deleted (or purged by another process) since this tab opened it: every tab
@@ -397,8 +398,12 @@ class ChatTabState(rx.State):
     async def regenerate(self, assistant_message_id: str):  # noqa: ANN201
         """A new reply beside this one; this tab moves to it (the others stay where they are)."""
         try:
-            runtime = services().runtime((await self._access("retry")).owner_id)
-            ticket = await runtime.regenerate(self.active_chat_id, assistant_message_id)
+            access = await self._access("retry")
+            ticket = (
+                await services()
+                .runtime(access.owner_id)
+                .regenerate(self.active_chat_id, assistant_message_id, author=access.author())
+            )
         except ChatsError as exc:
             return rx.toast.error(f"Could not regenerate: {exc}")
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
@@ -431,8 +436,12 @@ class ChatTabState(rx.State):
             return rx.toast.error(f"Could not edit the message: {exc}")
         self.editing_message_id = ""
         try:
-            runtime = services().runtime((await self._access("edit")).owner_id)
-            ticket = await runtime.edit_message(self.active_chat_id, message_id, text)
+            access = await self._access("edit")
+            ticket = (
+                await services()
+                .runtime(access.owner_id)
+                .edit_message(self.active_chat_id, message_id, text, author=access.author())
+            )
         except ChatsError as exc:
             return rx.toast.error(f"Could not edit the message: {exc}")
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)

@@ -17,8 +17,8 @@ from backend.sharing import SnapshotAttachment, SnapshotMessage
 from backend.transcript import entry_from_message
 from chatsapp.services import services
 
-LINK_PREFIX = "/s/"
-"""The share-link page's path (the page itself is ``chatsapp.routes``'s)."""
+LINK_PREFIX = "/share/"
+"""The share-link page's path (``chatsapp.routes.share_link`` serves it)."""
 ASSISTANT_NAME = "Assistant"
 
 

@@ -84,7 +84,9 @@ class TestThreePeopleInOneChat:
     def test_sends_from_owner_and_participant_stream_into_all_three_tabs(
         self, app_server: AppServer, browser: Browser
     ):
-        owner, part, viewer, _chat, _names = share_with_two(browser, app_server)
+        owner, part, viewer, _chat, (owner_name, part_name, _v) = share_with_two(
+            browser, app_server
+        )
         expect(viewer.locator("#composer")).to_have_count(0)
         expect(viewer.locator("#viewer-notice")).to_be_visible()
 
@@ -97,6 +99,9 @@ class TestThreePeopleInOneChat:
         for tab in (owner, part, viewer):
             expect(transcript(tab)).to_contain_text("And one from the owner", timeout=WAIT_MS)
             expect(tab.locator(".message-assistant")).to_have_count(2, timeout=WAIT_MS)
+        # Every message names its author (a reply: who asked for it).
+        authors = viewer.locator(".message-user .message-author")
+        expect(authors).to_have_text([part_name, owner_name], timeout=WAIT_MS)
 
     def test_presence_and_typing_show_in_the_header(self, app_server: AppServer, browser: Browser):
         owner, part, viewer, _chat, (owner_name, part_name, view_name) = share_with_two(
