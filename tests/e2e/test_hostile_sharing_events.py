@@ -10,7 +10,7 @@ owner's context on.
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,7 +26,7 @@ from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.shared_with_me import SharedWithMeState
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
-from tests.support.deadlines import until
+from tests.support.deadlines import WAIT_S
 
 OWNER, VIEWER, PARTICIPANT, STRANGER = "shown", "shviewer", "shpart", "shstranger"
 TITLE = "Pangolin treaty draft"
@@ -238,9 +238,9 @@ class TestARemovedMember:
 
 
 def until_stored(server: AppServer, shared: Shared, count: int) -> None:
-    """Wait until the chat holds ``count`` messages (the owner's send and its reply)."""
-
-    async def stored() -> None:
-        await until(lambda: len(messages(server, shared)) >= count)
-
-    asyncio.run(stored())
+    """Wait until the chat holds ``count`` messages (the owner's send and its reply); the
+    test's event loop may be Playwright's, so this polls the store from this thread."""
+    deadline = time.monotonic() + WAIT_S  # a hang guard, not a limit on the app
+    while len(messages(server, shared)) < count:
+        assert time.monotonic() < deadline, "the owner's message was never stored"
+        time.sleep(0.05)
