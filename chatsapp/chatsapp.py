@@ -20,7 +20,7 @@ from chatsapp.auth import token_binding
 from chatsapp.auth.guard import AuthGuard
 from chatsapp.auth.signout_watch import SignoutWatch
 from chatsapp.hosting import collector, log_redaction
-from chatsapp.live import bridge
+from chatsapp.live import bridge, sharing_live
 from chatsapp.routes.account_forms import auth_routes
 from chatsapp.routes.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.routes.exports import export_routes
@@ -31,11 +31,13 @@ from chatsapp.routes.upload_guard import UploadGuard, attachments_cap, import_ca
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState
+from chatsapp.states.chat_people import SharedChatPeopleState
 from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import SharedChatSettingsState
 from chatsapp.states.settings import SettingsTabState
+from chatsapp.states.shared_with_me import SharedWithMeState
 
 # An on-screen keyboard resizes the layout (not just the visual viewport), so the composer,
 # last in a 100dvh column, stays above it (assets/layout.css).
@@ -113,4 +115,18 @@ live_bridge = bridge.LiveBridge(
     services(),
 )
 live_bridge.install()
+# Shared chats: the sharing change feed, presence, a removed member's tabs emptied at once.
+live_sharing = sharing_live.SharingLive(
+    app,
+    live_bridge,
+    sharing_live.SharingStates(
+        tab=ChatTabState,
+        shared_with_me=SharedWithMeState,
+        people=SharedChatPeopleState,
+        chat_views=(SharedConversationState, SharedChatSettingsState, SharedChatPeopleState),
+    ),
+    services(),
+)
+live_sharing.install()
+app.register_lifespan_task(live_sharing.poll_forever)
 token_binding.install(app)  # sockets too: a connect is checked like an event

@@ -22,6 +22,7 @@ from chatsapp.components.sidebar import drawer_button, sidebar
 from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabState
 from chatsapp.states.agents import AgentsTabState
 from chatsapp.states.archive import ArchivePolicyTabState, SharedArchiveState
+from chatsapp.states.chat_people import ChatPeopleTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.endpoints_admin import EndpointsAdminTabState
@@ -29,6 +30,7 @@ from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
 from chatsapp.states.settings import SettingsTabState
+from chatsapp.states.shared_with_me import SharedWithMeState
 from chatsapp.states.status import WorkerTabState
 
 
@@ -115,6 +117,7 @@ ON_LOAD_COMMON = [
     SharedDirectoryState.link,
     SharedArchiveState.link,
     SharedMemoryState.link,
+    SharedWithMeState.link,
     WorkerTabState.load,
 ]
 
@@ -141,7 +144,12 @@ def register(app: rx.App) -> None:
         chat_page,
         route=CHAT_ROUTE,
         title="Chats",
-        on_load=[*ON_LOAD_COMMON, ChatTabState.open_chat, ChatSettingsTabState.load],
+        on_load=[
+            *ON_LOAD_COMMON,
+            ChatTabState.open_chat,
+            ChatSettingsTabState.load,
+            ChatPeopleTabState.load,
+        ],
     )
     app.add_page(
         settings_page,

@@ -32,7 +32,7 @@ from backend.runtime.hosting import (
     lock_store_from_settings,
 )
 from backend.runtime.library_agents import LibraryAgents
-from backend.sharing import ChatRef, Sharing
+from backend.sharing import Sharing
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -158,7 +158,8 @@ class Services:
         chats = self.directory(user_id)
         endpoints = self.endpoints()
         library = self.agents(user_id)
-        sharing = self.sharing()  # a shared chat's members and its owner-context switch
+        # A shared chat's members and its owner-context switch, read per call.
+        hooks = self.sharing().run_hooks(user_id)
         with self._lock:
             runtime = self._runtimes.get(user_id)
         owner = None if runtime is not None else self.accounts().user(user_id)
@@ -173,12 +174,8 @@ class Services:
                     lock_store=lock_store_from_settings(self.settings),
                     max_state_bytes=self.max_state_bytes,
                     owner_name=owner.username if owner is not None else None,
-                    participants=lambda chat_id: sharing.participant_ids(
-                        ChatRef(owner_id=user_id, chat_id=chat_id)
-                    ),
-                    owner_context=lambda chat_id: sharing.run_may_use_owner_context(
-                        ChatRef(owner_id=user_id, chat_id=chat_id)
-                    ),
+                    participants=hooks.participants,
+                    owner_context=hooks.owner_context,
                 )
                 self._runtimes[user_id] = runtime
             return runtime

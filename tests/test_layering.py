@@ -223,6 +223,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.models",
         "backend.portability",
         "backend.runtime",  # its public names only (start_chat, DEFAULT_AGENT_ID), never built
+        "backend.sharing",  # who may act on a shared chat (authorize), the share dialog
         "backend.transcript",
         "backend.uploads",
         "chatsapp.routes.home_redirect",  # the latest chat's address (one rule for both redirects)
@@ -232,6 +233,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     "chatsapp.live.bridge": {
         "backend.chats",  # the directory it subscribes to (a type)
+        "chatsapp.live.chat_headers",
         "chatsapp.auth.identity",
         "chatsapp.live.fanout",
         "chatsapp.live.run_pump",
@@ -248,6 +250,18 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.reflex_seam",
     },
     "chatsapp.live.tab_sockets": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
+    # Shared chats live: the sharing feed, presence, removals (beside the bridge it reads).
+    "chatsapp.live.sharing_live": {
+        "backend.errors",
+        "backend.sharing",
+        "chatsapp.auth.identity",
+        "chatsapp.live.bridge",
+        "chatsapp.live.fanout",
+        "chatsapp.reflex_seam",
+        "chatsapp.services",
+    },
+    # A chat's header refreshes, a part of the bridge.
+    "chatsapp.live.chat_headers": {"chatsapp.auth.identity", "chatsapp.services"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.live.fanout": {"chatsapp.reflex_seam"},
     # Components link to the export routes' addresses (the routes own them).
@@ -274,6 +288,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.auth.guard",
         "chatsapp.routes.account_forms",
         "chatsapp.live.bridge",
+        "chatsapp.live.sharing_live",
         "chatsapp.hosting.collector",
         "chatsapp.routes.csp",
         "chatsapp.routes.exports",

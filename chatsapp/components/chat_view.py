@@ -10,6 +10,14 @@ from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
 from chatsapp.components.settings import chat_export_url
+from chatsapp.components.sharing import (
+    lost_notice,
+    people_bar,
+    share_dialog,
+    share_menu_items,
+    typing_reporter,
+    viewer_notice,
+)
 from chatsapp.components.sidebar import drawer_button
 from chatsapp.reflex_seam import var_data_of
 from chatsapp.states.conversation import (
@@ -17,10 +25,8 @@ from chatsapp.states.conversation import (
     ATTACHMENT_KINDS,
     ChatTabState,
     SharedConversationState,
-    shown_message_count,
-    shown_on_branch,
-    shown_rows,
 )
+from chatsapp.states.shown_vars import shown_message_count, shown_on_branch, shown_rows
 
 UPLOAD_ID = "image-upload"
 # The composer is uncontrolled (no per-keystroke round trip); Send reads its DOM value.
@@ -54,6 +60,7 @@ def _header() -> rx.Component:
                 id="message-count",
             ),
             chat_header_controls(),
+            people_bar(),
             class_name="chat-header-details",
         ),
         memory_toggle(),
@@ -78,6 +85,7 @@ def _chat_menu() -> rx.Component:
             )
         ),
         rx.menu.content(
+            share_menu_items(),
             # Selecting an item downloads (the route answers as an attachment: the chat stays).
             rx.menu.item(
                 "Export as JSON",
@@ -259,6 +267,7 @@ def _composer() -> rx.Component:
                 id="composer",
                 auto_focus=True,
                 aria_label="Message",
+                **typing_reporter(),
             ),
             # Send stays available while a reply streams: the new message queues behind it.
             rx.cond(
@@ -291,6 +300,11 @@ def _composer() -> rx.Component:
 
 
 def chat_view() -> rx.Component:
+    """The open chat; a shared chat this tab lost shows only why (``lost_notice``)."""
+    return rx.cond(ChatTabState.lost_notice != "", lost_notice(), _chat_view())
+
+
+def _chat_view() -> rx.Component:
     return rx.vstack(
         # Which chat this tab is linked to (tests wait on it before typing).
         rx.el.span(SharedConversationState.chat_id, id="open-chat-id", display="none"),
@@ -300,7 +314,8 @@ def chat_view() -> rx.Component:
         ),
         _header(),
         _transcript(),
-        _composer(),
+        rx.cond(ChatTabState.role == "viewer", viewer_notice(), _composer()),
+        share_dialog(),
         spacing="0",
         width="100%",
         class_name="chat-view",

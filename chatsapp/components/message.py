@@ -8,8 +8,9 @@ from chatsapp.components.copy_button import CopyButton
 from chatsapp.components.edit_form import edit_form
 from chatsapp.components.markdown import safe_markdown
 from chatsapp.components.sent_time import SentTime
-from chatsapp.states.conversation import ChatTabState, SharedConversationState, streamed_text
+from chatsapp.states.conversation import ChatTabState, SharedConversationState
 from chatsapp.states.rows import EntryRow, FileRow, ToolRow
+from chatsapp.states.shown_vars import streamed_text
 
 
 def _tool(tool: ToolRow) -> rx.Component:
@@ -93,6 +94,16 @@ def _copy_and_time(entry: EntryRow) -> rx.Component:
         rx.fragment(),
         rx.hstack(
             CopyButton.create(text=entry.text, label="Copy message", class_name="copy-message"),
+            rx.cond(
+                entry.author != "",
+                rx.text(
+                    rx.cond(entry.role == "user", "", "asked by "),
+                    entry.author,
+                    size="1",
+                    weight="medium",
+                    class_name="message-author",
+                ),
+            ),
             SentTime.create(at=entry.sent_at),
             rx.cond(
                 entry.model_label != "",

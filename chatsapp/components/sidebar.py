@@ -11,6 +11,7 @@ import reflex as rx
 from chatsapp.chat_route import chat_path
 from chatsapp.components.auth_pages import sign_out_button
 from chatsapp.components.chat_row import ONE_LINE, chat_item
+from chatsapp.components.sharing import shared_with_me_section
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.archive import SharedArchiveState
 from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState, SidebarTabState
@@ -352,6 +353,7 @@ def sidebar() -> rx.Component:
             ),
             _message_search(),
             _undo_bar(),
+            shared_with_me_section(),
             _chat_list(),
             _archived_section(),
             _account_footer(),

@@ -7,16 +7,14 @@ states never import it, so no import cycle forms between the states and the brid
 
 Two sources feed it, both inside this worker process:
 
-* the directory's change feed (``Chats.subscribe``): created / renamed / deleted / turn
-  recorded / archived / unarchived / shared context changed. Listeners may fire on a worker
-  thread (storage calls are offloaded), so they only *schedule* work on the event loop.
-  Refreshes are throttled per user and list (the sidebar page, memory): the first change
-  refreshes at once, later ones within ``directory_refresh_s`` coalesce into one refresh at its
-  end. An import creating thousands of chats so costs a sidebar frame per interval to each tab,
-  not one per chat (each one kept the event loop busy, and a busy loop slows the import's
-  worker thread many times over: it waits for the GIL after every SQLite call). The sidebar
-  page (the chat list and, when archived chats changed, the archived list) is read in one
-  backend call (``Chats.sidebar_page``), whichever lists it refreshes.
+* the directory's change feed (``Chats.subscribe``: created, renamed, deleted, turn recorded,
+  archived, unarchived, shared context changed). Listeners may fire on a worker thread, so
+  they only *schedule* work on the event loop. Refreshes are throttled per user and list (the
+  sidebar page, memory): the first change refreshes at once, later ones within
+  ``directory_refresh_s`` coalesce into one refresh at its end, so an import creating
+  thousands of chats costs one sidebar frame per interval (a frame per chat kept the loop
+  busy and slowed the import's thread many times over). The sidebar page (chats and, when
+  archived chats changed, the archived list) is one backend call (``Chats.sidebar_page``).
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one run pump per watched
   chat applies them to ``SharedConversationState`` (:mod:`chatsapp.live.run_pump`).
 
@@ -48,7 +46,7 @@ import contextvars
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import reflex as rx
 
@@ -66,6 +64,7 @@ from backend.chats import (
     SharedContextChanged,
 )
 from chatsapp.auth.identity import conversation_token, directory_token
+from chatsapp.live.chat_headers import ChatHeaders
 from chatsapp.live.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.live.run_pump import RunPump
 from chatsapp.live.tab_sockets import TabSockets
@@ -114,6 +113,14 @@ class LiveStates:
     chat_settings: type[rx.State]
 
 
+class WatchListener(Protocol):
+    """Hears which tab watches which chat, and renames (``chatsapp.live.sharing_live``)."""
+
+    def watched(self, client_token: str, key: Key, change: int) -> None: ...
+
+    def chat_renamed(self, owner_id: str, chat_id: str) -> None: ...
+
+
 def touches_archive(event: DirectoryEvent) -> bool:
     """Whether the archived list may change: a reply or rename of a chat that is not archived
     (nearly every event) leaves it alone, and costs it nothing."""
@@ -122,12 +129,13 @@ def touches_archive(event: DirectoryEvent) -> bool:
     return isinstance(event, _ROW_EVENTS) and event.chat.archived_at is not None
 
 
-class LiveBridge:
+class LiveBridge(ChatHeaders):
     """The live layer of one worker process (the module docstring says what it does)."""
 
     def __init__(self, app: ReflexApp, states: LiveStates, services: Services) -> None:
         self.app = app
         self.states = states
+        self.header_state = states.chat_settings
         self.services = services
         self.sockets = TabSockets()
         self.release_grace_s = RELEASE_GRACE_S
@@ -148,6 +156,7 @@ class LiveBridge:
         self._watched_directories: dict[str, Chats] = {}  # user id -> directory subscribed to
         self._agent_saves_seen: dict[str, int] = {}  # user id -> versions_saved last read
         self._tasks: set[asyncio.Task[None]] = set()
+        self.watch_listener: WatchListener | None = None
 
     def install(self) -> None:
         """Listen to the services and the app's sockets (called once, by the app module)."""
@@ -164,13 +173,16 @@ class LiveBridge:
         if self.sockets.is_closed(client_token):
             return  # handled after its tab closed: nothing would ever release the watch
         self._capture_loop()
-        self.tab_opened(user_id, client_token)
+        if client_token not in self._tab_user:  # a member's tab is theirs, not the owner's
+            self.tab_opened(user_id, client_token)
         key = (user_id, chat_id)
         previous = self._tab_watching.get(client_token)
         if previous is not None and previous != key:
             self._unwatch(client_token, previous)
         self._tab_watching[client_token] = key
-        self._watchers.setdefault(key, set()).add(client_token)
+        if client_token not in self._watchers.setdefault(key, set()) and self.watch_listener:
+            self.watch_listener.watched(client_token, key, +1)
+        self._watchers[key].add(client_token)
         pending = self._releases.pop(key, None)
         if pending is not None:
             pending.cancel()
@@ -210,9 +222,7 @@ class LiveBridge:
 
     def tab_left(self, client_token: str) -> None:
         """The tab closed its socket: it no longer watches any chat."""
-        key = self._tab_watching.pop(client_token, None)
-        if key is not None:
-            self._unwatch(client_token, key)
+        self.tab_left_chat(client_token)
         user_id = self._tab_user.pop(client_token, None)
         if user_id is None:
             return
@@ -222,6 +232,12 @@ class LiveBridge:
             if not tabs:
                 del self._user_tabs[user_id]
                 self._schedule_directory_release(user_id)
+
+    def tab_left_chat(self, client_token: str) -> None:
+        """The tab no longer shows the chat it showed (it lost it: ``sharing_live``)."""
+        key = self._tab_watching.pop(client_token, None)
+        if key is not None:
+            self._unwatch(client_token, key)
 
     def footprint(self) -> dict[str, int]:
         """What the bridge holds now (the soak and load benches print it)."""
@@ -238,6 +254,19 @@ class LiveBridge:
     def watched_chat(self, client_token: str) -> Key | None:
         """The (user, chat) tab ``client_token`` shows, if any."""
         return self._tab_watching.get(client_token)
+
+    def tab_owner(self, client_token: str) -> str | None:
+        """The person whose tab ``client_token`` is (not the owner of the chat it shows)."""
+        return self._tab_user.get(client_token)
+
+    def tabs_watching(self, key: Key) -> set[str]:
+        return set(self._watchers.get(key, ()))
+
+    def has_tabs(self, user_id: str) -> bool:
+        return user_id in self._user_tabs
+
+    def people_with_tabs(self) -> list[str]:
+        return list(self._user_tabs)
 
     def pumped_chats(self) -> set[Key]:
         """The chats whose run events are pumped now."""
@@ -260,6 +289,8 @@ class LiveBridge:
         tabs = self._watchers.get(key)
         if tabs is None:
             return
+        if client_token in tabs and self.watch_listener is not None:
+            self.watch_listener.watched(client_token, key, -1)
         tabs.discard(client_token)
         if tabs:
             return
@@ -356,6 +387,8 @@ class LiveBridge:
                     self._spawn(self._show_deleted(chat_id))
                 case ChatRenamed(chat=chat):
                     self._spawn(self._show_title(chat.id, chat.title))
+                    if self.watch_listener is not None:
+                        self.watch_listener.chat_renamed(user_id, chat.id)
                 case ChatArchived(chat=chat) | ChatUnarchived(chat=chat) if (
                     user_id,
                     chat.id,
@@ -434,36 +467,6 @@ class LiveBridge:
         pump = RunPump(self.app, self.states.conversation, runtime, user_id, chat_id)
         async for _settings_may_change in pump.run():
             await self._refresh_chat_settings(user_id, chat_id)
-
-    # ── chat headers ────────────────────────────────────────────────
-
-    async def _headers_if_agents_changed(self, user_id: str) -> None:
-        """An agent saved by another worker or process changes no chat row here: after a
-        change to the directory, compare the agents' save count with the last one seen and, if
-        it moved, re-read the headers this worker's tabs show (a few, not every chat)."""
-        saved = await offload(self.services.agents(user_id).versions_saved)
-        seen = self._agent_saves_seen.get(user_id)  # None: not read yet, so not known current
-        self._agent_saves_seen[user_id] = saved
-        if saved != seen:
-            self._refresh_watched_headers(user_id)
-
-    def _refresh_watched_headers(self, user_id: str, only_agent: str = "") -> None:
-        for watched_user, chat_id in list(self._watchers):
-            if watched_user == user_id:
-                self._spawn(self._refresh_chat_settings(user_id, chat_id, only_agent=only_agent))
-
-    async def _refresh_chat_settings(
-        self, user_id: str, chat_id: str, only_agent: str = ""
-    ) -> None:
-        """Re-read a chat's header and meter, if a tab linked them (and, with ``only_agent``,
-        if the chat is bound to that agent)."""
-        token = conversation_token(chat_id)
-        async with self._modify(token, self.states.chat_settings) as state:
-            if state.chat_id and (not only_agent or state.agent_id == only_agent):
-                try:
-                    await state.refresh(user_id)
-                except Exception:  # a header left stale must not stop the chat's run pump
-                    log.warning("could not refresh the header of chat %s", chat_id, exc_info=True)
 
     # ── plumbing ────────────────────────────────────────────────────
 

@@ -10,8 +10,6 @@ branch moves along with a new message is ``backend.transcript.follow_branches``'
 
 from __future__ import annotations
 
-import functools
-import operator
 from collections.abc import Sequence
 
 import reflex as rx
@@ -19,6 +17,7 @@ import reflex as rx
 from backend.errors import ChatNotFoundError, ChatsError, InputTooLargeError
 from backend.messages import WrittenMessage
 from backend.runtime.failures import describe_refusal
+from backend.sharing import Act
 from backend.transcript import (
     TranscriptWindow,
     chosen_leaf,
@@ -41,6 +40,7 @@ from chatsapp.auth.identity import conversation_token, current_user_id
 from chatsapp.chat_route import MESSAGE_PARAMETER, chat_id_of_path, chat_path
 from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 from chatsapp.services import offload, services
+from chatsapp.states.chat_access import ChatAccess, chat_access
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.linking import link_quietly
 from chatsapp.states.page_scripts import scroll_to, scroll_to_bottom, upload_chunks
@@ -179,38 +179,6 @@ class SharedConversationState(rx.SharedState):
         return self.leaf_of.get(chosen, chosen) in self.branches
 
 
-def _shown_leaf(chosen: rx.Var[str]) -> rx.Var[str]:
-    leaf_of = SharedConversationState.leaf_of
-    return rx.cond(leaf_of.contains(chosen), leaf_of[chosen], chosen).to(str)
-
-
-def shown_rows(chosen: rx.Var[str]) -> rx.Var[list[EntryRow]]:
-    """In the browser: the rows of the branch a tab chose (the twin of ``rows_for``)."""
-    shown, branches = _shown_leaf(chosen), SharedConversationState.branches
-    return rx.cond(branches.contains(shown), branches[shown], SharedConversationState.entries).to(
-        list[EntryRow]
-    )
-
-
-def shown_message_count(chosen: rx.Var[str]) -> rx.Var[int]:
-    """In the browser: the message count of the branch a tab chose (for its header)."""
-    shown, counts = _shown_leaf(chosen), SharedConversationState.branch_counts
-    return rx.cond(counts.contains(shown), counts[shown], SharedConversationState.message_count).to(
-        int
-    )
-
-
-def streamed_text() -> rx.Var[str]:
-    """In the browser: the streaming reply, its pieces joined (the oldest text is highest)."""
-    pieces = [getattr(SharedConversationState, f"{PIECE_VAR}{k}") for k in range(PIECE_LEVELS)]
-    return functools.reduce(operator.add, reversed(pieces)).to(str)
-
-
-def shown_on_branch(chosen: rx.Var[str]) -> rx.Var[bool]:
-    """In the browser: whether that tab shows a branch off the newest path (``on_branch``)."""
-    return SharedConversationState.branches.contains(_shown_leaf(chosen))
-
-
 class ChatTabState(rx.State):
     """Per tab: which chat and branch this tab shows, the composer, earlier pages, notices.
 
@@ -234,12 +202,24 @@ class ChatTabState(rx.State):
     missing: bool = False
     view_leaf_id: str = ""
     seen_newest_id: str = ""
+    role: str = ""  # this person's role in the open chat: owner, participant or viewer
+    lost_notice: str = ""  # why this tab lost a shared chat (removed, left, deleted)
 
     def _user(self) -> str:
         return current_user_id()
 
+    async def _access(self, act: Act) -> ChatAccess:
+        """The open chat, if this person may do ``act`` there now (``states.chat_access``)."""
+        return await chat_access(self.active_chat_id, act)
+
     async def _active_chat(self):
-        return await offload(services().directory(self._user()).get_chat, self.active_chat_id)
+        return (await self._open_chat_file())[1]
+
+    async def _open_chat_file(self):
+        """The open chat's access and its file (in the owner's directory), for reading."""
+        access = await self._access("read")
+        chats = services().directory(access.owner_id)
+        return access, await offload(chats.get_chat, access.chat_id)
 
     @rx.event
     async def open_chat(self):  # noqa: ANN201
@@ -247,16 +227,18 @@ class ChatTabState(rx.State):
         url = self.router.url
         chat_id = chat_id_of_path(url.path)
         highlight = url.query_parameters.get(MESSAGE_PARAMETER, "")
-        user_id = self._user()
         self.active_chat_id = chat_id
         self.earlier, self.earlier_has_more = [], True
         self.highlight_message_id = str(highlight or "")
-        self.missing = False
+        self.missing, self.role, self.lost_notice = False, "", ""
         try:
+            access = await chat_access(chat_id, "read")
+            user_id = access.owner_id  # the owner's directory and runtime hold the chat
             summary = await offload(services().directory(user_id).get_summary, chat_id)
-        except (KeyError, ValueError):
+        except (ChatsError, KeyError, ValueError):
             self.missing = True
             return rx.toast.error("That chat does not exist or was deleted.")
+        self.role = access.role
         conversation = await self.get_state(SharedConversationState)
         linked = await link_quietly(conversation, conversation_token(chat_id))
         linked.chat_id = chat_id
@@ -266,11 +248,20 @@ class ChatTabState(rx.State):
             await linked.refresh(user_id)
         self._choose(linked, linked.newest_id)
         # Its run events now reach `linked`, for as long as a tab watches it.
-        services().conversation_opened(user_id, chat_id, self.router.session.client_token)
+        client_token = self.router.session.client_token
+        services().tab_opened(access.viewer_id, client_token)
+        services().conversation_opened(user_id, chat_id, client_token)
         if self.highlight_message_id:
             await self._reveal(linked, self.highlight_message_id)
             return rx.call_script(scroll_to(self.highlight_message_id))
         return rx.call_script(scroll_to_bottom())
+
+    @server_only
+    def lose_chat(self, notice: str) -> None:
+        """This person lost the open chat (``chatsapp.live.sharing_live``): keep nothing of it."""
+        self.active_chat_id, self.role, self.lost_notice = "", "", notice
+        self.earlier, self.editing_message_id, self.highlight_message_id = [], "", ""
+        self.view_leaf_id = self.seen_newest_id = ""
 
     async def _reveal(self, conversation: SharedConversationState, message_id: str) -> None:
         """Load earlier pages (this tab only) until ``message_id`` is shown, within a bound."""
@@ -315,7 +306,14 @@ class ChatTabState(rx.State):
         except InputTooLargeError as exc:
             self.input_error = f"Nothing was sent: {exc}."
             return None  # the composer keeps the text
-        runtime = services().runtime(self._user())
+        try:
+            access = await self._access("send")
+        except ChatNotFoundError:
+            return ChatTabState.leave_deleted_chat
+        except ChatsError as exc:
+            self.input_error = str(exc)
+            return None
+        runtime = services().runtime(access.owner_id)
         images = list(self.pending_images)
         documents = list(self._pending_parts)
         conversation = await self.get_state(SharedConversationState)
@@ -329,6 +327,7 @@ class ChatTabState(rx.State):
                 images=images,
                 attachments=documents,
                 parent_id=parent_id,
+                author=access.author(),
             )
         except ChatNotFoundError:
             # Deleted (or purged by another process) since this tab opened it: every tab
@@ -345,7 +344,8 @@ class ChatTabState(rx.State):
     @rx.event
     async def stop(self) -> None:
         if self.active_chat_id:
-            await services().runtime(self._user()).cancel(self.active_chat_id)
+            access = await self._access("send")
+            await services().runtime(access.owner_id).cancel(access.chat_id)
 
     @rx.event
     async def handle_upload(self, files: list[rx.UploadFile]):  # noqa: ANN201
@@ -398,9 +398,13 @@ class ChatTabState(rx.State):
     @rx.event
     async def regenerate(self, assistant_message_id: str):  # noqa: ANN201
         """A new reply beside this one; this tab moves to it (the others stay where they are)."""
-        runtime = services().runtime(self._user())
         try:
-            ticket = await runtime.regenerate(self.active_chat_id, assistant_message_id)
+            access = await self._access("retry")
+            ticket = (
+                await services()
+                .runtime(access.owner_id)
+                .regenerate(self.active_chat_id, assistant_message_id, author=access.author())
+            )
         except ChatsError as exc:
             return rx.toast.error(f"Could not regenerate: {exc}")
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
@@ -432,9 +436,13 @@ class ChatTabState(rx.State):
         except InputTooLargeError as exc:
             return rx.toast.error(f"Could not edit the message: {exc}")
         self.editing_message_id = ""
-        runtime = services().runtime(self._user())
         try:
-            ticket = await runtime.edit_message(self.active_chat_id, message_id, text)
+            access = await self._access("edit")
+            ticket = (
+                await services()
+                .runtime(access.owner_id)
+                .edit_message(self.active_chat_id, message_id, text, author=access.author())
+            )
         except ChatsError as exc:
             return rx.toast.error(f"Could not edit the message: {exc}")
         self._choose(await self.get_state(SharedConversationState), ticket.assistant_message_id)
@@ -449,15 +457,15 @@ class ChatTabState(rx.State):
     @rx.event
     async def show_sibling(self, sibling_id: str):  # noqa: ANN201
         """Show another version of a message (in this tab only), at its newest leaf."""
-        chat = await self._active_chat()
         try:
+            access, chat = await self._open_chat_file()
             leaf = await offload(chosen_leaf, chat.reader, sibling_id)
         except ChatsError as exc:
             return rx.toast.error(f"Could not show that version: {exc}")
         conversation = await self.get_state(SharedConversationState)
         self._choose(conversation, leaf)
         if leaf != conversation.newest_id and not conversation.on_branch(leaf):
-            await conversation.refresh(self._user())  # read that branch's window
+            await conversation.refresh(access.owner_id)  # read that branch's window
         self.earlier, self.earlier_has_more = [], True
         return None
 
@@ -477,6 +485,7 @@ class ChatTabState(rx.State):
         """
         chats = services().directory(self._user())
         try:
+            await self._access("fork")  # only the owner: a copy they could not take back
             forked = await offload(chats.fork_chat, self.active_chat_id, message_id)
         except (ChatsError, KeyError, ValueError) as exc:
             return rx.toast.error(f"Could not fork this chat: {exc}")

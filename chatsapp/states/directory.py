@@ -9,9 +9,11 @@ import reflex as rx
 from backend.chats.sidebar import SIDEBAR_PAGE, SidebarPage
 from backend.errors import ChatsError
 from backend.runtime import DEFAULT_AGENT_ID, start_chat
+from backend.sharing import ChatRef
 from chatsapp.auth.identity import current_user_id
 from chatsapp.chat_route import chat_path
 from chatsapp.services import offload, services
+from chatsapp.states.chat_access import person
 from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.models import BUILTIN_AGENT_LABEL
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, chat_row
@@ -32,6 +34,18 @@ async def open_new_chat_with(agent_id: str):  # noqa: ANN201
     except ChatsError as exc:
         return rx.toast.error(f"Could not start the chat: {exc}")
     return rx.redirect(chat_path(record.id))
+
+
+def members_follow_deletion(owner_id: str, chat_id: str, *, deleted: bool) -> None:
+    """The owner deleted (or restored) a chat: its members lose it (or get it back) too, and
+    the undo window is everyone's (docs/sharing.md). Blocking; no account: nothing shared."""
+    try:
+        owner = person(owner_id)
+    except ChatsError:
+        return
+    chat = ChatRef(owner_id=owner_id, chat_id=chat_id)
+    sharing = services().sharing()
+    (sharing.chat_deleted if deleted else sharing.chat_restored)(owner, chat)
 
 
 class SharedDirectoryState(rx.SharedState):
@@ -214,6 +228,7 @@ class SidebarTabState(rx.State):
     async def delete_chat(self, chat_id: str, title: str):  # noqa: ANN201
         try:
             await offload(self._chats().delete_chat, chat_id)
+            await offload(members_follow_deletion, current_user_id(), chat_id, deleted=True)
         except (ChatsError, KeyError) as exc:
             return rx.toast.error(f"Could not delete the chat: {exc}")
         self.more_chats = [row for row in self.more_chats if row.id != chat_id]
@@ -234,6 +249,7 @@ class SidebarTabState(rx.State):
             return None
         try:
             await offload(self._chats().restore_chat, chat_id)
+            await offload(members_follow_deletion, current_user_id(), chat_id, deleted=False)
         except (ChatsError, KeyError) as exc:
             return rx.toast.error(f"Could not restore the chat: {exc}")
         return rx.redirect(chat_path(chat_id))

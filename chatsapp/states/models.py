@@ -23,6 +23,7 @@ from chatsapp.auth.identity import conversation_token, current_user_id
 from chatsapp.chat_route import chat_id_of_path
 from chatsapp.reflex_seam import link_to
 from chatsapp.services import offload, services
+from chatsapp.states.chat_access import chat_access
 from chatsapp.states.server_only import server_only
 
 AUTO_KEY = "auto"
@@ -146,11 +147,10 @@ class ChatSettingsTabState(rx.State):
     @rx.event
     async def load(self) -> None:
         """on_load of a chat page: link to the chat's settings and read what is on offer."""
-        user_id = current_user_id()
         chat_id = chat_id_of_path(self.router.url.path)
         self.error = ""
-        try:  # the chat is this person's before this tab may link to its shared view
-            await offload(services().directory(user_id).get_summary, chat_id)
+        try:  # the person may read the chat before this tab may link to its shared view
+            user_id = (await chat_access(chat_id, "read")).owner_id
         except (ChatsError, KeyError, ValueError):
             return  # the page shows "this chat does not exist"
         header = await self.get_state(SharedChatSettingsState)

@@ -93,6 +93,7 @@ class EntryRow:
     model_label: str = ""  # which model wrote an assistant reply ("" when unknown)
     error: str = ""  # why a failed reply stopped
     usage_label: str = ""  # "412 tokens in · 96 out", or "~… (estimate)"; "" when unknown
+    author: str = ""  # who sent a user message, or asked for a reply ("" when not recorded)
 
 
 @dataclasses.dataclass
@@ -135,6 +136,7 @@ def entry_row(entry: TranscriptEntry) -> EntryRow:
             else ""
         ),
         usage_label=usage_label(entry.usage) if entry.role == "assistant" else "",
+        author=entry.author_name if entry.role == "user" else entry.requested_by_name,
     )
 
 

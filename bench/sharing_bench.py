@@ -1,0 +1,208 @@
+"""Shared chats, live, measured against a real app (production build) over raw sockets.
+
+Issue 28's goals, each printed beside its limit:
+
+* **delivery**: the owner sends; the time until each tab of the other members receives the
+  message (3 members, 2 tabs each: the four tabs of the participant and the viewer), p50/p95;
+* **presence**: a member opens the chat in one more tab; the time until the owner's tab is
+  told they are present;
+* **removal**: the owner removes a member; the time until each of their tabs loses the chat;
+* **owner's cost per message**: the app process's CPU time (it and its children, from
+  ``/proc``) per sent message and its streamed reply, in a private chat and in a chat shared
+  with 5 members who each have a tab open, side by side in this run; the ratio.
+
+Arrival times are taken where the socket client receives each frame (its own thread).
+
+    python bench/sharing_bench.py [--messages 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from backend.chats import Chats
+from chatsapp.states.chat_people import ChatPeopleTabState
+from chatsapp.states.conversation import ChatTabState
+from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.models import ChatSettingsTabState
+from chatsapp.states.share_dialog import ShareDialogTabState
+from chatsapp.states.shared_with_me import SharedWithMeState
+from tests.e2e.raw_client import HYDRATE, RawTab
+from tests.support.app_server import AppServer, start_app
+from tests.support.deadlines import WAIT_S
+
+GOALS = {"delivery_p95_ms": 150.0, "presence_s": 1.0, "removal_s": 1.0, "cost_ratio": 1.3}
+
+
+class TimedTab(RawTab):
+    """A raw tab that notes when each frame arrived."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arrivals: list[tuple[float, str]] = []
+
+    async def _on_update(self, update: Any) -> None:
+        self.arrivals.append((time.monotonic(), str(update)))
+        await super()._on_update(update)
+
+    def arrival_of(self, text: str, after: float, *, following: str = "") -> float:
+        """When a frame holding ``text`` (after ``following`` in it, if given) arrived."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            for at, frame in list(self.arrivals):
+                if at >= after and text in (frame.partition(following)[2] if following else frame):
+                    return at
+            time.sleep(0.002)
+        raise TimeoutError(f"{text!r} never arrived")
+
+
+def event(state: type, handler: str) -> str:
+    return f"{state.get_full_name()}.{handler}"
+
+
+def open_tab(server: AppServer, username: str, path: str) -> TimedTab:
+    tab = TimedTab(server.backend_url, session_token=server.session_token(username)).connect()
+    tab.send(HYDRATE, path=path)
+    for state in (SharedDirectoryState, SharedWithMeState):
+        tab.send(event(state, "link"), path=path)
+    tab.send(event(ChatTabState, "open_chat"), path=path)
+    tab.send(event(ChatSettingsTabState, "load"), path=path)
+    tab.send(event(ChatPeopleTabState, "load"), path=path)
+    tab.settle()
+    return tab
+
+
+def new_chat(server: AppServer, username: str) -> str:
+    with Chats(server.data_dir, server.user_id(username)) as chats:
+        return chats.create_chat("Bench").id
+
+
+def share(owner: TimedTab, path: str, username: str, role: str) -> None:
+    owner.send(
+        event(ShareDialogTabState, "share"),
+        {"form_data": {"username": username, "role": role}},
+        path,
+    )
+    owner.settle()
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` and its descendants (user + system), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            children = Path(f"/proc/{current}/task/{current}/children").read_text().split()
+        except OSError:
+            continue
+        pending.extend(int(child) for child in children)
+    return total
+
+
+def turns(server: AppServer, owner: TimedTab, path: str, count: int, tag: str) -> float:
+    """CPU seconds of the app per sent message and its reply (each waited for to its end)."""
+    start = cpu_seconds(server.process.pid)
+    for n in range(count):
+        text = f"{tag} message {n}"
+        sent = time.monotonic()
+        owner.send(event(ChatTabState, "send"), {"text": text}, path)
+        owner.arrival_of(text, sent)
+        owner.arrival_of("'streaming_rx_state_': False", sent)
+    return (cpu_seconds(server.process.pid) - start) / count
+
+
+def main(messages: int) -> None:
+    base = Path(tempfile.mkdtemp(prefix="sharing-bench-"))
+    server = start_app(
+        base / "data", base / "app.log", env={"CHATS_OFFLINE_CHUNK_DELAY_S": "0"}, mode="prod"
+    )
+    try:
+        run(server, messages)
+    finally:
+        server.stop()
+
+
+def run(server: AppServer, messages: int) -> None:
+    owner_name, member_names = "bowner", [f"bmember{k}" for k in range(5)]
+    for name in (owner_name, *member_names):
+        server.session_token(name)
+
+    # Delivery: 3 members (the owner, a participant, a viewer), 2 tabs each.
+    chat = new_chat(server, owner_name)
+    path = f"/chat/{chat}"
+    owner = open_tab(server, owner_name, path)
+    share(owner, path, member_names[0], "participant")
+    share(owner, path, member_names[1], "viewer")
+    others = [open_tab(server, name, path) for name in member_names[:2] for _ in range(2)]
+    open_tab(server, owner_name, path)  # the owner's second tab
+    delays: list[float] = []
+    for n in range(messages):
+        text = f"delivery probe {n}"
+        sent = time.monotonic()
+        owner.send(event(ChatTabState, "send"), {"text": text}, path)
+        delays += [(tab.arrival_of(text, sent) - sent) * 1000 for tab in others]
+        owner.arrival_of("'streaming_rx_state_': False", sent)
+    p95 = statistics.quantiles(delays, n=20)[-1]
+
+    # Presence: a newly added member opens the chat; the owner's tab is told they are here.
+    share(owner, path, member_names[2], "participant")
+    opened = time.monotonic()
+    late = open_tab(server, member_names[2], path)
+    presence = owner.arrival_of(member_names[2], opened, following="'present_rx_state_'") - opened
+
+    # Removal: each tab of the participant loses the chat.
+    removed_at = time.monotonic()
+    owner.send(
+        event(ShareDialogTabState, "remove_member"),
+        {"member_id": server.user_id(member_names[0])},
+        path,
+    )
+    removal = max(tab.arrival_of("removed you", removed_at) for tab in others[:2]) - removed_at
+
+    # The owner's cost per message: a private chat, then one shared with 5 members' tabs.
+    private_chat = new_chat(server, owner_name)
+    private_path = f"/chat/{private_chat}"
+    private_owner = open_tab(server, owner_name, private_path)
+    turns(server, private_owner, private_path, 2, "warm")
+    private = turns(server, private_owner, private_path, messages, "private")
+    shared_chat = new_chat(server, owner_name)
+    shared_path = f"/chat/{shared_chat}"
+    shared_owner = open_tab(server, owner_name, shared_path)
+    for name in member_names:
+        share(shared_owner, shared_path, name, "participant")
+    watchers = [open_tab(server, name, shared_path) for name in member_names]
+    turns(server, shared_owner, shared_path, 2, "warm")
+    shared = turns(server, shared_owner, shared_path, messages, "shared")
+
+    print(f"messages per run: {messages}; frames timed where the socket client receives them")
+    print(
+        f"delivery to the other members' tabs: p50 {statistics.median(delays):.1f} ms, "
+        f"p95 {p95:.1f} ms (goal <= {GOALS['delivery_p95_ms']:.0f})"
+    )
+    print(f"presence seen by the owner: {presence * 1000:.0f} ms (goal <= 1000)")
+    print(f"removed member's tabs lose the chat: {removal * 1000:.0f} ms (goal <= 1000)")
+    print(
+        f"owner's CPU per message: private {private * 1000:.1f} ms, shared with 5 "
+        f"{shared * 1000:.1f} ms, ratio {shared / private:.2f} (goal <= {GOALS['cost_ratio']})"
+    )
+    for tab in [owner, *others, late, private_owner, shared_owner, *watchers]:
+        tab.close()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--messages", type=int, default=20)
+    main(parser.parse_args().messages)
