@@ -51,7 +51,7 @@ from typing_extensions import override
 from backend.chats.index_store import MessageIndexStore
 from backend.chats.snippets import snippets
 from backend.chats.values import ChatHit
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, parts_query
 from backend.storage import Scope
 from backend.storage.postgres import PostgresScope
 
@@ -178,7 +178,7 @@ class PgMessageIndexStore(MessageIndexStore):
             SELECT p.doc, p.chat_num, p.message_id, -max({_RANK}) AS rank
             FROM message_fts_parts AS p
             WHERE p.scope = k.scope AND p.tsv @@ k.scoped
-            GROUP BY p.doc, p.chat_num, p.message_id
+            GROUP BY p.doc, p.chat_num, p.message_id {{having}}
         ) AS h
         JOIN chats AS c ON c.scope = k.scope AND c.num = h.chat_num
         WHERE c.deleted_at IS NULL
@@ -215,13 +215,16 @@ class PgMessageIndexStore(MessageIndexStore):
 
     @override
     def search(self, match: str, limit: int) -> list[ChatHit]:
-        """``match`` is the FTS5 phrase the caller built, read back as its tsquery."""
-        query = match_tsquery(match)
+        """``match`` is the FTS5 query the caller built, read back for a text's parts."""
+        query = parts_query(match)
         if query is None:
             return []
         scope = self._key[0]
-        scoped = scoped_tsquery(query, scope)
-        rows = self.search_db.query(self._SEARCH_PG, (scope, query, scoped, limit))
+        scoped = scoped_tsquery(query.candidates, scope)
+        rows = self.search_db.query(
+            self._SEARCH_PG.format(having=query.having("p.tsv")),
+            (scope, query.candidates, scoped, *query.every, limit),
+        )
         if not rows:
             return []
         found = {

@@ -18,7 +18,8 @@ from backend.cli.options import json_option, user_option
 @json_option
 @pass_cli
 def search(cli: CliContext, user: str, query: str, limit: int, as_json: bool) -> None:
-    """Search the messages of all of a user's chats for QUERY (a phrase).
+    """Search the messages of all of a user's chats for QUERY: every word, in any order
+    ("quoted words" as a phrase), the exact phrase first.
 
     One hit per line: chat id, message id, snippet (matches in **bold**). With --json: an
     array of hits (chat_id, message_id, snippet with the directory's markers, rank).
