@@ -26,8 +26,9 @@ import numpy as np
 from backend.chats.chats import Chats
 from backend.chats.text import clean_preview
 from backend.chats.values import ChatHit
-from backend.chats.vector_store import MessageVectorStore, VectorTable
+from backend.chats.vector_store import QUANT, MessageVectorStore, VectorTable
 from backend.meaning import Embedder, EmbedderUnavailable, fuse_ranks
+from backend.storage import Database
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,10 @@ class MeaningSearch:
     def __init__(self, chats: Chats, embedder: Embedder) -> None:
         self._chats = chats
         self._embedder = embedder
-        self._store = MessageVectorStore(chats.database)
+        # The vector table has no PostgreSQL twin yet: there, search is by words alone.
+        self._store = (
+            MessageVectorStore(chats.database) if isinstance(chats.database, Database) else None
+        )
         self._table: VectorTable | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -66,6 +70,8 @@ class MeaningSearch:
     def catch_up(self, *, progress: Progress | None = None, limit: int | None = None) -> int:
         """Embed every message without a current vector (at most ``limit``); how many."""
         self._chats.flush_index()
+        if self._store is None:
+            return 0
         model = self._embedder.name
         with self._chats.database.transaction():
             self._store.drop_stale(model)
@@ -140,12 +146,14 @@ class MeaningSearch:
         return MeaningResult([by_key[key] for key in order[:limit]], complete)
 
     def _nearest(self, query: str, chat_ids: Collection[str] | None) -> list[ChatHit]:
+        if self._store is None:
+            raise EmbedderUnavailable("search by meaning does not run on PostgreSQL yet")
         if not query.strip():
             return []
         table = self._current_table()
         if not table.keys:
             return []
-        wanted = self._embedder.embed_query(query)
+        wanted = self._embedder.embed_query(query) / QUANT  # int8 rows: cosine x 127
         scores = np.concatenate(
             [
                 table.matrix[start : start + CHUNK_ROWS].astype(np.float32) @ wanted
@@ -155,8 +163,9 @@ class MeaningSearch:
         depth = min(len(scores), FUSE_DEPTH * 2)
         best = np.argpartition(-scores, depth - 1)[:depth]
         best = best[np.argsort(-scores[best])]
+        best = best[scores[best] >= self._embedder.relevance_floor]
         keys = [table.keys[int(i)] for i in best]
-        current = self._store.current(self._embedder.name, keys, 400)
+        current = self._store.current(self._embedder.name, keys, 400) if keys else {}
         hits = []
         for index, key in zip(best, keys, strict=True):
             if key not in current:
@@ -175,6 +184,7 @@ class MeaningSearch:
         return hits[:FUSE_DEPTH]
 
     def _current_table(self) -> VectorTable:
+        assert self._store is not None
         if self._table is None or self._table.version != self._store.version():
             self._table = self._store.table(self._embedder.name)
         return self._table

@@ -1,4 +1,10 @@
-"""``chats search --user U QUERY [--json]``: every message of every chat, best first."""
+"""``chats search --user U QUERY [--json] [--words-only]``: every message of every chat, best
+first, by its words and (unless ``--words-only`` or ``CHATS_EMBEDDER=off``) by meaning.
+
+The command computes the vectors the directory lacks itself, with progress on stderr on a
+long run, so it works on a data folder whether or not the app is running. A result that
+lacks meaning-based hits (the embedder could not run) says so on stderr.
+"""
 
 from __future__ import annotations
 
@@ -6,28 +12,69 @@ import json
 
 import click
 
-from backend.chats import split_snippet
+from backend.chats import ChatHit, Chats, split_snippet
+from backend.chats.meaning_search import MeaningSearch
 from backend.cli.context import CliContext, pass_cli
 from backend.cli.options import json_option, user_option
+from backend.meaning import EmbedderUnavailable, embedder_from_setting
+
+PROGRESS_FROM = 200
+"""Catch-ups shorter than this print no progress."""
 
 
 @click.command("search")
 @user_option
 @click.argument("query")
 @click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--words-only", is_flag=True, help="Match words only; skip search by meaning.")
 @json_option
 @pass_cli
-def search(cli: CliContext, user: str, query: str, limit: int, as_json: bool) -> None:
+def search(
+    cli: CliContext, user: str, query: str, limit: int, words_only: bool, as_json: bool
+) -> None:
     """Search the messages of all of a user's chats for QUERY: every word, in any order
-    ("quoted words" as a phrase), the exact phrase first.
+    ("quoted words" as a phrase), the exact phrase first, and messages meaning the same.
 
     One hit per line: chat id, message id, snippet (matches in **bold**). With --json: an
     array of hits (chat_id, message_id, snippet with the directory's markers, rank).
     """
-    hits = cli.directory(user).search_messages(query, limit=limit)
+    directory = cli.directory(user)
+    hits = _meaning_hits(cli, directory, query, limit) if not words_only else None
+    if hits is None:
+        hits = directory.search_messages(query, limit=limit)
     if as_json:
         click.echo(json.dumps([h.model_dump() for h in hits], ensure_ascii=False, indent=2))
         return
     for hit in hits:
         text = "".join(f"**{t}**" if marked else t for t, marked in split_snippet(hit.snippet))
         click.echo(f"{hit.chat_id}\t{hit.message_id}\t{' '.join(text.split())}")
+
+
+def _meaning_hits(
+    cli: CliContext, directory: Chats, query: str, limit: int
+) -> list[ChatHit] | None:
+    """The fused hits, or None when search by meaning is off or cannot run."""
+    settings = cli.settings
+    try:
+        embedder = embedder_from_setting(
+            settings.embedder, model=settings.embedder_model, api_key=settings.embedder_api_key
+        )
+    except ValueError as error:
+        raise click.UsageError(f"CHATS_EMBEDDER: {error}") from error
+    if embedder is None:
+        return None
+    meaning = MeaningSearch(directory, embedder)
+
+    def progress(done: int, total: int) -> None:
+        if total >= PROGRESS_FROM and (done == total or done % (PROGRESS_FROM // 2) < 32):
+            click.echo(f"embedding messages: {done}/{total}", err=True)
+
+    try:
+        meaning.catch_up(progress=progress)
+    except EmbedderUnavailable as error:
+        click.echo(f"search by meaning unavailable ({error}): words only", err=True)
+        return None
+    result = meaning.search(query, limit=limit)
+    if not result.complete:
+        click.echo("incomplete: some messages have no meaning-based hits yet", err=True)
+    return result.hits

@@ -139,9 +139,16 @@ def test_the_worker_embeds_in_the_background(chats, topics, embedder):
 def test_a_search_can_be_kept_to_some_chats(chats, topics, embedder):
     meaning = MeaningSearch(chats, embedder)
     meaning.catch_up()
-    kept = {topics["roof"], topics["fridge"]}
-    result = meaning.search("fixing a damaged puppy", chat_ids=kept)
-    assert result.hits and set(chat_ids(result)) <= kept
+    with_dog = {topics["dog"], topics["roof"]}
+    assert chat_ids(meaning.search("fixing a damaged puppy", chat_ids=with_dog)) == [topics["dog"]]
+    without = {topics["roof"], topics["fridge"]}
+    assert meaning.search("fixing a damaged puppy", chat_ids=without).hits == []
+
+
+def test_a_query_about_nothing_stored_finds_nothing_by_meaning(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.catch_up()
+    assert meaning.search("asdf qwer").hits == []
 
 
 def test_the_cli_progress_counts_up_to_the_total(chats, topics, embedder):
