@@ -27,7 +27,7 @@ file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -314,13 +314,18 @@ class Chats(Closing):
     # ── cross-chat message search ───────────────────────────────────
 
     def search_messages(
-        self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
+        self,
+        query: str,
+        *,
+        limit: int | None = DEFAULT_SEARCH_LIMIT,
+        chat_ids: Collection[str] | None = None,
     ) -> list[ChatHit]:
         """Every message of every live chat holding all of ``query``'s words in any order (a
         quoted run of words as a phrase), best first, the exact phrase before the rest.
 
         Answered by the directory's index after applying pending changes; ``limit`` is
-        global. Snippets mark hits with ``SNIPPET_START`` / ``SNIPPET_END``.
+        global. ``chat_ids`` keeps the hits of those chats only (a project's search).
+        Snippets mark hits with ``SNIPPET_START`` / ``SNIPPET_END``.
         """
         self._check_open()
         limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
@@ -328,7 +333,12 @@ class Chats(Closing):
         if not tiers:
             return []
         self._index.flush()
-        return exact_first(tiers, self._index.store.search, _hit_key, limit)
+        if isinstance(chat_ids, str):
+            raise TypeError("chat_ids must be a collection of chat ids, not one string")
+        only = None if chat_ids is None else frozenset(chat_ids)
+        return exact_first(
+            tiers, lambda match, n: self._index.store.search(match, n, only), _hit_key, limit
+        )
 
     def search_messages_fanout(
         self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT

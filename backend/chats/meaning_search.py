@@ -128,9 +128,7 @@ class MeaningSearch:
         flushed = self._chats.flush_index()
         if flushed.documents_added or flushed.documents_updated:
             self.wake()  # messages the worker has not seen yet: this answer lacks them
-        words = self._chats.search_messages(query, limit=FUSE_DEPTH)
-        if chat_ids is not None:
-            words = [hit for hit in words if hit.chat_id in chat_ids]
+        words = self._chats.search_messages(query, limit=FUSE_DEPTH, chat_ids=chat_ids)
         complete = not self._behind
         try:
             nearest = self._nearest(query, chat_ids)

@@ -43,7 +43,7 @@ the SQLite store and their invariants. What differs, and why:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from typing_extensions import override
@@ -181,7 +181,7 @@ class PgMessageIndexStore(MessageIndexStore):
             GROUP BY p.doc, p.chat_num, p.message_id {{having}}
         ) AS h
         JOIN chats AS c ON c.scope = k.scope AND c.num = h.chat_num
-        WHERE c.deleted_at IS NULL
+        WHERE c.deleted_at IS NULL AND (?::text[] IS NULL OR c.id = ANY(?::text[]))
         ORDER BY h.rank, c.id COLLATE "C", h.message_id
         LIMIT ?
     """
@@ -214,16 +214,19 @@ class PgMessageIndexStore(MessageIndexStore):
             self.db.executemany(self._INSERT_PART, parts)
 
     @override
-    def search(self, match: str, limit: int) -> list[ChatHit]:
+    def search(
+        self, match: str, limit: int, chat_ids: Collection[str] | None = None
+    ) -> list[ChatHit]:
         """``match`` is the FTS5 query the caller built, read back for a text's parts."""
         query = parts_query(match)
         if query is None:
             return []
         scope = self._key[0]
         scoped = scoped_tsquery(query.candidates, scope)
+        only = None if chat_ids is None else sorted(chat_ids)
         rows = self.search_db.query(
             self._SEARCH_PG.format(having=query.having("p.tsv")),
-            (scope, query.candidates, scoped, *query.every, limit),
+            (scope, query.candidates, scoped, *query.every, only, only, limit),
         )
         if not rows:
             return []

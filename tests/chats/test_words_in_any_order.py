@@ -75,6 +75,22 @@ class TestMessages:
         assert hit_ids(chats.search_messages_fanout("rye sourdough")) == ["long"]
 
 
+class TestKeptToSomeChats:
+    def test_chat_ids_keep_the_hits_of_those_chats_only(self, chats):
+        ids = []
+        for name in ("a", "b", "c"):
+            chat = chats.get_chat(chats.create_chat(name).id)
+            chat.session.append_message(text_message("m", "sourdough with rye"))
+            ids.append(chat.id)
+        kept = {ids[0], ids[2]}
+        hits = chats.search_messages("rye sourdough", chat_ids=kept)
+        assert sorted(hit.chat_id for hit in hits) == sorted(kept)
+        assert chats.search_messages("rye sourdough", chat_ids=[]) == []
+        assert len(chats.search_messages("rye sourdough", chat_ids=None)) == 3
+        with pytest.raises(TypeError):
+            chats.search_messages("rye", chat_ids=ids[0])
+
+
 class TestTitles:
     def test_title_words_in_any_order_the_exact_phrase_first(self, chats):
         scattered = chats.create_chat("Trip plans for Lisbon")
