@@ -121,6 +121,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.data_folder",
         "backend.errors",
         "backend.log_records",
+        "backend.meaning",  # chats search picks the embedder from the settings
         "backend.portability",
         "backend.storage",
     },
