@@ -26,7 +26,7 @@ import numpy as np
 from backend.chats.chats import Chats
 from backend.chats.text import clean_preview
 from backend.chats.values import ChatHit
-from backend.chats.vector_store import QUANT, MessageVectorStore, VectorTable
+from backend.chats.vector_store import MessageVectorStore, VectorTable
 from backend.meaning import Embedder, EmbedderUnavailable, fuse_ranks
 from backend.storage import Database
 
@@ -36,8 +36,6 @@ BATCH = 32
 FUSE_DEPTH = 50
 """Hits taken from each ranking before fusing."""
 IDLE_WAIT_S = 1.0
-CHUNK_ROWS = 8_192
-"""Vectors widened to float32 a chunk at a time: a query never holds the whole table twice."""
 Progress = Callable[[int, int], None]
 """``(done, total)`` while catching up."""
 
@@ -151,13 +149,7 @@ class MeaningSearch:
         table = self._current_table()
         if not table.keys:
             return []
-        wanted = self._embedder.embed_query(query) / QUANT  # int8 rows: cosine x 127
-        scores = np.concatenate(
-            [
-                table.matrix[start : start + CHUNK_ROWS].astype(np.float32) @ wanted
-                for start in range(0, len(table.keys), CHUNK_ROWS)
-            ]
-        )
+        scores = table.matrix @ self._embedder.embed_query(query)
         depth = min(len(scores), FUSE_DEPTH * 2)
         best = np.argpartition(-scores, depth - 1)[:depth]
         best = best[np.argsort(-scores[best])]
