@@ -184,6 +184,11 @@ class Settings:
     # The origins (scheme://host[:port]) the app's pages are served from. Empty: the origin
     # each request names in its Host header (and, apart, the development server's pages).
     allowed_origins: tuple[str, ...] = ()
+    # Search by meaning (backend.meaning.embedder_from_setting): "bundled" (the packaged
+    # offline model), "off", or an OpenAI-compatible base URL with its model and key.
+    embedder: str = "bundled"
+    embedder_model: str = ""
+    embedder_api_key: str = field(default="", repr=False)
 
     @property
     def offline_model(self) -> bool:
@@ -262,6 +267,9 @@ class Settings:
             workers=_workers(env),
             storage=parse_storage(env.get("CHATS_STORAGE", "")),
             allowed_origins=_origins(env, "CHATS_ALLOWED_ORIGINS"),
+            embedder=env.get("CHATS_EMBEDDER", "bundled").strip() or "bundled",
+            embedder_model=env.get("CHATS_EMBEDDER_MODEL", "").strip(),
+            embedder_api_key=env.get("CHATS_EMBEDDER_API_KEY", ""),
         )
 
 

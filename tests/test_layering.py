@@ -47,11 +47,13 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # The model wire sends text by the storage text rule (well_formed_text).
     "backend.models": {"backend.config", "backend.errors", "backend.storage"},
+    "backend.meaning": {"backend.errors"},  # embedders and rank fusion: no storage
     "backend.chats": {
         "backend.clock",
         "backend.config",
         "backend.data_folder",
         "backend.errors",
+        "backend.meaning",  # vectors beside the message index, hybrid search
         "backend.sessions",
         "backend.storage",
     },
@@ -125,6 +127,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.data_folder",
         "backend.errors",
         "backend.log_records",
+        "backend.meaning",  # chats search picks the embedder from the settings
         "backend.portability",
         "backend.sharing",  # chats search: a person's hits include the chats shared with them
         "backend.storage",

@@ -27,7 +27,7 @@ file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from functools import cached_property
 from pathlib import Path
 
@@ -54,7 +54,7 @@ from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
 from backend.chats.shared import SharedContextStore, check_content, check_label
 from backend.chats.sidebar import SidebarPage, read_sidebar_page
-from backend.chats.text import phrase_query, prefix_query
+from backend.chats.text import prefix_query
 from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
 from backend.clock import now_ms
@@ -67,6 +67,7 @@ from backend.config import (
 from backend.errors import InvalidInputError, StorageError
 from backend.sessions import AttachmentLoader, SearchResult, Sessions
 from backend.sessions.search import check_limit
+from backend.sessions.search_terms import exact_first, title_tiers, words_tiers
 from backend.storage import Database
 from backend.storage.closing import Closing
 
@@ -287,8 +288,7 @@ class Chats(Closing):
         any input is safe, blank gives ``[]``."""
         self._check_open()
         limit = _check_limit(limit, DEFAULT_LIST_LIMIT)
-        match = prefix_query(query)
-        return [] if match is None else self._records.search_titles(match, limit)
+        return exact_first(title_tiers(query), self._records.search_titles, lambda s: s.id, limit)
 
     def record_chat_turn(
         self, chat_id: str, preview: str, *, generation: int | None = None
@@ -315,20 +315,31 @@ class Chats(Closing):
     # ── cross-chat message search ───────────────────────────────────
 
     def search_messages(
-        self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
+        self,
+        query: str,
+        *,
+        limit: int | None = DEFAULT_SEARCH_LIMIT,
+        chat_ids: Collection[str] | None = None,
     ) -> list[ChatHit]:
-        """Every message of every live chat containing ``query`` as a phrase, best first.
+        """Every message of every live chat holding all of ``query``'s words in any order (a
+        quoted run of words as a phrase), best first, the exact phrase before the rest.
 
         Answered by the directory's index after applying pending changes; ``limit`` is
-        global. Snippets mark hits with ``SNIPPET_START`` / ``SNIPPET_END``.
+        global. ``chat_ids`` keeps the hits of those chats only (a project's search).
+        Snippets mark hits with ``SNIPPET_START`` / ``SNIPPET_END``.
         """
         self._check_open()
         limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
-        match = phrase_query(query)
-        if match is None:
+        tiers = words_tiers(query)
+        if not tiers:
             return []
         self._index.flush()
-        return self._index.store.search(match, limit)
+        if isinstance(chat_ids, str):
+            raise TypeError("chat_ids must be a collection of chat ids, not one string")
+        only = None if chat_ids is None else frozenset(chat_ids)
+        return exact_first(
+            tiers, lambda match, n: self._index.store.search(match, n, only), _hit_key, limit
+        )
 
     def search_messages_fanout(
         self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
@@ -339,21 +350,26 @@ class Chats(Closing):
         """
         self._check_open()
         limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
-        if phrase_query(query) is None:
+        tiers = words_tiers(query)
+        if not tiers:
             return []
         chats = [
             (chat_id, generation, self.layout.chat_path(chat_id, generation))
             for _, chat_id, generation in self._records.live_chats()
         ]
 
-        def per_chat() -> Iterator[tuple[str, list[SearchResult]]]:
-            for chat_id, generation, path in chats:
-                if not self._files.exists(chat_id, generation):
-                    continue  # a chat never written has nothing to find (RFC edge case 1)
-                with Sessions(path, reserved_metadata_keys=self._reserved) as sessions:
-                    yield chat_id, sessions.session(CONVERSATION).search(query, limit=limit)
+        def tier(match: str, wanted: int) -> list[ChatHit]:
+            def per_chat() -> Iterator[tuple[str, list[SearchResult]]]:
+                for chat_id, generation, path in chats:
+                    if not self._files.exists(chat_id, generation):
+                        continue  # a chat never written has nothing to find (RFC edge case 1)
+                    with Sessions(path, reserved_metadata_keys=self._reserved) as sessions:
+                        conversation = sessions.session(CONVERSATION)
+                        yield chat_id, conversation.search_match(match, limit=wanted)
 
-        return fanout_search(per_chat(), query, limit)
+            return fanout_search(per_chat(), match, wanted)
+
+        return exact_first(tiers, tier, _hit_key, limit)
 
     def flush_index(self) -> IndexRepair:
         """Apply pending change hints to the message index now (searches do this anyway)."""
@@ -504,3 +520,8 @@ def _check_limit(limit: int | None, default: int) -> int:
     if limit < 1:
         raise InvalidInputError("limit must be at least 1")
     return limit
+
+
+def _hit_key(hit: ChatHit) -> tuple[str, str]:
+    """One message of one chat, whichever tier found it."""
+    return (hit.chat_id, hit.message_id)

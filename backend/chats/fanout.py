@@ -20,7 +20,6 @@ from typing import Protocol
 
 from backend.chats.snippets import snippets
 from backend.chats.values import ChatHit
-from backend.sessions.search import phrase_query
 
 
 class SearchResultLike(Protocol):
@@ -30,9 +29,10 @@ class SearchResultLike(Protocol):
 
 
 def fanout_search(
-    per_chat: Iterable[tuple[str, Sequence[SearchResultLike]]], query: str, limit: int
+    per_chat: Iterable[tuple[str, Sequence[SearchResultLike]]], match: str, limit: int
 ) -> list[ChatHit]:
-    """Merge each chat's own top ``limit`` hits by rank and keep ``limit`` globally.
+    """Merge each chat's own top ``limit`` hits for ``match`` (the FTS5 query every chat was
+    asked) by rank and keep ``limit`` globally.
 
     Ranks come from each chat's own bm25 statistics, so the merge order is an approximation
     of the indexed path's; the set of hits is the same whenever ``limit`` covers them all.
@@ -43,8 +43,7 @@ def fanout_search(
             found.append((float(result.rank), chat_id, result.id, result.content))
     found.sort(key=lambda hit: hit[:3])
     top = found[:limit]
-    match = phrase_query(query)
-    texts = snippets([hit[3] for hit in top], match) if match else [hit[3] for hit in top]
+    texts = snippets([hit[3] for hit in top], match)
     return [
         ChatHit(chat_id=chat_id, message_id=message_id, snippet=snippet, rank=rank)
         for (rank, chat_id, message_id, _), snippet in zip(top, texts, strict=True)

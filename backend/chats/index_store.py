@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,6 +246,7 @@ class MessageIndexStore:
         "SELECT f.rowid, c.id, f.message_id, f.rank "
         "FROM message_fts f JOIN chats c ON c.num = f.chat_num "
         "WHERE message_fts MATCH ? AND c.deleted_at IS NULL "
+        "AND (? IS NULL OR c.id IN (SELECT value FROM json_each(?))) "
         "ORDER BY f.rank, c.id, f.message_id LIMIT ?"
     )
     # snippet() costs the square of a document's hits: run it here only on documents that
@@ -257,9 +258,13 @@ class MessageIndexStore:
     )
     _CONTENT = "SELECT content FROM message_fts WHERE rowid = ?"
 
-    def search(self, match: str, limit: int) -> list[ChatHit]:
-        """Best bm25 first over live chats; snippets computed for the returned rows only."""
-        rows = self.search_db.query(self._SEARCH, (match, limit))
+    def search(
+        self, match: str, limit: int, chat_ids: Collection[str] | None = None
+    ) -> list[ChatHit]:
+        """Best bm25 first over live chats (those of ``chat_ids`` only, unless None);
+        snippets computed for the returned rows only."""
+        only = None if chat_ids is None else self._list_param(sorted(chat_ids))
+        rows = self.search_db.query(self._SEARCH, (match, only, only, limit))
         if not rows:
             return []
         docs = json.dumps([row[0] for row in rows])

@@ -43,7 +43,7 @@ the SQLite store and their invariants. What differs, and why:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from typing_extensions import override
@@ -51,7 +51,7 @@ from typing_extensions import override
 from backend.chats.index_store import MessageIndexStore
 from backend.chats.snippets import snippets
 from backend.chats.values import ChatHit
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, parts_query
 from backend.storage import Scope
 from backend.storage.postgres import PostgresScope
 
@@ -178,10 +178,10 @@ class PgMessageIndexStore(MessageIndexStore):
             SELECT p.doc, p.chat_num, p.message_id, -max({_RANK}) AS rank
             FROM message_fts_parts AS p
             WHERE p.scope = k.scope AND p.tsv @@ k.scoped
-            GROUP BY p.doc, p.chat_num, p.message_id
+            GROUP BY p.doc, p.chat_num, p.message_id {{having}}
         ) AS h
         JOIN chats AS c ON c.scope = k.scope AND c.num = h.chat_num
-        WHERE c.deleted_at IS NULL
+        WHERE c.deleted_at IS NULL AND (?::text[] IS NULL OR c.id = ANY(?::text[]))
         ORDER BY h.rank, c.id COLLATE "C", h.message_id
         LIMIT ?
     """
@@ -214,14 +214,20 @@ class PgMessageIndexStore(MessageIndexStore):
             self.db.executemany(self._INSERT_PART, parts)
 
     @override
-    def search(self, match: str, limit: int) -> list[ChatHit]:
-        """``match`` is the FTS5 phrase the caller built, read back as its tsquery."""
-        query = match_tsquery(match)
+    def search(
+        self, match: str, limit: int, chat_ids: Collection[str] | None = None
+    ) -> list[ChatHit]:
+        """``match`` is the FTS5 query the caller built, read back for a text's parts."""
+        query = parts_query(match)
         if query is None:
             return []
         scope = self._key[0]
-        scoped = scoped_tsquery(query, scope)
-        rows = self.search_db.query(self._SEARCH_PG, (scope, query, scoped, limit))
+        scoped = scoped_tsquery(query.candidates, scope)
+        only = None if chat_ids is None else sorted(chat_ids)
+        rows = self.search_db.query(
+            self._SEARCH_PG.format(having=query.having("p.tsv")),
+            (scope, query.candidates, scoped, *query.every, only, only, limit),
+        )
         if not rows:
             return []
         found = {

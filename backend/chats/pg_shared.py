@@ -26,7 +26,7 @@ from typing_extensions import override
 
 from backend.chats.pg_index_store import scoped_tsquery, scoped_tsvector
 from backend.chats.shared import SharedContextStore
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, parts_query
 from backend.storage import Scope
 from backend.storage.postgres import PostgresScope
 
@@ -134,7 +134,7 @@ class PgSharedContextStore(SharedContextStore):
             SELECT p.doc, -max({_RANK}) AS rank
             FROM shared_entries_fts_parts AS p
             WHERE p.scope = k.scope AND p.tsv @@ k.scoped
-            GROUP BY p.doc
+            GROUP BY p.doc {{having}}
         ) AS h
         JOIN shared_entries_fts AS f ON f.scope = k.scope AND f.doc = h.doc
         WHERE f.label = ?
@@ -170,9 +170,12 @@ class PgSharedContextStore(SharedContextStore):
 
     @override
     def _search(self, label: str, match: str, limit: int) -> Sequence[str]:
-        query = match_tsquery(match)
+        query = parts_query(match)
         if query is None:
             return []
-        scoped = scoped_tsquery(query, self._key[0])
-        rows = self.search_db.query(self._SEARCH, (*self._key, query, scoped, label, limit))
+        scoped = scoped_tsquery(query.candidates, self._key[0])
+        rows = self.search_db.query(
+            self._SEARCH.format(having=query.having("p.tsv")),
+            (*self._key, query.candidates, scoped, *query.every, label, limit),
+        )
         return [row[0] for row in rows]

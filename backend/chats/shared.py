@@ -15,10 +15,11 @@ Invariants:
 * A block (``set``/``append``) and a label's indexed entries (``index``) are separate
   stores: ``get`` returns the block, ``search`` searches the entries. That is the split
   between ``RemoteContextProvider`` and ``RemoteSearchProvider``.
-* Searching treats the query as words, any of which may match; bm25 puts the entries holding
-  more of them first. Results are the best :data:`SEARCH_LIMIT` entries' contents joined by a
-  blank line, or ``None`` when nothing matches, so a provider can hand the text straight to
-  a prompt.
+* Searching treats the query as terms (words, or quoted phrases), any of which may match:
+  entries holding the exact phrase come first, then those holding every term in any order,
+  then the rest, each tier by bm25 (``backend.sessions.search_terms.recall_tiers``). Results
+  are the best :data:`SEARCH_LIMIT` distinct contents joined by a blank line, or ``None``
+  when nothing matches, so a provider can hand the text straight to a prompt.
 
 Labels and keys are free text (not paths); they must be non-blank strings. Shared memory is
 stringly typed by design (RFC edge case 22). Labels, keys and contents follow the storage text
@@ -35,9 +36,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from backend.chats.text import any_terms_query
 from backend.errors import InvalidInputError
 from backend.sessions.search import FTS_TOKENIZER
+from backend.sessions.search_terms import exact_first, recall_tiers
 from backend.storage import Database, Scope, well_formed_text
 
 COMPONENT = "chats.shared"
@@ -157,10 +158,14 @@ class SharedContextStore:
     )
 
     def search(self, label: str, query: str, limit: int = SEARCH_LIMIT) -> str | None:
-        match = any_terms_query(query)
-        if match is None:
-            return None
-        found = self._search(label, match, limit)
+        """``label``'s best entries for ``query``: the exact phrase first, then entries holding
+        every term in any order, then any term (``backend.sessions.search_terms``)."""
+        found = exact_first(
+            recall_tiers(query),
+            lambda match, n: self._search(label, match, n),
+            lambda content: content,
+            limit,
+        )
         return SEARCH_SEPARATOR.join(found) if found else None
 
     def _search(self, label: str, match: str, limit: int) -> Sequence[str]:

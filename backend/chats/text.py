@@ -1,10 +1,11 @@
 """Pure text rules of the directory: titles, previews, FTS5 queries, snippets.
 
 No I/O here. Every string a user types reaches SQLite's ``MATCH`` only through the query
-builders of this module, so no user input is ever parsed as FTS5 syntax (no ``OR``,
-``NEAR``, column filters or stray quotes from a search box), and every query obeys the
-query rule of ``backend.sessions.search`` (at most ``MAX_QUERY_WORDS`` distinct words):
-message search is a phrase, exactly as ``Session.search`` matches it.
+builders of this module and of ``backend.sessions.search_terms``, so no user input is ever
+parsed as FTS5 syntax (no ``OR``, ``NEAR``, column filters or stray quotes from a search box),
+and every query obeys the query rule of ``backend.sessions.search`` (at most
+``MAX_QUERY_WORDS`` words): a query's words match in any order, a quoted run of words as a
+phrase, the exact phrase ranked first (``search_terms``).
 
 Snippet markers: highlighted terms are wrapped in :data:`SNIPPET_START` / :data:`SNIPPET_END`,
 two Unicode private-use characters (U+E000, U+E001) that no keyboard produces and no markup
@@ -19,7 +20,7 @@ from datetime import UTC, datetime
 
 from backend.errors import InvalidInputError
 from backend.sessions.search import phrase_query as phrase_query  # one rule for both paths
-from backend.sessions.search import query_words, quote_phrase
+from backend.sessions.search_terms import all_terms, any_term, query_terms
 from backend.storage import well_formed_text
 
 SNIPPET_START = "\ue000"
@@ -86,24 +87,17 @@ def clean_preview(preview: object) -> str:
 
 
 def prefix_query(query: str) -> str | None:
-    """Every word must match, the last one as a prefix (search-as-you-type over titles).
+    """Every term must match, in any order, the last one as a prefix (search-as-you-type
+    over titles); a quoted run of words is one phrase term.
 
-    The words are the query rule's distinct words (``backend.sessions.search.query_words``).
+    The terms are the query rule's distinct terms (``backend.sessions.search_terms``).
     """
-    terms = query_words(query, distinct=True) if isinstance(query, str) else []
-    if not terms:
-        return None
-    quoted = [quote_phrase(term) for term in terms]
-    quoted[-1] += "*"
-    return " ".join(quoted)
+    return all_terms(query_terms(query, distinct=True), prefix=True)
 
 
 def any_terms_query(query: str) -> str | None:
-    """Any word may match; bm25 ranks entries holding more of them first (memory recall)."""
-    terms = query_words(query, distinct=True) if isinstance(query, str) else []
-    if not terms:
-        return None
-    return " OR ".join(quote_phrase(term) for term in terms)
+    """Any term may match; bm25 ranks entries holding more of them first (memory recall)."""
+    return any_term(query_terms(query, distinct=True))
 
 
 # ── snippets ────────────────────────────────────────────────────────

@@ -10,9 +10,13 @@ word for word (the same query rule, :func:`~backend.sessions.search.query_words`
 storage text rule on each quoted phrase, as ``quote_phrase`` applies it):
 
 * a phrase (messages): ``'a' <-> 'b'``, the query's tokens at consecutive positions;
-* all words, the last as a prefix (titles): ``'trip' & 'li':*``; a word of several tokens is a
+* every term in any order (messages, ``backend.sessions.search_terms``): ``'a' & 'b'``;
+* all terms, the last as a prefix (titles): ``'trip' & 'li':*``; a term of several tokens is a
   phrase (``foo.bar`` → ``'foo' <-> 'bar'``), the prefix on its last token;
-* any word (shared memory): ``'a' | ('foo' <-> 'bar')``.
+* any term (shared memory): ``'a' | ('foo' <-> 'bar')``.
+
+Every term of a text in several parts may lie in a different part: :func:`parts_query` says
+how a store asks for "every term" over parts.
 
 A word without tokens is left out (FTS5 ignores an empty phrase); no tokens at all is ``None``:
 such a query finds nothing, on both engines.
@@ -42,6 +46,7 @@ from dataclasses import dataclass
 
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.search import MAX_QUERY_CHARS, query_words
+from backend.sessions.search_terms import query_terms
 from backend.storage import well_formed_text
 
 MAX_LEXEME_CHARS = MAX_QUERY_CHARS
@@ -172,10 +177,17 @@ def match_tsquery(match: str, tokenizer: Tokenizer = MESSAGES) -> str | None:
     """The ``tsquery`` of an FTS5 query this project built, read back exactly.
 
     Stores receive the FTS5 query their callers built (``phrase_query``, ``prefix_query``,
-    ``any_terms_query``): quoted phrases (inner quotes doubled), a ``*`` after a prefix, joined
-    all by spaces (every phrase) or all by `` OR `` (any phrase). FTS5 tokenizes each phrase's
-    text, so its tokens are read the same way here; anything else is a ``ValueError``.
+    ``any_terms_query``, the tiers of ``backend.sessions.search_terms``): quoted phrases
+    (inner quotes doubled), a ``*`` after a prefix, joined all by spaces (every phrase) or all
+    by `` OR `` (any phrase). FTS5 tokenizes each phrase's text, so its tokens are read the
+    same way here; anything else is a ``ValueError``.
     """
+    phrases, any_of = _parse_match(match, tokenizer)
+    return (" | " if any_of else " & ").join(phrases) or None
+
+
+def _parse_match(match: str, tokenizer: Tokenizer) -> tuple[list[str], bool]:
+    """``(the phrases as tsquery, whether they are joined by OR)`` of a built FTS5 query."""
     phrases: list[str] = []
     joins: set[str] = set()
     at = 0
@@ -196,28 +208,67 @@ def match_tsquery(match: str, tokenizer: Tokenizer = MESSAGES) -> str | None:
         at += len(join)
     if len(joins) > 1:
         raise ValueError("an FTS5 query mixing AND and OR is not one this project builds")
-    return (" | " if joins == {" OR "} else " & ").join(phrases) or None
+    return phrases, joins == {" OR "}
+
+
+def _term_tokens(query: object, tokenizer: Tokenizer, *, distinct: bool) -> list[list[str]]:
+    """The tokens of each term of ``query`` (terms without tokens left out)."""
+    found = [
+        tokenizer.tokens(well_formed_text(" ".join(term)))
+        for term in query_terms(query, distinct=distinct)
+    ]
+    return [tokens for tokens in found if tokens]
 
 
 def prefix_tsquery(query: object, tokenizer: Tokenizer = TITLES) -> str | None:
     """``backend.chats.text.prefix_query`` as a ``tsquery`` literal."""
-    words = query_words(query, distinct=True) if isinstance(query, str) else []
-    phrases = [
-        _phrase(tokens, prefix=last) for last, tokens in _word_tokens(words, tokenizer) if tokens
-    ]
+    terms = _term_tokens(query, tokenizer, distinct=True)
+    last = len(terms) - 1
+    phrases = [_phrase(tokens, prefix=index == last) for index, tokens in enumerate(terms)]
     return " & ".join(phrases) if phrases else None
 
 
 def any_terms_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None:
     """``backend.chats.text.any_terms_query`` as a ``tsquery`` literal."""
-    words = query_words(query, distinct=True) if isinstance(query, str) else []
-    phrases = [_phrase(tokens) for _, tokens in _word_tokens(words, tokenizer) if tokens]
+    phrases = [_phrase(tokens) for tokens in _term_tokens(query, tokenizer, distinct=True)]
     return " | ".join(phrases) if phrases else None
 
 
-def _word_tokens(words: Sequence[str], tokenizer: Tokenizer) -> list[tuple[bool, list[str]]]:
-    """``(is the last word, its tokens)`` for each word."""
-    return [
-        (index == len(words) - 1, tokenizer.tokens(well_formed_text(word)))
-        for index, word in enumerate(words)
-    ]
+def all_terms_tsquery(query: object, tokenizer: Tokenizer = MESSAGES) -> str | None:
+    """``all_terms(query_terms(query))`` (every term, any order) as a ``tsquery`` literal."""
+    phrases = [_phrase(tokens) for tokens in _term_tokens(query, tokenizer, distinct=False)]
+    return " & ".join(phrases) if phrases else None
+
+
+# ── a query over a text's parts ─────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class PartsQuery:
+    """How a store asks for the texts matching an FTS5 query when texts are in parts.
+
+    A phrase lies whole in some part (the overlap rule), but the terms of "every term" may
+    lie in different parts of a long text. So a part is a candidate when it matches
+    :attr:`candidates` (the query itself, or any of its terms), and a text matches when each
+    of :attr:`every` (empty: no further condition) matches one of its parts. Ranks use
+    :attr:`candidates`.
+    """
+
+    candidates: str
+    every: tuple[str, ...]
+
+    def having(self, tsv: str) -> str:
+        """The SQL condition on a text's group of parts (``?`` per term of :attr:`every`)."""
+        if not self.every:
+            return ""
+        return "HAVING " + " AND ".join(f"bool_or({tsv} @@ ?::tsquery)" for _ in self.every)
+
+
+def parts_query(match: str, tokenizer: Tokenizer = MESSAGES) -> PartsQuery | None:
+    """The :class:`PartsQuery` of an FTS5 query this project built (``None``: finds nothing)."""
+    phrases, any_of = _parse_match(match, tokenizer)
+    if not phrases:
+        return None
+    if len(phrases) == 1 or any_of:
+        return PartsQuery(" | ".join(phrases), ())
+    return PartsQuery(" | ".join(phrases), tuple(phrases))

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing_extensions import override
 
 from backend.sessions.overlays import COMPACTION_PREFIX
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, parts_query
 from backend.sessions.records import SearchResult
 from backend.sessions.search import fts_rowid
 from backend.sessions.search_index import Document, SearchIndex
@@ -67,7 +67,7 @@ class PgSearchIndex(SearchIndex):
             SELECT 1 FROM session_messages AS m
             WHERE m.scope = k.scope AND m.session_id = k.sid AND m.id = d.id
           )
-        GROUP BY d.scope, d.doc
+        GROUP BY d.scope, d.doc {{having}}
         ORDER BY rank, d.doc
         LIMIT ?
     """
@@ -112,11 +112,14 @@ class PgSearchIndex(SearchIndex):
 
     @override
     def search(self, session_id: str, match: str, limit: int) -> list[SearchResult]:
-        """``match`` is the FTS5 phrase ``phrase_query`` built, read back as its tsquery."""
-        query = match_tsquery(match)
+        """``match`` is the FTS5 query the caller built, read back for a text's parts."""
+        query = parts_query(match)
         if query is None:
             return []
-        rows = self.db.query(self._SEARCH_PARTS, (query, session_id, COMPACTION_PREFIX, limit))
+        rows = self.db.query(
+            self._SEARCH_PARTS.format(having=query.having("p.tsv")),
+            (query.candidates, session_id, COMPACTION_PREFIX, *query.every, limit),
+        )
         return [
             SearchResult(row["id"], row["role"], row["content"], float(row["rank"])) for row in rows
         ]

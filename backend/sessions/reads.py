@@ -326,7 +326,15 @@ class SessionReads:
         """
         limit = check_limit(limit, DEFAULT_SEARCH_LIMIT)
         match = phrase_query(query)
-        if match is None or limit < 1:
+        return [] if match is None else self.search_match(match, limit=limit)
+
+    def search_match(
+        self, match: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
+    ) -> list[SearchResult]:
+        """Messages matching ``match``, an FTS5 query built by ``backend.sessions.search`` or
+        ``backend.sessions.search_terms`` (never user input), best rank first."""
+        limit = check_limit(limit, DEFAULT_SEARCH_LIMIT)
+        if limit < 1:
             return []
         with self._db.lock:
             self._store.refresh(self._id)

@@ -95,7 +95,11 @@ class TestQueries:
         assert any_terms_query(blank) is None
 
     def test_the_last_title_word_matches_as_a_prefix(self):
-        assert prefix_query('trip pla"') == '"trip" "pla"""*'
+        assert prefix_query('trip pla"') == '"trip" "pla"*'
+
+    def test_a_quoted_run_of_words_is_one_phrase_term(self):
+        assert prefix_query('"lisbon trip" pla') == '"lisbon trip" "pla"*'
+        assert any_terms_query('"lisbon trip" pla') == '"lisbon trip" OR "pla"'
 
 
 class TestSnippets:

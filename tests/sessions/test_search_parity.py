@@ -22,14 +22,17 @@ from backend.sessions import Sessions, pg_fts
 from backend.sessions.fts_tokens import MESSAGES, TITLES, Tokenizer
 from backend.sessions.pg_fts import (
     RANK_EXPRESSION,
+    all_terms_tsquery,
     any_terms_tsquery,
     document_parts,
     match_tsquery,
+    parts_query,
     phrase_tsquery,
     prefix_tsquery,
     tsvector_literal,
 )
 from backend.sessions.search import phrase_query
+from backend.sessions.search_terms import all_terms, query_terms, words_tiers
 from backend.storage import Database, well_formed_text
 from tests.sessions.conftest import text_message
 from tests.support.unicode_text import any_text
@@ -80,6 +83,18 @@ class Engines:
             f"SELECT doc FROM docs WHERE tsv @@ %(q)s::tsquery "
             f"GROUP BY doc ORDER BY -max({_RANK}), doc",
             {"q": tsquery},
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def pg_found_in_parts(self, match: str | None) -> list[int]:
+        """What a store finds for a built FTS5 query over texts in parts (``parts_query``)."""
+        query = None if match is None else parts_query(match, self.tokenizer)
+        if query is None:
+            return []
+        having = query.having("tsv").replace("?", "%s")
+        rows = self.pg.execute(
+            f"SELECT doc FROM docs WHERE tsv @@ %s::tsquery GROUP BY doc {having}",
+            (query.candidates, *query.every),
         ).fetchall()
         return [row[0] for row in rows]
 
@@ -184,6 +199,19 @@ def test_a_phrase_finds_the_same_messages_on_both_engines(messages, corpus, quer
     _check(messages, corpus, query, phrase_query, phrase_tsquery)
 
 
+def words_query(query: str) -> str | None:
+    """Every term of ``query`` in any order (the message search's broad tier)."""
+    return all_terms(query_terms(query))
+
+
+@_SETTINGS
+@given(corpus=st.lists(texts, min_size=1, max_size=8), query=queries)
+def test_every_word_in_any_order_finds_the_same_messages_on_both_engines(messages, corpus, query):
+    _check(messages, corpus, query, words_query, all_terms_tsquery)
+    for match in words_tiers(query):
+        assert sorted(messages.pg_found_in_parts(match)) == sorted(messages.fts5_ranked(match))
+
+
 @_SETTINGS
 @given(corpus=st.lists(texts, min_size=1, max_size=8), query=queries)
 def test_any_word_finds_the_same_memory_entries_on_both_engines(messages, corpus, query):
@@ -238,6 +266,7 @@ def test_a_store_reads_the_fts5_query_it_receives_as_the_tsquery_of_the_same_wor
     assert _read_back(phrase_query(query), MESSAGES) == phrase_tsquery(query)
     assert _read_back(any_terms_query(query), MESSAGES) == any_terms_tsquery(query)
     assert _read_back(prefix_query(query), TITLES) == prefix_tsquery(query)
+    assert _read_back(words_query(query), MESSAGES) == all_terms_tsquery(query)
 
 
 def _read_back(match: str | None, tokenizer: Tokenizer) -> str | None:
@@ -362,3 +391,7 @@ def test_texts_cut_into_many_small_parts_find_every_phrase_fts5_finds(
     length = data.draw(st.sampled_from([1, 2, 5, 6, 6, 6]))
     query = " ".join(words[start : start + length])
     _check(messages, [" ".join(text) for text in corpus], query, phrase_query, phrase_tsquery)
+    # Words in any order may lie in different parts: a store still finds what FTS5 finds.
+    scattered = " ".join(data.draw(st.lists(st.sampled_from(_PART_WORDS), min_size=1, max_size=4)))
+    for match in (*words_tiers(scattered), words_query(scattered)):
+        assert sorted(messages.pg_found_in_parts(match)) == sorted(messages.fts5_ranked(match))

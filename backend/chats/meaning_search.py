@@ -1,0 +1,180 @@
+"""Search by meaning over a directory: vectors kept current in the background, hits fused
+with full-text search.
+
+* **Writing.** Nothing is added to the append path: a :class:`MeaningSearch` embeds what
+  the message index holds and its vector table lacks (:meth:`MessageVectorStore.missing`),
+  a batch at a time, on a worker thread of its own (:meth:`start`) or when asked
+  (:meth:`catch_up`, as the CLI does, with progress). After a restart the same scan finds
+  every message written meanwhile; vectors of changed or removed messages are stale and
+  dropped (:mod:`backend.chats.vector_store`).
+* **Searching.** Full-text hits (words in any order, exact phrase first) and the nearest
+  vectors to the query are fused by :func:`backend.meaning.fuse_ranks` (exact words win).
+  While vectors are missing, or when the embedder cannot run, the result holds what there
+  is and says it is incomplete; a search never waits for the embedder to catch up.
+* ``chat_ids`` keeps hits of those chats only (a project's search).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+
+import numpy as np
+
+from backend.chats.chats import Chats
+from backend.chats.text import clean_preview
+from backend.chats.values import ChatHit
+from backend.chats.vector_store import MessageVectorStore, VectorTable
+from backend.meaning import Embedder, EmbedderUnavailable, fuse_ranks
+from backend.storage import Database
+
+logger = logging.getLogger(__name__)
+
+BATCH = 32
+FUSE_DEPTH = 50
+"""Hits taken from each ranking before fusing."""
+IDLE_WAIT_S = 1.0
+Progress = Callable[[int, int], None]
+"""``(done, total)`` while catching up."""
+
+
+@dataclass(frozen=True)
+class MeaningResult:
+    hits: list[ChatHit]
+    complete: bool
+    """False while some messages have no vector yet, or the embedder could not run."""
+
+
+class MeaningSearch:
+    """One directory's vectors and hybrid search (see the module docstring)."""
+
+    def __init__(self, chats: Chats, embedder: Embedder) -> None:
+        self._chats = chats
+        self._embedder = embedder
+        # The vector table has no PostgreSQL twin yet: there, search is by words alone.
+        self._store = (
+            MessageVectorStore(chats.database) if isinstance(chats.database, Database) else None
+        )
+        self._table: VectorTable | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._behind = True
+
+    # ── writing ─────────────────────────────────────────────────────
+
+    def catch_up(self, *, progress: Progress | None = None, limit: int | None = None) -> int:
+        """Embed every message without a current vector (at most ``limit``); how many."""
+        self._chats.flush_index()
+        if self._store is None:
+            return 0
+        model = self._embedder.name
+        with self._chats.database.transaction():
+            self._store.drop_stale(model)
+        total = self._store.count_missing(model) if progress else 0
+        done = 0
+        while limit is None or done < limit:
+            wanted = BATCH if limit is None else min(BATCH, limit - done)
+            batch = self._store.missing(model, wanted)
+            if not batch:
+                self._behind = False
+                break
+            vectors = self._embedder.embed_documents([doc.text for doc in batch])
+            with self._chats.database.transaction():
+                self._store.put(model, batch, vectors)
+            done += len(batch)
+            if progress:
+                progress(done, max(total, done))
+        return done
+
+    def start(self) -> None:
+        """Keep vectors current on a worker thread until :meth:`stop`."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="meaning", daemon=True)
+            self._thread.start()
+
+    def wake(self) -> None:
+        """Something was written: look for messages to embed now."""
+        self._behind = True
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.catch_up(limit=BATCH)
+            except Exception:
+                logger.warning("search by meaning: catching up failed", exc_info=True)
+            if not self._behind:
+                self._wake.wait(IDLE_WAIT_S)
+                self._wake.clear()
+
+    # ── searching ───────────────────────────────────────────────────
+
+    def search(
+        self, query: str, *, limit: int = 20, chat_ids: Collection[str] | None = None
+    ) -> MeaningResult:
+        """Full-text and meaning hits fused, best first (see the module docstring)."""
+        flushed = self._chats.flush_index()
+        if flushed.documents_added or flushed.documents_updated:
+            self.wake()  # messages the worker has not seen yet: this answer lacks them
+        words = self._chats.search_messages(query, limit=FUSE_DEPTH, chat_ids=chat_ids)
+        complete = not self._behind
+        try:
+            nearest = self._nearest(query, chat_ids)
+        except EmbedderUnavailable:
+            logger.warning("search by meaning unavailable", exc_info=True)
+            return MeaningResult(words[:limit], complete=False)
+        by_key = {(hit.chat_id, hit.message_id): hit for hit in words}
+        for hit in nearest:
+            by_key.setdefault((hit.chat_id, hit.message_id), hit)
+        order = fuse_ranks(
+            [(h.chat_id, h.message_id) for h in words], [(h.chat_id, h.message_id) for h in nearest]
+        )
+        return MeaningResult([by_key[key] for key in order[:limit]], complete)
+
+    def _nearest(self, query: str, chat_ids: Collection[str] | None) -> list[ChatHit]:
+        if self._store is None:
+            raise EmbedderUnavailable("search by meaning does not run on PostgreSQL yet")
+        if not query.strip():
+            return []
+        table = self._current_table()
+        if not table.keys:
+            return []
+        scores = table.matrix @ self._embedder.embed_query(query)
+        depth = min(len(scores), FUSE_DEPTH * 2)
+        best = np.argpartition(-scores, depth - 1)[:depth]
+        best = best[np.argsort(-scores[best])]
+        best = best[scores[best] >= self._embedder.relevance_floor]
+        keys = [table.keys[int(i)] for i in best]
+        current = self._store.current(self._embedder.name, keys, 400) if keys else {}
+        hits = []
+        for index, key in zip(best, keys, strict=True):
+            if key not in current:
+                continue
+            chat_id, text = current[key]
+            if chat_ids is not None and chat_id not in chat_ids:
+                continue
+            hits.append(
+                ChatHit(
+                    chat_id=chat_id,
+                    message_id=key[1],
+                    snippet=clean_preview(text),
+                    rank=-float(scores[int(index)]),
+                )
+            )
+        return hits[:FUSE_DEPTH]
+
+    def _current_table(self) -> VectorTable:
+        assert self._store is not None
+        if self._table is None or self._table.version != self._store.version():
+            self._table = self._store.table(self._embedder.name)
+        return self._table

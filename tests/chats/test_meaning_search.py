@@ -1,0 +1,157 @@
+"""Search by meaning over a directory: vectors beside the message index, written in the
+background, caught up after a restart, removed with their message, fused with full-text.
+
+SQLite only for now: the vector table has no PostgreSQL twin yet (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from backend.chats import Chats
+from backend.chats.meaning_search import MeaningSearch
+from backend.chats.vector_store import MessageVectorStore
+from backend.meaning import BundledEmbedder, EmbedderUnavailable
+from tests.chats.conftest import text_message
+from tests.support.deadlines import until
+
+pytestmark = pytest.mark.sqlite_only
+
+TOPICS = {
+    "dog": "my dog is broken, how can I repair it",
+    "roof": "painting the roof blue",
+    "fridge": "what does it cost to buy a new refrigerator",
+}
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return BundledEmbedder()
+
+
+@pytest.fixture
+def topics(chats):
+    ids = {}
+    for name, text in TOPICS.items():
+        chat = chats.get_chat(chats.create_chat(name).id)
+        chat.session.append_message(text_message("m", text))
+        ids[name] = chat.id
+    return ids
+
+
+def chat_ids(result):
+    return [hit.chat_id for hit in result.hits]
+
+
+def test_a_paraphrase_without_a_common_word_is_found_by_meaning(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    assert chats.search_messages("fixing a damaged puppy") == []
+    assert meaning.catch_up() == 3
+    result = meaning.search("fixing a damaged puppy", limit=1)
+    assert result.complete
+    assert chat_ids(result) == [topics["dog"]]
+
+
+def test_exact_words_stay_first(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.catch_up()
+    assert chat_ids(meaning.search("roof blue"))[0] == topics["roof"]
+
+
+def test_a_search_while_catching_up_gives_full_text_hits_marked_incomplete(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    result = meaning.search("refrigerator")
+    assert not result.complete
+    assert chat_ids(result) == [topics["fridge"]]
+
+
+def test_an_embedder_that_cannot_run_gives_full_text_marked_incomplete(chats, topics):
+    class Down:
+        name = "down"
+
+        def embed_documents(self, texts):
+            raise EmbedderUnavailable("down")
+
+        def embed_query(self, text):
+            raise EmbedderUnavailable("down")
+
+    result = MeaningSearch(chats, Down()).search("painting")
+    assert not result.complete
+    assert chat_ids(result) == [topics["roof"]]
+
+
+def test_vectors_go_with_their_message_and_their_chat(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.catch_up()
+    chats.get_chat(topics["dog"]).session.delete_messages(["m"])
+    chats.delete_chat(topics["roof"])
+    assert topics["dog"] not in chat_ids(meaning.search("fixing a damaged puppy"))
+    assert topics["roof"] not in chat_ids(meaning.search("changing the colour of a house top"))
+    meaning.catch_up()
+    store = MessageVectorStore(chats.database)
+    assert len(store.table(embedder.name).keys) == 2  # the deleted message's row is gone
+
+
+def test_an_edited_message_is_embedded_again(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.catch_up()
+    chat = chats.get_chat(topics["fridge"])
+    chat.session.update_message(text_message("m", "learning to play the violin"))
+    assert meaning.catch_up() == 1
+    assert chat_ids(meaning.search("music lessons for a string instrument", limit=1)) == [
+        topics["fridge"]
+    ]
+
+
+def test_a_restart_catches_up_what_was_written_meanwhile(tmp_path, embedder):
+    chats = Chats(tmp_path, "bob")
+    meaning = MeaningSearch(chats, embedder)
+    first = chats.get_chat(chats.create_chat("a").id)
+    first.session.append_message(text_message("m", TOPICS["dog"]))
+    assert meaning.catch_up() == 1
+    second = chats.get_chat(chats.create_chat("b").id)
+    second.session.append_message(text_message("m", TOPICS["roof"]))
+    chats.close()  # no embedder ran for the second chat
+    chats = Chats(tmp_path, "bob")
+    try:
+        meaning = MeaningSearch(chats, embedder)
+        assert meaning.catch_up() == 1
+        assert meaning.catch_up() == 0
+    finally:
+        chats.close()
+
+
+def test_the_worker_embeds_in_the_background(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.start()
+    try:
+        store = MessageVectorStore(chats.database)
+        asyncio.run(until(lambda: len(store.table(embedder.name).keys) == 3))
+        chat = chats.get_chat(topics["roof"])
+        chat.session.append_message(text_message("m2", "the gutters need cleaning"))
+        meaning.wake()
+        asyncio.run(until(lambda: len(store.table(embedder.name).keys) == 4))
+    finally:
+        meaning.stop()
+
+
+def test_a_search_can_be_kept_to_some_chats(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.catch_up()
+    with_dog = {topics["dog"], topics["roof"]}
+    assert chat_ids(meaning.search("fixing a damaged puppy", chat_ids=with_dog)) == [topics["dog"]]
+    without = {topics["roof"], topics["fridge"]}
+    assert meaning.search("fixing a damaged puppy", chat_ids=without).hits == []
+
+
+def test_a_query_about_nothing_stored_finds_nothing_by_meaning(chats, topics, embedder):
+    meaning = MeaningSearch(chats, embedder)
+    meaning.catch_up()
+    assert meaning.search("asdf qwer").hits == []
+
+
+def test_the_cli_progress_counts_up_to_the_total(chats, topics, embedder):
+    seen = []
+    MeaningSearch(chats, embedder).catch_up(progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (3, 3)
