@@ -87,6 +87,17 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.storage",
     },
+    # Projects: their own tables in the person's directory database; a project's files are
+    # read as attachments are (uploads, attachment_text); searches use the directory's.
+    "backend.projects": {
+        "backend.attachment_text",
+        "backend.chats",
+        "backend.clock",
+        "backend.errors",
+        "backend.sessions",
+        "backend.storage",
+        "backend.uploads",
+    },
     # The agent library: its own tables in the directory database it is handed.
     "backend.agents": {"backend.clock", "backend.errors", "backend.models", "backend.storage"},
     # Model endpoints: admins (accounts) may configure them; their own settings.sqlite.

@@ -7,21 +7,31 @@ window, and whether the turn compacts the thread first (the rule of
 
 :func:`measure_next_turn` gathers that material for a chat the way a run does
 (``window.scan_recent``, ``prompt.build_request``): the recent window, the thread summary,
-session state, shared memory and the agent's tools. Two things are left out because they do
-not exist before the user types: the new message itself and what retrieval would find for it.
-So the meter is what the next turn sends *before* its message, an honest lower bound.
+session state, shared memory and the agent's tools, and in a project chat the project's
+instructions and memory (and shared memory only if the project uses it). Two things are left
+out because they do not exist before the user types: the new message itself and what retrieval
+would find for it.
+So the meter is what the next turn sends *before* its message, an honest lower bound; in a
+project chat it also says how many tokens the project's file chunks may add
+(``project_files_tokens``, the budget retrieval stays within).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from backend.models import ModelRequest
 from backend.providers import RemoteContextProvider
 from backend.runtime.agents import AgentDefinition
 from backend.runtime.bindings import Bindings
 from backend.runtime.ports import DirectoryPort
+from backend.runtime.project_context import (
+    FILES_BUDGET_TOKENS,
+    ProjectSource,
+    project_sections,
+    read_project,
+)
 from backend.runtime.prompt import build_request, history_byte_budget, request_tokens
 from backend.runtime.records import AgentBinding, Conversation
 from backend.runtime.tools import Tool
@@ -37,6 +47,7 @@ class ContextMeter:
     context_tokens: int  # the context window the bound agent is configured for
     compact_after_tokens: int | None  # the thread size that triggers compaction (None: never)
     will_compact: bool  # the next turn summarises the thread before it calls the model
+    project_files_tokens: int = 0  # at most this many more from the project's files (0: none)
 
     @property
     def share(self) -> float:
@@ -73,6 +84,7 @@ def measure_next_turn(
     directory: DirectoryPort,
     tools: Mapping[str, Tool],
     leaf_id: str | None = None,
+    projects: ProjectSource | None = None,
 ) -> ContextMeter:
     """The meter of the chat's next turn, continuing ``leaf_id`` (default: the newest leaf);
     ``conv`` is None for a chat never written (no file: its defaults, no history).
@@ -89,16 +101,25 @@ def measure_next_turn(
         threshold = agent.model.compact_after_tokens
         budget = history_byte_budget(agent)
         scan = scan_recent(conv.session, leaf_id, budget, threshold, conv.boundaries)
+    project = read_project(projects, chat_id, "")
+    personal = project is None or project.use_personal_memory
     request = build_request(
         agent=agent,
         history=scan.window,
         tools=[tools[name].spec for name in agent.tools if name in tools],
-        memory={block.label: _memory(directory, block.label) for block in agent.context_blocks},
+        memory={
+            block.label: _memory(directory, block.label) if personal else None
+            for block in agent.context_blocks
+        },
         state=conv.states.get(chat_id).data if conv is not None else {},
         summary=scan.summary,
         chat_id=chat_id,
+        project=project_sections(project),
     )
-    return context_meter(agent, request, scan.tokens)
+    meter = context_meter(agent, request, scan.tokens)
+    if project is None:
+        return meter
+    return replace(meter, project_files_tokens=FILES_BUDGET_TOKENS)
 
 
 def _memory(directory: DirectoryPort, label: str) -> str | None:
