@@ -6,8 +6,9 @@
   reads it through ``backend.runtime.project_context``.
 * :meth:`ProjectTurns.remember`: the model's ``remember`` in a project chat lands in the
   project's memory (one appending statement: concurrent calls all land).
-* :meth:`ProjectTurns.search`: a search started in a project — its chats' messages and its
-  files' chunks first, then (unless ``only``) the rest of the person's messages.
+* :meth:`ProjectTurns.search`: a search started in a project — its chats' messages (each chat
+  asked in its own index, so none is crowded out by other chats' hits) and its files' chunks
+  first, then (unless ``only``) the rest of the person's messages.
 
 A project never sees another's memory, files or chats: every read is keyed by the one
 project the chat is in (``tests/projects/test_isolation.py`` drives 1,000 turns to show it).
@@ -15,14 +16,17 @@ project the chat is in (``tests/projects/test_isolation.py`` drives 1,000 turns 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from backend.chats import ChatHit, Chats
+from backend.chats.fanout import SearchResultLike, fanout_search
 from backend.chats.text import any_terms_query
-from backend.errors import InvalidInputError
+from backend.errors import ChatNotFoundError, InvalidInputError
 from backend.projects.store import ProjectStore
 from backend.projects.values import ChunkHit, Project, ProjectTurn
+from backend.sessions import SearchResult
 from backend.sessions.tokens import CHARS_PER_TOKEN
 from backend.storage import well_formed_text
 
@@ -111,12 +115,31 @@ class ProjectTurns:
         if not isinstance(query, str):
             raise InvalidInputError("a search must be text")
         self._get(project_id)
-        members = set(self._store.members(project_id))
-        # The directory's limit is global: ask for more, so the project's hits are not crowded
-        # out by others before they are split.
-        hits = self._chats.search_messages(query, limit=min(limit * 5, 200))
-        inside = tuple(hit for hit in hits if hit.chat_id in members)[:limit]
-        outside = () if only else tuple(hit for hit in hits if hit.chat_id not in members)
+        members = self._store.members(project_id)
+        # Frozen results meet fanout's protocol in all but mypy's reading of read-only fields.
+        per_chat = cast(
+            Iterable[tuple[str, Sequence[SearchResultLike]]], self._per_chat(members, query, limit)
+        )
+        inside = tuple(fanout_search(per_chat, query, limit))
+        outside: tuple[ChatHit, ...] = ()
+        if not only and len(inside) < limit:
+            # The directory's limit is global: ask for more, so others' hits are not crowded
+            # out by the project's own before they are split.
+            hits = self._chats.search_messages(query, limit=min(limit * 5, 200))
+            chosen = set(members)
+            outside = tuple(h for h in hits if h.chat_id not in chosen)[: limit - len(inside)]
         match = any_terms_query(query)
         files = () if match is None else tuple(self._store.search_chunks(project_id, match, limit))
-        return ProjectSearch(project_id, inside, files, outside[: max(0, limit - len(inside))])
+        return ProjectSearch(project_id, inside, files, outside)
+
+    def _per_chat(
+        self, chat_ids: list[str], query: str, limit: int
+    ) -> Iterator[tuple[str, list[SearchResult]]]:
+        """Each live chat of the project asked in its own index (exact, whatever others hold)."""
+        for chat_id in chat_ids:
+            try:
+                chat = self._chats.get_chat(chat_id)
+            except ChatNotFoundError:
+                continue  # deleted: its membership waits for an undo
+            if chat.has_file:
+                yield chat_id, chat.session.search(query, limit=limit)

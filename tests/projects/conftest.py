@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from backend.chats import Chats
@@ -29,4 +31,6 @@ def chats(tmp_path):
 
 @pytest.fixture
 def projects(chats) -> Projects:
-    return Projects(chats)
+    """Alice's projects, on a clock that moves 1 ms per reading (creation order is list order)."""
+    ticks = itertools.count(1_700_000_000_000)
+    return Projects(chats, clock=lambda: next(ticks))
