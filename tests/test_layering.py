@@ -126,12 +126,14 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.cli": {
         "backend.accounts",
         "backend.chats",
+        "backend.projects",
         "backend.config",
         "backend.data_folder",
         "backend.errors",
         "backend.log_records",
         "backend.portability",
         "backend.storage",
+        "backend.uploads",  # a project file meets the attachment limits
     },
     # chatsapp: app module → pages → components → states → identity → services → backend.
     # The bridge is installed by the app module and imports no state module.
@@ -140,6 +142,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.agents",
         "backend.chats",
+        "backend.projects",
         "backend.clock",
         "backend.config",
         "backend.endpoints",
