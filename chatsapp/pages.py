@@ -28,6 +28,7 @@ from chatsapp.states.endpoints_admin import EndpointsAdminTabState
 from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
+from chatsapp.states.projects import SharedProjectsState
 from chatsapp.states.settings import SettingsTabState
 from chatsapp.states.status import WorkerTabState
 
@@ -115,6 +116,7 @@ ON_LOAD_COMMON = [
     SharedDirectoryState.link,
     SharedArchiveState.link,
     SharedMemoryState.link,
+    SharedProjectsState.link,
     WorkerTabState.load,
 ]
 
