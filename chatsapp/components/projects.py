@@ -19,6 +19,7 @@ from chatsapp.states.projects import ProjectRow, ProjectsTabState, SharedProject
 def _project_form(row: ProjectRow) -> rx.Component:
     return rx.form(
         rx.vstack(
+            rx.el.input(type="hidden", name="project_id", value=row.id),
             rx.input(
                 name="name",
                 default_value=row.name,
@@ -57,8 +58,10 @@ def _project_form(row: ProjectRow) -> rx.Component:
             spacing="1",
             width="100%",
         ),
+        # The form's submit handler is hoisted out of the groups' loop, where ``row`` is not
+        # defined: the project's id travels as a field of the form.
         on_submit=lambda form: [
-            SharedProjectsState.save_project(row.id, form),
+            SharedProjectsState.save_project(form),
             ProjectsTabState.close_dialogs(),
         ],
         width="100%",

@@ -90,8 +90,9 @@ class SharedProjectsState(rx.SharedState):
         return refusal
 
     @rx.event
-    async def save_project(self, project_id: str, form_data: dict[str, object]):  # noqa: ANN201
-        """The project form: its name, instructions and the personal-memory switch."""
+    async def save_project(self, form_data: dict[str, object]):  # noqa: ANN201
+        """The project form: its id, name, instructions and the personal-memory switch."""
+        project_id = str(form_data.get("project_id") or "")
         name, instructions = form_data.get("name"), form_data.get("instructions") or ""
         personal = form_data.get("use_personal_memory") in ("on", True, "true")
 
