@@ -63,6 +63,11 @@ def document_text_for_model(part: Mapping[str, Any]) -> str | None:
     return body
 
 
+def document_text(data: bytes, media_type: str) -> str | None:
+    """A document's text, extracted once (a PDF's pages up to the budget; None: unreadable)."""
+    return _extract(data, media_type)[0]
+
+
 def clip_utf8(text: str, budget: int) -> tuple[str, bool]:
     """At most ``budget`` UTF-8 bytes of ``text``, cut between characters; and whether cut."""
     encoded = text.encode("utf-8", "replace")

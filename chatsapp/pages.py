@@ -29,6 +29,7 @@ from chatsapp.states.endpoints_admin import EndpointsAdminTabState
 from chatsapp.states.home import HomeTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState
+from chatsapp.states.projects import SharedProjectsState
 from chatsapp.states.settings import SettingsTabState
 from chatsapp.states.shared_with_me import SharedWithMeState
 from chatsapp.states.status import WorkerTabState
@@ -118,6 +119,7 @@ ON_LOAD_COMMON = [
     SharedArchiveState.link,
     SharedMemoryState.link,
     SharedWithMeState.link,
+    SharedProjectsState.link,
     WorkerTabState.load,
 ]
 

@@ -25,6 +25,7 @@ from backend.clock import now_ms
 from backend.config import Settings
 from backend.endpoints import ModelEndpoints
 from backend.errors import ChatsError
+from backend.projects import Projects
 from backend.runtime import DEFAULT_MAX_STATE_BYTES, ChatRuntime
 from backend.runtime.hosting import (
     apply_storage_settings,
@@ -83,6 +84,7 @@ class Services:
         self._directories: dict[str, Chats] = {}
         self._runtimes: dict[str, ChatRuntime] = {}
         self._libraries: dict[str, AgentLibrary] = {}
+        self._projects: dict[str, Projects] = {}
         self._last_used: dict[str, float] = {}  # user id -> monotonic time of the last call
         self._holds: dict[str, int] = {}  # user id -> background jobs using the directory
         self._endpoints: ModelEndpoints | None = None
@@ -126,6 +128,16 @@ class Services:
                 self._libraries[user_id] = library
             return library
 
+    def projects(self, user_id: str) -> Projects:
+        """The user's projects, in their directory database."""
+        chats = self.directory(user_id)
+        with self._lock:
+            found = self._projects.get(user_id)
+            if found is None:
+                found = Projects(chats)
+                self._projects[user_id] = found
+            return found
+
     def directory(self, user_id: str, *, touch: bool = True) -> Chats:
         """The user's directory, opened again if it was released (see :meth:`release_idle`).
 
@@ -160,6 +172,7 @@ class Services:
         library = self.agents(user_id)
         # A shared chat's members and its owner-context switch, read per call.
         hooks = self.sharing().run_hooks(user_id)
+        projects = self.projects(user_id)
         with self._lock:
             runtime = self._runtimes.get(user_id)
         owner = None if runtime is not None else self.accounts().user(user_id)
@@ -176,6 +189,7 @@ class Services:
                     owner_name=owner.username if owner is not None else None,
                     participants=hooks.participants,
                     owner_context=hooks.owner_context,
+                    projects=projects.turns,
                 )
                 self._runtimes[user_id] = runtime
             return runtime
@@ -221,6 +235,7 @@ class Services:
             del self._directories[user_id]
             self._runtimes.pop(user_id, None)
             self._libraries.pop(user_id, None)
+            self._projects.pop(user_id, None)
             self._last_used.pop(user_id, None)
         if runtime is not None:
             await runtime.release()

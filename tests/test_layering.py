@@ -95,6 +95,17 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.errors",
         "backend.storage",
     },
+    # Projects: their own tables in the person's directory database; a project's files are
+    # read as attachments are (uploads, attachment_text); searches use the directory's.
+    "backend.projects": {
+        "backend.attachment_text",
+        "backend.chats",
+        "backend.clock",
+        "backend.errors",
+        "backend.sessions",
+        "backend.storage",
+        "backend.uploads",
+    },
     # The agent library: its own tables in the directory database it is handed.
     "backend.agents": {"backend.clock", "backend.errors", "backend.models", "backend.storage"},
     # Model endpoints: admins (accounts) may configure them; their own settings.sqlite.
@@ -123,6 +134,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "backend.cli": {
         "backend.accounts",
         "backend.chats",
+        "backend.projects",
         "backend.config",
         "backend.data_folder",
         "backend.errors",
@@ -131,6 +143,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.portability",
         "backend.sharing",  # chats search: a person's hits include the chats shared with them
         "backend.storage",
+        "backend.uploads",  # a project file meets the attachment limits
     },
     # chatsapp: app module → pages → components → states → identity → services → backend.
     # The bridge is installed by the app module and imports no state module.
@@ -139,6 +152,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.accounts",
         "backend.agents",
         "backend.chats",
+        "backend.projects",
         "backend.clock",
         "backend.config",
         "backend.endpoints",

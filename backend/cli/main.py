@@ -23,6 +23,7 @@ from backend.cli.export import export
 from backend.cli.import_chats import import_chats
 from backend.cli.list_chats import list_chats
 from backend.cli.migrate import migrate
+from backend.cli.projects import projects
 from backend.cli.repair import repair
 from backend.cli.restore import restore
 from backend.cli.search import search
@@ -31,6 +32,7 @@ from backend.cli.users import users
 SUBCOMMANDS: tuple[click.Command, ...] = (
     users,
     list_chats,
+    projects,
     search,
     export,
     import_chats,

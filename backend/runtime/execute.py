@@ -32,6 +32,7 @@ from backend.clock import now_ms
 from backend.errors import ChatsError
 from backend.models import (
     ContextItem,
+    ContextSection,
     Finish,
     ModelMessage,
     ModelProvider,
@@ -44,6 +45,12 @@ from backend.runtime.agents import MEMORY_LABEL, AgentDefinition
 from backend.runtime.failures import INTERRUPTED_ERROR, describe_failure
 from backend.runtime.model_choice import ModelSource
 from backend.runtime.ports import DirectoryPort
+from backend.runtime.project_context import (
+    ProjectSource,
+    ProjectTurnView,
+    project_sections,
+    read_project,
+)
 from backend.runtime.prompt import build_request, request_tokens, text_of, to_json
 from backend.runtime.records import RunRecord, RunStatus
 from backend.runtime.retrieval import Retriever
@@ -91,6 +98,7 @@ class _Material:
     tools: dict[str, Tool]
     context: ToolContext
     model: ModelProvider  # the run's (see backend.runtime.model_choice)
+    project: tuple[ContextSection, ...] = ()  # the chat's project's (project_context)
 
 
 @dataclass(kw_only=True)
@@ -106,6 +114,7 @@ class TurnExecutor:
     follow_up: TurnFollowUp
     checkpoint_interval_s: float
     owner_context: Callable[[str], bool] = lambda _chat_id: True
+    projects: ProjectSource | None = None
 
     async def execute(
         self,
@@ -170,16 +179,22 @@ class TurnExecutor:
         scan = await self.window.read(conv, run, agent, model)
         user_text = text_of(scan.window[-1]) if scan.window else ""
         if not await asyncio.to_thread(self.owner_context, conv.chat_id):
-            # the chat, its agent and its session state only (see the module docstring)
+            # the chat, its agent and its session state only (see the module docstring): no
+            # memory, other chats or project of the owner's
             nothing: dict[str, str | None] = {block.label: None for block in agent.context_blocks}
             tools = offered_tools(self.tools, agent.tools, owner_context=False)
             context = ToolContext(conv.chat_id, handle, _no_owner_memory)
             return _Material(scan, user_text, nothing, [], tools, context, model)
-        memory = await self._frozen_memory(agent)
-        retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text, model)
+        project = await asyncio.to_thread(read_project, self.projects, conv.chat_id, user_text)
+        personal = project is None or project.use_personal_memory
+        memory = await self._frozen_memory(agent) if personal else {}
+        within = None if project is None else project.chat_ids
+        retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text, model, within)
         tools = offered_tools(self.tools, agent.tools, owner_context=True)
-        context = ToolContext(conv.chat_id, handle, self._remember_fn(agent), self._search_fn(run))
-        return _Material(scan, user_text, memory, retrieved, tools, context, model)
+        remember = self._remember_fn(agent, conv.chat_id, project)
+        context = ToolContext(conv.chat_id, handle, remember, self._search_fn(run, within))
+        sections = project_sections(project)
+        return _Material(scan, user_text, memory, retrieved, tools, context, model, sections)
 
     async def _rounds(
         self,
@@ -204,6 +219,7 @@ class TurnExecutor:
                 summary=material.scan.summary,
                 chat_id=conv.chat_id,
                 run_id=run.id,
+                project=material.project,
             )
             if extra:
                 request = replace(request, messages=(*request.messages, *extra))
@@ -310,18 +326,26 @@ class TurnExecutor:
                 memory[block.label] = None
         return memory
 
-    def _remember_fn(self, agent: AgentDefinition) -> Callable[[str], Awaitable[None]]:
+    def _remember_fn(
+        self, agent: AgentDefinition, chat_id: str, project: ProjectTurnView | None
+    ) -> Callable[[str], Awaitable[None]]:
+        """Into the project's memory in a project chat, else the agent's first block."""
         label = agent.context_blocks[0].label if agent.context_blocks else MEMORY_LABEL
         provider = self._context_provider(label)
+        projects = self.projects if project is not None else None
 
         async def remember(fact: str) -> None:
+            if projects is not None and await asyncio.to_thread(projects.remember, chat_id, fact):
+                return
             await asyncio.to_thread(provider.append, f"- {fact}\n")
 
         return remember
 
-    def _search_fn(self, run: RunRecord) -> Callable[[str], Awaitable[list[dict[str, str]]]]:
+    def _search_fn(
+        self, run: RunRecord, within: frozenset[str] | None
+    ) -> Callable[[str], Awaitable[list[dict[str, str]]]]:
         async def search(query: str) -> list[dict[str, str]]:
-            items = await asyncio.to_thread(self.retriever.search, run, query)
+            items = await asyncio.to_thread(self.retriever.search, run, query, within)
             return [{"chat": i.source, "text": i.text, "ref": i.ref} for i in items]
 
         return search

@@ -181,10 +181,13 @@ def build_request(
     summary: str | None = None,
     chat_id: str = "",
     run_id: str = "",
+    project: Sequence[ContextSection] = (),
 ) -> ModelRequest:
-    """The model request for a turn. ``history`` ends with the message being answered."""
+    """The model request for a turn. ``history`` ends with the message being answered;
+    ``project`` (its chat's project: ``backend.runtime.project_context``) comes right after
+    the agent's own prompt."""
     budget = int(agent.model.context_tokens * (1 - REPLY_RESERVE))
-    context: list[ContextSection] = []
+    context: list[ContextSection] = list(project)
     for block in agent.context_blocks:
         content = (memory or {}).get(block.label)
         if not content:

@@ -31,23 +31,34 @@ class Retriever:
         self._directory = directory
 
     async def retrieve(
-        self, chat_id: str, run: RunRecord, user_text: str, model: ModelProvider
+        self,
+        chat_id: str,
+        run: RunRecord,
+        user_text: str,
+        model: ModelProvider,
+        within: frozenset[str] | None = None,
     ) -> list[ContextItem]:
-        """What ``model`` (the run's) asks to have quoted; text models usually ask nothing."""
+        """What ``model`` (the run's) asks to have quoted; text models usually ask nothing.
+
+        ``within``: the only chats that may be quoted (a project's), None for any."""
         query = model.retrieval_query(user_text) if user_text else None
         if not query:
             return []
         try:
-            return await asyncio.to_thread(self._search, run, query)
+            return await asyncio.to_thread(self._search, run, query, within)
         except Exception:  # retrieval is an aid: a failing search must not fail the turn
             logger.warning("retrieval failed for chat %s", chat_id, exc_info=True)
             return []
 
-    def search(self, run: RunRecord, query: str) -> list[ContextItem]:
+    def search(
+        self, run: RunRecord, query: str, within: frozenset[str] | None = None
+    ) -> list[ContextItem]:
         """The ``search_chats`` tool's results (synchronous: call it from a thread)."""
-        return self._search(run, query)
+        return self._search(run, query, within)
 
-    def _search(self, run: RunRecord, query: str) -> list[ContextItem]:
+    def _search(
+        self, run: RunRecord, query: str, within: frozenset[str] | None = None
+    ) -> list[ContextItem]:
         """Past *user* messages matching the query's words, most words matched first.
 
         The directory matches phrases, so each word is searched on its own and the hits are
@@ -57,7 +68,7 @@ class Retriever:
         scores: dict[tuple[str, str], tuple[int, float, str]] = {}
         for term in query.split()[:RETRIEVAL_TERMS]:
             for hit in self._directory.search_messages(term, limit=RETRIEVAL_LIMIT * 4):
-                if hit.message_id in own:
+                if hit.message_id in own or (within is not None and hit.chat_id not in within):
                     continue
                 key = (hit.chat_id, hit.message_id)
                 matched, rank, snippet = scores.get(key, (0, hit.rank, hit.snippet))

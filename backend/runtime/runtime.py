@@ -56,6 +56,7 @@ from backend.runtime.locks import DistributedLockStore, InProcessLockStore, proc
 from backend.runtime.meter import ChatHeader, ContextMeter, measure_next_turn
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.ports import DirectoryPort
+from backend.runtime.project_context import ProjectSource
 from backend.runtime.records import (
     AgentBinding,
     Conversation,
@@ -118,8 +119,10 @@ class ChatRuntime:
         lease_ttl_s: float = 30.0,
         checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
         clock_ms: Callable[[], int] = now_ms,
+        projects: ProjectSource | None = None,
     ) -> None:
         self.settings = settings
+        self.projects = projects  # the directory's projects (backend.projects), if any
         self.chats = chats
         if models is None:
             models = SingleModel(model or provider_from_settings(settings))
@@ -154,6 +157,7 @@ class ChatRuntime:
             follow_up=TurnFollowUp(chats, clock_ms),
             checkpoint_interval_s=checkpoint_interval_s,
             owner_context=self._bindings.may_use_owner_context,
+            projects=projects,
         )
         self._recovery = Recovery(self.locks, writer)
         owner = new_id("runtime")
@@ -391,14 +395,23 @@ class ChatRuntime:
 
     def _header_of(self, chat_id: str, conv: WorkingChat | None) -> ChatHeader:
         record = self._bindings.conversation(chat_id, conv)
-        meter = measure_next_turn(chat_id, conv, self._bindings, self.chats, self.tools, None)
+        meter = measure_next_turn(
+            chat_id, conv, self._bindings, self.chats, self.tools, None, self.projects
+        )
         return ChatHeader(record, self._bindings.binding_of(record), meter)
 
     async def context_meter(self, chat_id: str, leaf_id: str | None = None) -> ContextMeter:
         """The composer's meter: the next turn's prompt, the window, whether it compacts."""
         conv = await self._open_written(chat_id)
         return await asyncio.to_thread(
-            measure_next_turn, chat_id, conv, self._bindings, self.chats, self.tools, leaf_id
+            measure_next_turn,
+            chat_id,
+            conv,
+            self._bindings,
+            self.chats,
+            self.tools,
+            leaf_id,
+            self.projects,
         )
 
     async def uses_owner_context(self, chat_id: str) -> bool:

@@ -13,6 +13,7 @@ import reflex as rx
 from chatsapp.chat_route import chat_path
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SidebarTabState
+from chatsapp.states.projects import ProjectsTabState
 from chatsapp.states.rows import ChatRow
 
 # A one-line text cut short with an ellipsis (titles, previews, names).
@@ -139,6 +140,11 @@ def chat_row(
                         on_click=SidebarTabState.archive_chat(row.id),
                         class_name="archive-chat",
                     ),
+                ),
+                rx.menu.item(
+                    "Move to project…",
+                    on_click=ProjectsTabState.start_move(row.id, row.title),
+                    class_name="move-chat",
                 ),
                 rx.menu.item(
                     "Delete",

@@ -9,6 +9,7 @@ from chatsapp.components.context_meter import context_meter
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
+from chatsapp.components.projects import project_badge
 from chatsapp.components.settings import chat_export_url
 from chatsapp.components.sharing import (
     lost_notice,
@@ -59,6 +60,7 @@ def _header() -> rx.Component:
                 white_space="nowrap",
                 id="message-count",
             ),
+            project_badge(SharedConversationState.chat_id),
             chat_header_controls(),
             people_bar(),
             class_name="chat-header-details",

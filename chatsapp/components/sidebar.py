@@ -11,11 +11,13 @@ import reflex as rx
 from chatsapp.chat_route import chat_path
 from chatsapp.components.auth_pages import sign_out_button
 from chatsapp.components.chat_row import ONE_LINE, chat_item
+from chatsapp.components.projects import projects_section
 from chatsapp.components.sharing import shared_with_me_section
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.archive import SharedArchiveState
 from chatsapp.states.directory import PAGE_SIZE, SharedDirectoryState, SidebarTabState
 from chatsapp.states.newest import SEARCH_DEBOUNCE_MS
+from chatsapp.states.projects import SharedProjectsState
 from chatsapp.states.rows import AgentChoiceRow, ChatRow, HitRow, SnippetPiece
 from chatsapp.states.search import SearchTabState
 
@@ -115,7 +117,8 @@ def _first_page() -> rx.Component:
         row: ChatRow = getattr(SharedDirectoryState, f"slot_{k}")
         slots.append(
             rx.cond(
-                row.id != "",
+                # A chat in a project is listed in its group (chatsapp.components.projects).
+                (row.id != "") & ~SharedProjectsState.member_ids.contains(row.id),
                 rx.box(chat_item(row), order=SharedDirectoryState.positions[k], width="100%"),
             )
         )
@@ -354,6 +357,7 @@ def sidebar() -> rx.Component:
             _message_search(),
             _undo_bar(),
             shared_with_me_section(),
+            projects_section(),
             _chat_list(),
             _archived_section(),
             _account_footer(),

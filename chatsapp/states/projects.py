@@ -1,0 +1,171 @@
+"""Projects in the sidebar: shared by every tab of the person, and each tab's own open groups.
+
+:class:`SharedProjectsState` is linked to the person's token (``user-<id>``), as the chat list
+is: a change made in one tab (a project created, renamed, deleted; a chat moved in or out; a
+new chat started inside a project) is re-read into it and reaches every linked tab.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import reflex as rx
+
+from backend.errors import ChatsError
+from chatsapp.auth.identity import current_user_id, directory_token
+from chatsapp.chat_route import chat_path
+from chatsapp.reflex_seam import link_to
+from chatsapp.services import offload, services
+from chatsapp.states.rows import ChatRow, chat_row
+from chatsapp.states.server_only import server_only
+
+
+@dataclasses.dataclass
+class ProjectRow:
+    id: str = ""
+    name: str = ""
+    instructions: str = ""
+    use_personal_memory: bool = True
+    chats: list[ChatRow] = dataclasses.field(default_factory=list)
+
+
+def _projects():
+    return services().projects(current_user_id())
+
+
+class SharedProjectsState(rx.SharedState):
+    """Shared by every tab of one person: their projects, each with its live chats."""
+
+    rows: list[ProjectRow] = []
+    member_ids: list[str] = []  # chats in a project: the loose list leaves them out
+    project_of_chat: dict[str, str] = {}  # chat id → its project's name (the chat header)
+    loaded: bool = False
+
+    @rx.event
+    async def link(self) -> None:
+        user_id = current_user_id()
+        linked = await link_to(self, directory_token(user_id))
+        if not linked.loaded:
+            await linked.reload(user_id)
+
+    @server_only
+    async def reload(self, user_id: str) -> None:
+        projects = services().projects(user_id)
+
+        def read() -> list[ProjectRow]:
+            return [
+                ProjectRow(
+                    p.id,
+                    p.name,
+                    p.instructions,
+                    p.use_personal_memory,
+                    [chat_row(s) for s in projects.chats_of(p.id)],
+                )
+                for p in projects.list_projects()
+            ]
+
+        rows = await offload(read)
+        self.rows = rows
+        self.member_ids = [chat.id for row in rows for chat in row.chats]
+        self.project_of_chat = {chat.id: row.name for row in rows for chat in row.chats}
+        self.loaded = True
+
+    async def _act(self, what: str, fn, *args):  # noqa: ANN001
+        """Run one change, then re-read for every linked tab; a refusal becomes a toast."""
+        try:
+            result = await offload(fn, *args)
+        except (ChatsError, KeyError, ValueError) as exc:
+            return None, rx.toast.error(f"Could not {what}: {exc}")
+        await self.reload(current_user_id())
+        return result, None
+
+    @rx.event
+    async def create_project(self, form_data: dict[str, object]):  # noqa: ANN201
+        name = form_data.get("name")
+        instructions = form_data.get("instructions") or ""
+        _, refusal = await self._act(
+            "create the project",
+            lambda: _projects().create(name, instructions=instructions),
+        )
+        return refusal
+
+    @rx.event
+    async def save_project(self, form_data: dict[str, object]):  # noqa: ANN201
+        """The project form: its id, name, instructions and the personal-memory switch."""
+        project_id = str(form_data.get("project_id") or "")
+        name, instructions = form_data.get("name"), form_data.get("instructions") or ""
+        personal = form_data.get("use_personal_memory") in ("on", True, "true")
+
+        def save() -> None:
+            projects = _projects()
+            projects.rename(project_id, name)
+            projects.set_instructions(project_id, instructions)
+            projects.set_use_personal_memory(project_id, personal)
+
+        _, refusal = await self._act("save the project", save)
+        return refusal
+
+    @rx.event
+    async def delete_project(self, project_id: str, chats: str):  # noqa: ANN201
+        """Delete a project; ``chats`` is the person's choice: "move_out" or "delete"."""
+        _, refusal = await self._act(
+            "delete the project",
+            lambda: _projects().delete(project_id, chats),
+        )
+        return refusal
+
+    @rx.event
+    async def move_chat(self, chat_id: str, project_id: str):  # noqa: ANN201
+        """Move a chat into ``project_id`` ("" takes it out of its project)."""
+        _, refusal = await self._act(
+            "move the chat", lambda: _projects().move_chat(chat_id, project_id or None)
+        )
+        return refusal
+
+    @rx.event
+    async def new_chat_in(self, project_id: str):  # noqa: ANN201
+        summary, refusal = await self._act(
+            "start a chat in the project", lambda: _projects().create_chat(project_id)
+        )
+        return refusal if summary is None else rx.redirect(chat_path(summary.id))
+
+
+class ProjectsTabState(rx.State):
+    """Per tab: which groups are folded, the new-project form, the project being edited or
+    deleted (its dialog), the chat being moved (its picker)."""
+
+    folded: list[str] = []
+    moving_id: str = ""  # the chat whose "Move to project…" picker is open
+    moving_title: str = ""
+    creating: bool = False
+    editing_id: str = ""
+    deleting_id: str = ""
+
+    @rx.event
+    def toggle(self, project_id: str) -> None:
+        if project_id in self.folded:
+            self.folded = [p for p in self.folded if p != project_id]
+        else:
+            self.folded = [*self.folded, project_id]
+
+    @rx.event
+    def set_creating(self, value: bool) -> None:
+        self.creating = value
+
+    @rx.event
+    def edit(self, project_id: str) -> None:
+        self.editing_id = project_id
+
+    @rx.event
+    def ask_delete(self, project_id: str) -> None:
+        self.deleting_id = project_id
+
+    @rx.event
+    def start_move(self, chat_id: str, title: str) -> None:
+        """A chat row's "Move to project…": the picker opens above the projects."""
+        self.moving_id, self.moving_title = chat_id, title
+
+    @rx.event
+    def close_dialogs(self) -> None:
+        self.editing_id, self.deleting_id, self.creating = "", "", False
+        self.moving_id = ""

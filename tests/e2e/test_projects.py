@@ -1,0 +1,99 @@
+"""User story: projects. A person creates a project, gives it instructions, moves a chat into
+it by the chat's menu, starts a new chat inside it, sees all of it live in a second tab, and
+deletes it choosing what becomes of its chats."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.helpers import create_chat, main_list_item, open_tab
+from tests.support.app_server import AppServer
+from tests.support.deadlines import WAIT_MS
+
+USER = "prue"  # a person of her own: other stories' chats stay out of these lists
+NAME = "Jardín 🌱 家庭菜園"
+
+
+def group(page: Page, name: str):
+    return page.locator("#projects-section .project-group", has_text=name)
+
+
+def project_item(page: Page, name: str, chat_id: str):
+    return group(page, name).locator(f'.chat-item[data-chat-id="{chat_id}"]')
+
+
+def create_project(page: Page, name: str) -> None:
+    page.locator("#new-project").click()
+    page.locator("#new-project-name").fill(name)
+    page.locator("#create-project").click()
+    expect(group(page, name)).to_be_visible(timeout=WAIT_MS)
+
+
+def project_menu(page: Page, name: str, item: str) -> None:
+    group(page, name).locator(".project-menu").first.click()
+    page.locator(f".{item}").click()
+
+
+class TestProjects:
+    def test_a_project_from_creation_to_deletion_live_in_two_tabs(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server, user=USER)
+        tab_b = open_tab(browser, app_server, user=USER)
+        create_project(tab_a, NAME)
+        expect(group(tab_b, NAME)).to_be_visible(timeout=WAIT_MS)
+
+        project_menu(tab_a, NAME, "edit-project")
+        tab_a.locator(".project-instructions-field textarea").fill("Answer as a gardener.")
+        tab_a.locator(".save-project").click()
+        expect(tab_a.locator(".save-project")).to_have_count(0, timeout=WAIT_MS)
+
+        # A loose chat moves in by its menu: it leaves the list for the project's group.
+        chat_id = create_chat(tab_a)
+        main_list_item(tab_a, chat_id).locator(".chat-menu").click()
+        tab_a.locator(".move-chat").click()
+        tab_a.locator("#move-chat-picker .move-to-project", has_text=NAME).click()
+        expect(project_item(tab_a, NAME, chat_id)).to_be_visible(timeout=WAIT_MS)
+        expect(main_list_item(tab_a, chat_id)).to_have_count(0, timeout=WAIT_MS)
+        expect(project_item(tab_b, NAME, chat_id)).to_be_visible(timeout=WAIT_MS)
+        expect(main_list_item(tab_b, chat_id)).to_have_count(0, timeout=WAIT_MS)
+        expect(tab_a.locator("#chat-project")).to_have_text(NAME, timeout=WAIT_MS)
+
+        # A new chat started inside the project belongs to it, and its header says so.
+        project_menu(tab_a, NAME, "new-chat-in-project")
+        tab_a.wait_for_url(lambda url: "/chat/" in url and chat_id not in url, timeout=WAIT_MS)
+        inside = tab_a.url.rsplit("/", 1)[-1]
+        expect(project_item(tab_b, NAME, inside)).to_be_visible(timeout=WAIT_MS)
+        expect(tab_a.locator("#chat-project")).to_have_text(NAME, timeout=WAIT_MS)
+
+        # Folding the group is this tab's own.
+        group(tab_b, NAME).locator(".project-toggle").click()
+        expect(project_item(tab_b, NAME, inside)).to_have_count(0, timeout=WAIT_MS)
+        expect(project_item(tab_a, NAME, inside)).to_be_visible()
+        group(tab_b, NAME).locator(".project-toggle").click()
+
+        # Deleting asks what becomes of the chats: moved out, they are loose chats again.
+        project_menu(tab_a, NAME, "delete-project")
+        expect(tab_a.locator("#delete-project-choice")).to_be_visible(timeout=WAIT_MS)
+        tab_a.locator("#delete-project-move-out").click()
+        expect(group(tab_b, NAME)).to_have_count(0, timeout=WAIT_MS)
+        expect(main_list_item(tab_b, chat_id)).to_be_visible(timeout=WAIT_MS)
+        expect(main_list_item(tab_b, inside)).to_be_visible(timeout=WAIT_MS)
+
+    def test_deleting_a_project_with_its_chats_removes_them_everywhere(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab_a = open_tab(browser, app_server, user=USER)
+        tab_b = open_tab(browser, app_server, user=USER)
+        create_project(tab_a, "Taxes 2026")
+        project_menu(tab_a, "Taxes 2026", "new-chat-in-project")
+        tab_a.wait_for_url("**/chat/*", timeout=WAIT_MS)
+        inside = tab_a.url.rsplit("/", 1)[-1]
+        expect(project_item(tab_b, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
+
+        project_menu(tab_b, "Taxes 2026", "delete-project")
+        tab_b.locator("#delete-project-and-chats").click()
+        expect(group(tab_a, "Taxes 2026")).to_have_count(0, timeout=WAIT_MS)
+        expect(tab_a.locator(f'.chat-item[data-chat-id="{inside}"]')).to_have_count(
+            0, timeout=WAIT_MS
+        )
