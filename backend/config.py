@@ -19,6 +19,8 @@ _N = TypeVar("_N", int, float)
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
 DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
+DEFAULT_TEMPORARY_CHAT_TTL_S = 24 * 3600  # a temporary chat's longest life
+DEFAULT_TEMPORARY_CHAT_GRACE_S = 120  # how long it outlives its last window
 DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
 DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
 DEFAULT_SIGN_IN_TTL_S = 30 * 24 * 3600
@@ -169,6 +171,8 @@ class Settings:
     # The origins (scheme://host[:port]) the app's pages are served from. Empty: the origin
     # each request names in its Host header (and, apart, the development server's pages).
     allowed_origins: tuple[str, ...] = ()
+    temporary_chat_ttl_s: int = DEFAULT_TEMPORARY_CHAT_TTL_S
+    temporary_chat_grace_s: float = DEFAULT_TEMPORARY_CHAT_GRACE_S
 
     @property
     def offline_model(self) -> bool:
@@ -237,6 +241,12 @@ class Settings:
             workers=_workers(env),
             storage=parse_storage(env.get("CHATS_STORAGE", "")),
             allowed_origins=_origins(env, "CHATS_ALLOWED_ORIGINS"),
+            temporary_chat_ttl_s=_int(
+                env, "CHATS_TEMPORARY_CHAT_TTL_S", DEFAULT_TEMPORARY_CHAT_TTL_S, positive=True
+            ),
+            temporary_chat_grace_s=_float(
+                env, "CHATS_TEMPORARY_CHAT_GRACE_S", DEFAULT_TEMPORARY_CHAT_GRACE_S, positive=True
+            ),
         )
 
 

@@ -51,6 +51,7 @@ from backend.runtime.run_events import (
     written_now,
 )
 from backend.runtime.state import SessionStateHandle
+from backend.runtime.temporary_chats import WRITING_TOOLS, is_temporary
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import Tool, ToolContext, run_tool, stored_input, tool_part
 from backend.runtime.turn import Turn, TurnWriter
@@ -157,6 +158,10 @@ class TurnExecutor:
         memory = await self._frozen_memory(agent)
         retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text, model)
         tools = {name: self.tools[name] for name in agent.tools if name in self.tools}
+        if not WRITING_TOOLS.isdisjoint(tools):
+            temporary = await asyncio.to_thread(is_temporary, self.directory, conv.chat_id)
+            if temporary:  # nothing of it may outlive it (backend.runtime.temporary_chats)
+                tools = {name: tool for name, tool in tools.items() if name not in WRITING_TOOLS}
         context = ToolContext(conv.chat_id, handle, self._remember_fn(agent), self._search_fn(run))
         return _Material(scan, user_text, memory, retrieved, tools, context, model)
 
