@@ -134,6 +134,8 @@ class Services:
                     user_id,
                     soft_delete_window_s=self.settings.soft_delete_window_s,
                     clock=self._clock,
+                    temporary_lifetime_s=self.settings.temporary_chat_ttl_s,
+                    temporary_grace_s=self.settings.temporary_chat_grace_s,
                 )
                 self._directories[user_id] = chats
                 opened = True

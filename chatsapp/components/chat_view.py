@@ -11,6 +11,7 @@ from chatsapp.components.message import file_chip, message_view
 from chatsapp.components.model_picker import chat_header_controls
 from chatsapp.components.settings import chat_export_url
 from chatsapp.components.sidebar import drawer_button
+from chatsapp.components.temporary_banner import temporary_banner
 from chatsapp.reflex_seam import var_data_of
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
@@ -299,6 +300,7 @@ def chat_view() -> rx.Component:
             rx.box(on_mount=ChatTabState.leave_deleted_chat, id="deleted-watch"),
         ),
         _header(),
+        temporary_banner(),
         _transcript(),
         _composer(),
         spacing="0",
