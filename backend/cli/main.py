@@ -22,6 +22,7 @@ from backend.cli.context import CliContext
 from backend.cli.export import export
 from backend.cli.import_chats import import_chats
 from backend.cli.list_chats import list_chats
+from backend.cli.pins import pin, unpin
 from backend.cli.repair import repair
 from backend.cli.restore import restore
 from backend.cli.search import search
@@ -30,6 +31,8 @@ from backend.cli.users import users
 SUBCOMMANDS: tuple[click.Command, ...] = (
     users,
     list_chats,
+    pin,
+    unpin,
     search,
     export,
     import_chats,
