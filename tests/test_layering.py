@@ -237,6 +237,9 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.reflex_seam",
     },
     "chatsapp.live.tab_sockets": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
+    # Holds and expires temporary chats through the services; the bridge's watched chats come
+    # in as a callable (it imports no bridge).
+    "chatsapp.live.temporary_keeper": {"chatsapp.services"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.live.fanout": {"chatsapp.reflex_seam"},
     # Components link to the export routes' addresses (the routes own them).
@@ -263,6 +266,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.auth.guard",
         "chatsapp.routes.account_forms",
         "chatsapp.live.bridge",
+        "chatsapp.live.temporary_keeper",
         "chatsapp.hosting.collector",
         "chatsapp.routes.csp",
         "chatsapp.routes.exports",
