@@ -34,7 +34,6 @@ from pathlib import Path
 from backend.chats.archive_policy import AutoArchive
 from backend.chats.attachment_pool import AttachmentPool
 from backend.chats.chat_files import Chat, OpenChatFiles
-from backend.chats.chat_marks import ChatMarkStore
 from backend.chats.chat_records import ChatRecord
 from backend.chats.directory_storage import (
     DirectoryScopes,
@@ -51,16 +50,12 @@ from backend.chats.imports import ChatImports
 from backend.chats.index import CONVERSATION, MessageIndex
 from backend.chats.layout import DirectoryLayout
 from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
+from backend.chats.marked_chats import open_marks
 from backend.chats.parts import DirectoryParts
-from backend.chats.pins import ChatPins
 from backend.chats.purge import ChatPurger
 from backend.chats.shared import SharedContextStore, check_content, check_label
 from backend.chats.sidebar import SidebarPage, read_sidebar_page
-from backend.chats.temporary import (
-    DEFAULT_TEMPORARY_GRACE_S,
-    DEFAULT_TEMPORARY_LIFETIME_S,
-    TemporaryChats,
-)
+from backend.chats.temporary import DEFAULT_TEMPORARY_GRACE_S, DEFAULT_TEMPORARY_LIFETIME_S
 from backend.chats.text import phrase_query, prefix_query
 from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
@@ -157,29 +152,17 @@ class Chats(Closing):
                 generate_title=generate_title,
                 clock=self._clock,
             )
-            marks = twin_of(ChatMarkStore, self.database)(self.database)
-            self.pins = ChatPins(
-                self.database,
-                marks,
-                directory_id=self.directory_id,
-                load_live=self._lifecycle.load_live,
-                emit_after_commit=self._emit_after_commit,
-                clock=self._clock,
-            )
-            """Pin and unpin chats (:mod:`backend.chats.pins`)."""
-            self.temporary = TemporaryChats(
-                self.database,
-                self._records,
-                marks,
+            # ``pins``: pin and unpin chats; ``temporary``: temporary chats (issue 29).
+            self.pins, self.temporary = open_marks(
+                parts,
+                self._lifecycle,
                 self._purger,
-                insert_new=self._lifecycle.insert_new,
                 directory_id=self.directory_id,
                 emit_after_commit=self._emit_after_commit,
                 clock=self._clock,
                 lifetime_s=temporary_lifetime_s,
                 grace_s=temporary_grace_s,
             )
-            """Temporary chats (:mod:`backend.chats.temporary`)."""
             self._auto_archive = AutoArchive(self.database, self._records, self._lifecycle.archive)
             self._watcher = ForeignChangeWatcher(
                 self.database, self._records, self.directory_id, self._events.emit
