@@ -19,6 +19,8 @@ _N = TypeVar("_N", int, float)
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024
 DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_SOFT_DELETE_WINDOW_S = 7 * 24 * 3600
+DEFAULT_TEMPORARY_CHAT_TTL_S = 24 * 3600  # a temporary chat's longest life
+DEFAULT_TEMPORARY_CHAT_GRACE_S = 120  # how long it outlives its last window
 DEFAULT_MAX_ATTACHMENTS_PER_MESSAGE = 10
 DEFAULT_MAX_MESSAGE_ATTACHMENT_BYTES = 20 * 1024 * 1024
 DEFAULT_SIGN_IN_TTL_S = 30 * 24 * 3600
@@ -189,6 +191,8 @@ class Settings:
     embedder: str = "bundled"
     embedder_model: str = ""
     embedder_api_key: str = field(default="", repr=False)
+    temporary_chat_ttl_s: int = DEFAULT_TEMPORARY_CHAT_TTL_S
+    temporary_chat_grace_s: float = DEFAULT_TEMPORARY_CHAT_GRACE_S
 
     @property
     def offline_model(self) -> bool:
@@ -270,6 +274,12 @@ class Settings:
             embedder=env.get("CHATS_EMBEDDER", "bundled").strip() or "bundled",
             embedder_model=env.get("CHATS_EMBEDDER_MODEL", "").strip(),
             embedder_api_key=env.get("CHATS_EMBEDDER_API_KEY", ""),
+            temporary_chat_ttl_s=_int(
+                env, "CHATS_TEMPORARY_CHAT_TTL_S", DEFAULT_TEMPORARY_CHAT_TTL_S, positive=True
+            ),
+            temporary_chat_grace_s=_float(
+                env, "CHATS_TEMPORARY_CHAT_GRACE_S", DEFAULT_TEMPORARY_CHAT_GRACE_S, positive=True
+            ),
         )
 
 

@@ -21,6 +21,7 @@ from chatsapp.auth.guard import AuthGuard
 from chatsapp.auth.signout_watch import SignoutWatch
 from chatsapp.hosting import collector, log_redaction
 from chatsapp.live import bridge, sharing_live
+from chatsapp.live.temporary_keeper import TemporaryKeeper
 from chatsapp.routes.account_forms import auth_routes
 from chatsapp.routes.csp import HEADER, META_POLICY, ContentSecurityPolicy
 from chatsapp.routes.exports import export_routes
@@ -129,4 +130,13 @@ live_sharing = sharing_live.SharingLive(
 )
 live_sharing.install()
 app.register_lifespan_task(live_sharing.poll_forever)
+temporary_keeper = TemporaryKeeper(services(), live_bridge.pumped_chats)
+
+
+@app.register_lifespan_task
+async def _keep_temporary_chats() -> None:
+    """Temporary chats held while a tab shows them, removed once none has (the grace)."""
+    await temporary_keeper.run()
+
+
 token_binding.install(app)  # sockets too: a connect is checked like an event

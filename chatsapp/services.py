@@ -157,6 +157,8 @@ class Services:
                     soft_delete_window_s=self.settings.soft_delete_window_s,
                     clock=self._clock,
                     storage=self.settings.storage,
+                    temporary_lifetime_s=self.settings.temporary_chat_ttl_s,
+                    temporary_grace_s=self.settings.temporary_chat_grace_s,
                 )
                 self._directories[user_id] = chats
                 opened = True

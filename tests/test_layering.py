@@ -279,6 +279,9 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # A chat's header refreshes, a part of the bridge.
     "chatsapp.live.chat_headers": {"chatsapp.auth.identity", "chatsapp.services"},
+    # Holds and expires temporary chats through the services; the bridge's watched chats come
+    # in as a callable (it imports no bridge).
+    "chatsapp.live.temporary_keeper": {"chatsapp.services"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.live.fanout": {"chatsapp.reflex_seam"},
     # Components link to the export routes' addresses (the routes own them).
@@ -306,6 +309,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.routes.account_forms",
         "chatsapp.live.bridge",
         "chatsapp.live.sharing_live",
+        "chatsapp.live.temporary_keeper",
         "chatsapp.hosting.collector",
         "chatsapp.routes.csp",
         "chatsapp.routes.exports",

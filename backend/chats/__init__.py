@@ -25,6 +25,9 @@ Modules, one concern each:
 * ``imports``       the directory side of an import: one chat per source conversation
 * ``fork``          a new chat from the path to one message of another
 * ``watch``         other processes' commits turned into directory events
+* ``chat_marks``    SQL of pins and temporary chats (columns of the chat index)
+* ``pins``          pin and unpin a chat: the sidebar's "Pinned" group
+* ``temporary``     temporary chats: in no list or search, gone when no window holds them
 """
 
 from backend.chats.archive_policy import MAX_AUTO_ARCHIVE_DAYS, MIN_AUTO_ARCHIVE_DAYS
@@ -34,10 +37,12 @@ from backend.chats.events import (
     ChatArchived,
     ChatCreated,
     ChatDeleted,
+    ChatPinned,
     ChatRenamed,
     ChatRestored,
     ChatTurnRecorded,
     ChatUnarchived,
+    ChatUnpinned,
     DirectoryChanged,
     DirectoryEvent,
     DirectoryListener,
@@ -72,11 +77,13 @@ __all__ = [
     "ChatDeleted",
     "ChatHit",
     "ChatImports",
+    "ChatPinned",
     "ChatRenamed",
     "ChatRestored",
     "ChatSummary",
     "ChatTurnRecorded",
     "ChatUnarchived",
+    "ChatUnpinned",
     "Chats",
     "DirectoryChanged",
     "DirectoryEvent",

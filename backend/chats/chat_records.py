@@ -4,7 +4,8 @@ Tables (migration component ``chats.directory``, its first name, kept: it is sto
 
     directory_meta(key PK, value)   WITHOUT ROWID   per-directory secrets (the id key)
     chats(num INTEGER PK, id UNIQUE, title, created_at, updated_at, last_message_preview,
-          generation, deleted_at, purged_at, archived_at, unarchived_at)
+          generation, deleted_at, purged_at, archived_at, unarchived_at,
+          pinned_at, temporary_expires_at, temporary_held_until)
     chat_titles  fts5(title)   rowid = chats.num
 
 Invariants:
@@ -17,6 +18,9 @@ Invariants:
   conversation record's ``archived_at`` of seed 004 is read from here, never written).
   ``unarchived_at`` counts as a touch for the "archive chats untouched for N days" policy, so
   a chat the user just took back out is not archived again at the next pass.
+* A live chat is **pinned** iff ``pinned_at IS NOT NULL``, and **temporary** iff
+  ``temporary_expires_at IS NOT NULL`` (:mod:`backend.chats.chat_marks` holds their SQL and
+  rules). A temporary chat is in no list and no title search here.
 * ``purged_at`` is set once the chat's files are gone; the row stays as a tombstone so that
   re-creating the id moves ``generation`` forward (a stale writer of generation *n* can
   never reach generation *n+1*, whose file name differs).
@@ -97,7 +101,22 @@ def _m003_archive(db: Scope) -> None:
     )
 
 
-MIGRATIONS = (_m001_directory_meta, _m002_chats, _m003_archive)
+def _m004_pins_and_temporary(db: Scope) -> None:
+    """Pinned and temporary chats (issue 29): existing rows start unpinned and lasting."""
+    db.execute("ALTER TABLE chats ADD COLUMN pinned_at INTEGER")
+    db.execute("ALTER TABLE chats ADD COLUMN temporary_expires_at INTEGER")
+    db.execute("ALTER TABLE chats ADD COLUMN temporary_held_until INTEGER")
+    db.execute(
+        "CREATE INDEX chats_pinned ON chats (pinned_at DESC, id DESC) "
+        "WHERE deleted_at IS NULL AND pinned_at IS NOT NULL"
+    )
+    db.execute(
+        "CREATE INDEX chats_temporary ON chats (temporary_expires_at) "
+        "WHERE deleted_at IS NULL AND temporary_expires_at IS NOT NULL"
+    )
+
+
+MIGRATIONS = (_m001_directory_meta, _m002_chats, _m003_archive, _m004_pins_and_temporary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +134,17 @@ class ChatRecord:
     purged_at: int | None
     archived_at: int | None
     unarchived_at: int | None
+    pinned_at: int | None = None
+    temporary_expires_at: int | None = None
+    temporary_held_until: int | None = None
 
     @property
     def live(self) -> bool:
         return self.deleted_at is None
+
+    @property
+    def temporary(self) -> bool:
+        return self.temporary_expires_at is not None
 
     def summary(self) -> ChatSummary:
         return ChatSummary(
@@ -128,19 +154,23 @@ class ChatRecord:
             updated_at=self.updated_at,
             last_message_preview=self.last_message_preview,
             archived_at=self.archived_at,
+            pinned_at=self.pinned_at,
+            expires_at=self.temporary_expires_at,
         )
 
 
-_COLUMNS = (
+RECORD_COLUMNS = (
     "c.num, c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, "
-    "c.generation, c.deleted_at, c.purged_at, c.archived_at, c.unarchived_at"
+    "c.generation, c.deleted_at, c.purged_at, c.archived_at, c.unarchived_at, "
+    "c.pinned_at, c.temporary_expires_at, c.temporary_held_until"
 )
-_SUMMARY_COLUMNS = (
-    "c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, c.archived_at"
+SUMMARY_COLUMNS = (
+    "c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, c.archived_at, "
+    "c.pinned_at, c.temporary_expires_at"
 )
 
 
-def _record(row: Any) -> ChatRecord:
+def record_from_row(row: Any) -> ChatRecord:
     return ChatRecord(*row)
 
 
@@ -152,6 +182,8 @@ def summary_from_row(row: Any) -> ChatSummary:
         updated_at=row["updated_at"],
         last_message_preview=row["last_message_preview"],
         archived_at=row["archived_at"],
+        pinned_at=row["pinned_at"],
+        expires_at=row["temporary_expires_at"],
     )
 
 
@@ -200,28 +232,29 @@ class ChatRecordStore:
 
     # ── reads ───────────────────────────────────────────────────────
 
-    SELECT_BY_ID = f"SELECT {_COLUMNS} FROM chats c WHERE c.id = ?"
-    SELECT_BY_NUM = f"SELECT {_COLUMNS} FROM chats c WHERE c.num = ?"
+    SELECT_BY_ID = f"SELECT {RECORD_COLUMNS} FROM chats c WHERE c.id = ?"
+    SELECT_BY_NUM = f"SELECT {RECORD_COLUMNS} FROM chats c WHERE c.num = ?"
 
     def load(self, chat_id: str) -> ChatRecord | None:
         """The row for ``chat_id`` in any state (live, soft-deleted, purged)."""
         row = self.db.query_one(self.SELECT_BY_ID, (*self._key, chat_id))
-        return _record(row) if row else None
+        return record_from_row(row) if row else None
 
     def load_num(self, num: int) -> ChatRecord | None:
         row = self.db.query_one(self.SELECT_BY_NUM, (*self._key, num))
-        return _record(row) if row else None
+        return record_from_row(row) if row else None
 
     LIST_LIVE = (
-        f"SELECT {_SUMMARY_COLUMNS} "
-        "FROM chats c WHERE c.deleted_at IS NULL AND c.archived_at {archived} {cursor} "
+        f"SELECT {SUMMARY_COLUMNS} "
+        "FROM chats c WHERE c.deleted_at IS NULL AND c.archived_at {archived} "
+        "AND c.temporary_expires_at IS NULL {cursor} "
         "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     LIST_LIVE_MATCHING = (
-        f"SELECT {_SUMMARY_COLUMNS} "
+        f"SELECT {SUMMARY_COLUMNS} "
         "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
         "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL AND c.archived_at {archived} "
-        "{cursor} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+        "AND c.temporary_expires_at IS NULL {cursor} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     _NOT_ARCHIVED = "IS NULL"
     _ARCHIVED = "IS NOT NULL"
@@ -266,9 +299,9 @@ class ChatRecordStore:
         return match
 
     SEARCH_TITLES = (
-        f"SELECT {_SUMMARY_COLUMNS} "
+        f"SELECT {SUMMARY_COLUMNS} "
         "FROM chat_titles t JOIN chats c ON c.num = t.rowid "
-        "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL "
+        "WHERE chat_titles MATCH ? AND c.deleted_at IS NULL AND c.temporary_expires_at IS NULL "
         "ORDER BY t.rank, c.updated_at DESC, c.id DESC LIMIT ?"
     )
 
@@ -282,7 +315,7 @@ class ChatRecordStore:
 
     SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE deleted_at IS NULL "
-        "ORDER BY updated_at DESC, id DESC"
+        "AND temporary_expires_at IS NULL ORDER BY updated_at DESC, id DESC"
     )
 
     def live_chats(self) -> list[tuple[int, str, int]]:
@@ -296,25 +329,26 @@ class ChatRecordStore:
         return [(r[0], r[1], r[2]) for r in self.db.query(self.SELECT_UNPURGED, self._key)]
 
     SELECT_DUE = (
-        f"SELECT {_COLUMNS} FROM chats c "
+        f"SELECT {RECORD_COLUMNS} FROM chats c "
         "WHERE c.deleted_at IS NOT NULL AND c.purged_at IS NULL AND c.deleted_at <= ? "
         "ORDER BY c.deleted_at LIMIT ?"
     )
 
     def due_for_purge(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
         rows = self.db.query(self.SELECT_DUE, (*self._key, cutoff_ms, limit))
-        return [_record(r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     SELECT_UNTOUCHED = (
-        f"SELECT {_COLUMNS} FROM chats c "
+        f"SELECT {RECORD_COLUMNS} FROM chats c "
         "WHERE c.deleted_at IS NULL AND c.archived_at IS NULL AND c.updated_at < ? "
-        "AND coalesce(c.unarchived_at, 0) < ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+        "AND c.temporary_expires_at IS NULL AND coalesce(c.unarchived_at, 0) < ? "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
 
     def untouched_since(self, cutoff_ms: int, limit: int) -> list[ChatRecord]:
         """Listed (live, unarchived) chats neither updated nor unarchived since ``cutoff_ms``."""
         params = (*self._key, cutoff_ms, cutoff_ms, limit)
-        return [_record(r) for r in self.db.query(self.SELECT_UNTOUCHED, params)]
+        return [record_from_row(r) for r in self.db.query(self.SELECT_UNTOUCHED, params)]
 
     WATERMARKS = (
         "SELECT (SELECT coalesce(max(num), 0) FROM chats), "
@@ -322,13 +356,13 @@ class ChatRecordStore:
         "(SELECT coalesce(max(deleted_at), 0) FROM chats "
         "WHERE deleted_at IS NOT NULL AND purged_at IS NULL)"
     )
-    CREATED_AFTER = f"SELECT {_COLUMNS} FROM chats c WHERE c.num > ? ORDER BY c.num LIMIT ?"
+    CREATED_AFTER = f"SELECT {RECORD_COLUMNS} FROM chats c WHERE c.num > ? ORDER BY c.num LIMIT ?"
     UPDATED_AFTER = (
-        f"SELECT {_COLUMNS} FROM chats c WHERE c.deleted_at IS NULL AND c.updated_at > ? "
+        f"SELECT {RECORD_COLUMNS} FROM chats c WHERE c.deleted_at IS NULL AND c.updated_at > ? "
         "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     DELETED_AFTER = (
-        f"SELECT {_COLUMNS} FROM chats c WHERE c.deleted_at IS NOT NULL "
+        f"SELECT {RECORD_COLUMNS} FROM chats c WHERE c.deleted_at IS NOT NULL "
         "AND c.purged_at IS NULL AND c.deleted_at > ? ORDER BY c.deleted_at LIMIT ?"
     )
 
@@ -345,9 +379,15 @@ class ChatRecordStore:
         num, updated_at, deleted_at = marks
         key = self._key
         return (
-            [_record(r) for r in self.db.query(self.CREATED_AFTER, (*key, num, limit))],
-            [_record(r) for r in self.db.query(self.UPDATED_AFTER, (*key, updated_at, limit))],
-            [_record(r) for r in self.db.query(self.DELETED_AFTER, (*key, deleted_at, limit))],
+            [record_from_row(r) for r in self.db.query(self.CREATED_AFTER, (*key, num, limit))],
+            [
+                record_from_row(r)
+                for r in self.db.query(self.UPDATED_AFTER, (*key, updated_at, limit))
+            ],
+            [
+                record_from_row(r)
+                for r in self.db.query(self.DELETED_AFTER, (*key, deleted_at, limit))
+            ],
         )
 
     # ── writes (inside the caller's transaction) ────────────────────
@@ -366,7 +406,8 @@ class ChatRecordStore:
     RECREATE = (
         "UPDATE chats SET title = ?, created_at = ?, updated_at = ?, "
         "last_message_preview = NULL, generation = generation + 1, deleted_at = NULL, "
-        "purged_at = NULL, archived_at = NULL, unarchived_at = NULL WHERE num = ?"
+        "purged_at = NULL, archived_at = NULL, unarchived_at = NULL, pinned_at = NULL, "
+        "temporary_expires_at = NULL, temporary_held_until = NULL WHERE num = ?"
     )
 
     def recreate(self, old: ChatRecord, title: str, now_ms: int) -> ChatRecord:

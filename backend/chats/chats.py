@@ -50,10 +50,12 @@ from backend.chats.imports import ChatImports
 from backend.chats.index import CONVERSATION, MessageIndex
 from backend.chats.layout import DirectoryLayout
 from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
+from backend.chats.marked_chats import open_marks
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
 from backend.chats.shared import SharedContextStore, check_content, check_label
 from backend.chats.sidebar import SidebarPage, read_sidebar_page
+from backend.chats.temporary import DEFAULT_TEMPORARY_GRACE_S, DEFAULT_TEMPORARY_LIFETIME_S
 from backend.chats.text import prefix_query
 from backend.chats.values import ChatCursor, ChatHit, ChatSummary, IndexRepair, as_cursor
 from backend.chats.watch import ForeignChangeWatcher
@@ -90,8 +92,11 @@ class Chats(Closing):
         max_open_chats: int = DEFAULT_MAX_OPEN_CHATS,
         reserved_metadata_keys: tuple[str, ...] = (),
         storage: StorageChoice | None = None,
+        temporary_lifetime_s: float = DEFAULT_TEMPORARY_LIFETIME_S,
+        temporary_grace_s: float = DEFAULT_TEMPORARY_GRACE_S,
     ) -> None:
-        """``storage``: the engine, which must be ``CHATS_STORAGE``'s (the default)."""
+        """``storage``: the engine, which must be ``CHATS_STORAGE``'s (the default);
+        ``temporary_*``: how long a temporary chat lives at most, and outlives its last window."""
         if soft_delete_window_s < 0:
             raise ValueError("soft_delete_window_s must not be negative")
         if max_open_chats < 1:
@@ -148,6 +153,17 @@ class Chats(Closing):
                 generate_title=generate_title,
                 clock=self._clock,
             )
+            # ``pins``: pin and unpin chats; ``temporary``: temporary chats (issue 29).
+            self.pins, self.temporary = open_marks(
+                parts,
+                self._lifecycle,
+                self._purger,
+                directory_id=self.directory_id,
+                emit_after_commit=self._emit_after_commit,
+                clock=self._clock,
+                lifetime_s=temporary_lifetime_s,
+                grace_s=temporary_grace_s,
+            )
             self._auto_archive = AutoArchive(self.database, self._records, self._lifecycle.archive)
             self._watcher = ForeignChangeWatcher(
                 self.database, self._records, self.directory_id, self._events.emit
@@ -174,6 +190,8 @@ class Chats(Closing):
             directory_id or settings.user_id,
             soft_delete_window_s=settings.soft_delete_window_s,
             storage=settings.storage,
+            temporary_lifetime_s=settings.temporary_chat_ttl_s,
+            temporary_grace_s=settings.temporary_chat_grace_s,
         )
 
     @property
@@ -225,7 +243,7 @@ class Chats(Closing):
 
     def sidebar_page(self, *, with_archived: bool = False) -> SidebarPage:
         """What the shared sidebar shows, in one call (``backend.chats.sidebar``)."""
-        return read_sidebar_page(self, with_archived=with_archived)
+        return read_sidebar_page(self, self.pins, with_archived=with_archived)
 
     def get_summary(self, chat_id: str) -> ChatSummary:
         """The sidebar row of a live chat."""
@@ -477,10 +495,11 @@ class Chats(Closing):
     # ── soft-delete sweep ───────────────────────────────────────────
 
     def sweep(self, *, now_ms: int | None = None) -> list[str]:
-        """Purge the files of chats deleted longer than the window ago; return their ids."""
+        """Purge the files of chats deleted longer than the window ago, and the temporary
+        chats that are due; return their ids."""
         self._check_open()
         now = self._clock() if now_ms is None else now_ms
-        return self._purger.sweep(now)
+        return self._purger.sweep(now) + self.temporary.expire(now)
 
     # ── helpers ─────────────────────────────────────────────────────
 

@@ -17,6 +17,8 @@ type                     meaning
 ``archived``             ``chat`` left the main list for the archived one (by hand, or
                          by the "untouched for N days" policy)
 ``unarchived``           ``chat`` is back in the main list
+``pinned``               ``chat`` was pinned (the sidebar's "Pinned" group)
+``unpinned``             ``chat`` is no longer pinned
 ``shared_context``       shared memory ``label`` changed: ``kind`` is ``set``, ``append``
                          (``content`` = the whole block now) or ``index`` (``key``,
                          ``content`` = the entry)
@@ -93,6 +95,16 @@ class ChatUnarchived(_RowEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class ChatPinned(_RowEvent):
+    type: ClassVar[str] = "pinned"
+
+
+@dataclass(frozen=True, slots=True)
+class ChatUnpinned(_RowEvent):
+    type: ClassVar[str] = "unpinned"
+
+
+@dataclass(frozen=True, slots=True)
 class SharedContextChanged:
     type: ClassVar[str] = "shared_context"
     directory_id: str
@@ -116,6 +128,8 @@ DirectoryEvent = (
     | ChatTurnRecorded
     | ChatArchived
     | ChatUnarchived
+    | ChatPinned
+    | ChatUnpinned
     | SharedContextChanged
     | DirectoryChanged
 )

@@ -197,6 +197,8 @@ class MessageIndex:
             record = self._load_chat(chat_num)
             if record is None or record.generation != generation or record.purged_at is not None:
                 return DocumentCounts()  # a stale generation's writes never reach the index
+            if record.temporary:
+                return DocumentCounts()  # a temporary chat is never searched
             # The events replay exactly when this connection alone wrote the file since the
             # last flush; otherwise re-read the touched messages' committed state (taken under
             # the directory's write lock, so racing processes converge on the file's state).
@@ -219,6 +221,8 @@ class MessageIndex:
             return self.store.apply(chat_num, changes)
 
     def _rebuild(self, chat_num: int, record: ChatRecord) -> DocumentCounts:
+        if record.temporary:  # never searched: nothing of it is stored here
+            return self.store.replace_all(chat_num, {})
         with SearchableDocuments.open(self._path_of(record)) as source:
             truth = source.texts(CONVERSATION) if source else {}
         return self.store.replace_all(chat_num, truth)

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 from typing_extensions import override
 
-from backend.chats.chat_records import ID_KEY, ChatRecordStore, summary_from_row
+from backend.chats.chat_records import (
+    ID_KEY,
+    RECORD_COLUMNS,
+    SUMMARY_COLUMNS,
+    ChatRecordStore,
+    summary_from_row,
+)
 from backend.chats.ids import new_id_key
 from backend.chats.pg_title_rank import bm25_rank, idf, phrases_of
 from backend.chats.values import ChatSummary
@@ -94,20 +100,29 @@ def _m001_directory(db: PostgresScope) -> None:
     db.execute("CREATE INDEX chat_titles_tsv ON chat_titles USING gin (tsv)")
 
 
-_COLUMNS = (
-    "c.num, c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, "
-    "c.generation, c.deleted_at, c.purged_at, c.archived_at, c.unarchived_at"
-)
-_SUMMARY_COLUMNS = (
-    "c.id, c.title, c.created_at, c.updated_at, c.last_message_preview, c.archived_at"
-)
+def _m002_pins_and_temporary(db: PostgresScope) -> None:
+    """Pinned and temporary chats (issue 29): existing rows start unpinned and lasting."""
+    for column in ("pinned_at", "temporary_expires_at", "temporary_held_until"):
+        db.execute(f"ALTER TABLE chats ADD COLUMN {column} bigint")
+    db.execute(
+        "CREATE INDEX chats_pinned ON chats (scope, pinned_at DESC, id DESC) "
+        "WHERE deleted_at IS NULL AND pinned_at IS NOT NULL"
+    )
+    db.execute(
+        "CREATE INDEX chats_temporary ON chats (scope, temporary_expires_at) "
+        "WHERE deleted_at IS NULL AND temporary_expires_at IS NOT NULL"
+    )
+
+
+_COLUMNS = RECORD_COLUMNS
+_SUMMARY_COLUMNS = SUMMARY_COLUMNS
 # UPDATE and DELETE take the scope first through a one-row CTE, so every statement's first
 # parameter is the scope whatever the order of the rest.
 _SCOPED = "WITH k AS (SELECT ?::text AS scope) "
 _TITLES_JOIN = "FROM chat_titles t JOIN chats c ON c.scope = t.scope AND c.num = t.num"
 
 
-def _update(assignments: str, where: str) -> str:
+def scoped_update(assignments: str, where: str) -> str:
     """``UPDATE chats`` of the key's scope (``where`` names the row as ``c``)."""
     return f"{_SCOPED}UPDATE chats c SET {assignments} FROM k WHERE c.scope = k.scope AND {where}"
 
@@ -122,7 +137,7 @@ def title_tsvector(title: str) -> str:
 class PgChatRecordStore(ChatRecordStore):
     """The chat index's SQL on a PostgreSQL scope (see the module docstring)."""
 
-    migrations = (_m001_directory,)
+    migrations = (_m001_directory, _m002_pins_and_temporary)
 
     SELECT_META = "SELECT value FROM directory_meta WHERE scope = ? AND key = ?"
     PUT_META = (
@@ -139,16 +154,19 @@ class PgChatRecordStore(ChatRecordStore):
     SELECT_BY_NUM = f"SELECT {_COLUMNS} FROM chats c WHERE c.scope = ? AND c.num = ?"
     LIST_LIVE = (
         f"SELECT {_SUMMARY_COLUMNS} FROM chats c WHERE c.scope = ? AND c.deleted_at IS NULL "
-        "AND c.archived_at {archived} {cursor} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+        "AND c.archived_at {archived} AND c.temporary_expires_at IS NULL {cursor} "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     LIST_LIVE_MATCHING = (
         f"SELECT {_SUMMARY_COLUMNS} {_TITLES_JOIN} "
         "WHERE t.scope = ? AND t.tsv @@ ?::tsquery AND c.deleted_at IS NULL "
-        "AND c.archived_at {archived} {cursor} ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+        "AND c.archived_at {archived} AND c.temporary_expires_at IS NULL {cursor} "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     SEARCH_TITLES = (
         f"SELECT {_SUMMARY_COLUMNS} {_TITLES_JOIN} "
-        "WHERE t.scope = ? AND t.tsv @@ ?::tsquery AND c.deleted_at IS NULL"
+        "WHERE t.scope = ? AND t.tsv @@ ?::tsquery AND c.deleted_at IS NULL "
+        "AND c.temporary_expires_at IS NULL"
     )
     _TITLE_STATS = (
         "SELECT count(*), coalesce(sum(t.tokens), 0){hits} "
@@ -156,7 +174,7 @@ class PgChatRecordStore(ChatRecordStore):
     )
     SELECT_LIVE_NUMS = (
         "SELECT num, id, generation FROM chats WHERE scope = ? AND deleted_at IS NULL "
-        "ORDER BY updated_at DESC, id DESC"
+        "AND temporary_expires_at IS NULL ORDER BY updated_at DESC, id DESC"
     )
     SELECT_UNPURGED = "SELECT num, id, generation FROM chats WHERE scope = ? AND purged_at IS NULL"
     SELECT_DUE = (
@@ -167,7 +185,8 @@ class PgChatRecordStore(ChatRecordStore):
     SELECT_UNTOUCHED = (
         f"SELECT {_COLUMNS} FROM chats c WHERE c.scope = ? "
         "AND c.deleted_at IS NULL AND c.archived_at IS NULL AND c.updated_at < ? "
-        "AND coalesce(c.unarchived_at, 0) < ? ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
+        "AND c.temporary_expires_at IS NULL AND coalesce(c.unarchived_at, 0) < ? "
+        "ORDER BY c.updated_at DESC, c.id DESC LIMIT ?"
     )
     # A read must start with SELECT (the scope runs any other statement as a write, which
     # would move the directory's version), so the scope comes in through FROM here.
@@ -196,22 +215,25 @@ class PgChatRecordStore(ChatRecordStore):
         "SELECT k.scope, (SELECT coalesce(max(c.num), 0) + 1 FROM chats c "
         "WHERE c.scope = k.scope), ?, ?, ?::bigint, ?::bigint, 1 FROM k RETURNING num"
     )
-    RECREATE = _update(
+    RECREATE = scoped_update(
         "title = ?, created_at = ?, updated_at = ?, last_message_preview = NULL, "
         "generation = c.generation + 1, deleted_at = NULL, purged_at = NULL, "
-        "archived_at = NULL, unarchived_at = NULL",
+        "archived_at = NULL, unarchived_at = NULL, pinned_at = NULL, "
+        "temporary_expires_at = NULL, temporary_held_until = NULL",
         "c.num = ?",
     )
-    RENAME = _update("title = ?", "c.num = ?")
-    BACKDATE = _update("created_at = ?, updated_at = ?, last_message_preview = ?", "c.num = ?")
-    SOFT_DELETE = _update("deleted_at = ?", "c.num = ? AND c.deleted_at IS NULL")
-    RESTORE = _update("deleted_at = NULL", "c.num = ? AND c.purged_at IS NULL")
-    ARCHIVE = _update("archived_at = ?", "c.num = ? AND c.archived_at IS NULL")
-    UNARCHIVE = _update(
+    RENAME = scoped_update("title = ?", "c.num = ?")
+    BACKDATE = scoped_update(
+        "created_at = ?, updated_at = ?, last_message_preview = ?", "c.num = ?"
+    )
+    SOFT_DELETE = scoped_update("deleted_at = ?", "c.num = ? AND c.deleted_at IS NULL")
+    RESTORE = scoped_update("deleted_at = NULL", "c.num = ? AND c.purged_at IS NULL")
+    ARCHIVE = scoped_update("archived_at = ?", "c.num = ? AND c.archived_at IS NULL")
+    UNARCHIVE = scoped_update(
         "archived_at = NULL, unarchived_at = ?", "c.num = ? AND c.archived_at IS NOT NULL"
     )
-    RECORD_TURN = _update("updated_at = ?, last_message_preview = ?", "c.num = ?")
-    MARK_PURGED = _update(
+    RECORD_TURN = scoped_update("updated_at = ?, last_message_preview = ?", "c.num = ?")
+    MARK_PURGED = scoped_update(
         "purged_at = ?",
         "c.num = ? AND c.generation = ? AND c.deleted_at IS NOT NULL AND c.purged_at IS NULL",
     )

@@ -38,17 +38,20 @@ class ChatPurger:
 
     def sweep(self, now: int) -> list[str]:
         """Purge the files of chats deleted longer than the window before ``now``; their ids."""
-        purged = []
-        for record in self._parts.records.due_for_purge(now - self._window_ms, SWEEP_BATCH):
-            with self._parts.database.transaction():
-                if not self._parts.records.mark_purged(record, now):
-                    continue  # restored (or purged) meanwhile
-                self._parts.index.store.drop_chat(record.num)
-                self._parts.index.store.release_all(record.num)
-                self._parts.pool.drop_chat(record.num)  # a fork's payloads nobody else reads
-            self.remove_files(record)  # after the commit: a restore can no longer win
-            purged.append(record.id)
-        return purged
+        due = self._parts.records.due_for_purge(now - self._window_ms, SWEEP_BATCH)
+        return [record.id for record in due if self.purge(record, now)]
+
+    def purge(self, record: ChatRecord, now: int) -> bool:
+        """Purge one soft-deleted generation now (the sweep's step; a temporary chat's end);
+        False if it was restored or purged meanwhile."""
+        with self._parts.database.transaction():
+            if not self._parts.records.mark_purged(record, now):
+                return False
+            self._parts.index.store.drop_chat(record.num)
+            self._parts.index.store.release_all(record.num)
+            self._parts.pool.drop_chat(record.num)  # a fork's payloads nobody else reads
+        self.remove_files(record)  # after the commit: a restore can no longer win
+        return True
 
     def remove_stale_files(self) -> list[Path]:
         """Delete files of purged or superseded generations (left by a crash mid-purge).

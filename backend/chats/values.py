@@ -33,7 +33,10 @@ class ChatSummary(SQLModel):
     """One sidebar row. Timestamps are integer milliseconds.
 
     ``archived_at`` is set while the chat is archived (out of the main list, under
-    "Archived"); searches label such a chat by it.
+    "Archived"); searches label such a chat by it. ``pinned_at`` is set while it is pinned
+    (the sidebar's "Pinned" group, newest pin first). ``expires_at`` is set only on a
+    temporary chat: when it disappears at the latest (it is in no list and no search, and
+    goes earlier once no window holds it: :mod:`backend.chats.temporary`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -44,10 +47,20 @@ class ChatSummary(SQLModel):
     updated_at: int
     last_message_preview: str | None = None
     archived_at: int | None = None
+    pinned_at: int | None = None
+    expires_at: int | None = None
 
     @property
     def archived(self) -> bool:
         return self.archived_at is not None
+
+    @property
+    def pinned(self) -> bool:
+        return self.pinned_at is not None
+
+    @property
+    def temporary(self) -> bool:
+        return self.expires_at is not None
 
     @property
     def cursor(self) -> ChatCursor:

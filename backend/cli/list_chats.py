@@ -17,10 +17,11 @@ from backend.portability import all_chat_ids
 @json_option
 @pass_cli
 def list_chats(cli: CliContext, user: str, as_json: bool) -> None:
-    """List a user's chats, one per line: id, last update (UTC), title.
+    """List a user's chats, one per line: id, last update (UTC), title, and "pinned" for a
+    pinned chat. Temporary chats are never listed.
 
     With --json: an array of chat summaries (id, title, created_at, updated_at,
-    last_message_preview, archived_at; times in ms).
+    last_message_preview, archived_at, pinned_at, expires_at; times in ms).
     """
     chats = cli.directory(user)
     summaries = [chats.get_summary(chat_id) for chat_id in all_chat_ids(chats)]
@@ -29,4 +30,5 @@ def list_chats(cli: CliContext, user: str, as_json: bool) -> None:
         return
     for summary in summaries:
         updated = datetime.fromtimestamp(summary.updated_at / 1000, UTC)
-        click.echo(f"{summary.id}\t{updated:%Y-%m-%d %H:%M}\t{summary.title}")
+        pinned = "\tpinned" if summary.pinned else ""
+        click.echo(f"{summary.id}\t{updated:%Y-%m-%d %H:%M}\t{summary.title}{pinned}")

@@ -23,6 +23,7 @@ from backend.cli.export import export
 from backend.cli.import_chats import import_chats
 from backend.cli.list_chats import list_chats
 from backend.cli.migrate import migrate
+from backend.cli.pins import pin, unpin
 from backend.cli.projects import projects
 from backend.cli.repair import repair
 from backend.cli.restore import restore
@@ -33,6 +34,8 @@ SUBCOMMANDS: tuple[click.Command, ...] = (
     users,
     list_chats,
     projects,
+    pin,
+    unpin,
     search,
     export,
     import_chats,

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from backend.chats import MAX_TITLE_CHARS, SNIPPET_ELLIPSIS, SourceKey
+from backend.chats import MAX_TITLE_CHARS, SNIPPET_ELLIPSIS, ChatSummary, SourceKey
+from backend.errors import InvalidInputError
 from backend.runtime import Conversation
 from backend.sessions import StoredCompaction
 from backend.sessions.search import indexed_text
@@ -66,6 +67,8 @@ class ImportedConversation:
     """The sidebar preview as the source had it (an export; "" for none); None: derive it."""
     archived_at: int | None = None
     """When the source archived it (an export of this app); a new chat starts archived."""
+    pinned_at: int | None = None
+    """When the source pinned it (an export of this app); a new chat starts pinned."""
 
     def digest(self) -> str:
         """Fingerprint of everything written: equal digests mean a re-import has nothing new."""
@@ -145,3 +148,9 @@ def seconds_to_ms(value: object, default: int) -> int:
 def as_object(value: object) -> dict[str, Any]:
     """``value`` if it is a JSON object, else an empty one (sources leave fields out)."""
     return value if isinstance(value, dict) else {}
+
+
+def check_exportable(summary: ChatSummary) -> None:
+    """A temporary chat never leaves the app: exporting one is refused (issue 29)."""
+    if summary.temporary:
+        raise InvalidInputError(f"chat {summary.id} is temporary: it is not exported")

@@ -30,6 +30,7 @@ from backend.portability.document import (
     EXPORT_VERSION,
     MANIFEST_NAME,
     ZIP_EXPORT_FORMAT,
+    check_exportable,
 )
 from backend.runtime.pg_store import runtime_store_for
 from backend.sessions import Payload
@@ -65,6 +66,7 @@ def write_chat(
     ``attachments`` lists hashes and media types only; without, the bytes are inline.
     """
     summary = chats.get_summary(chat_id)
+    check_exportable(summary)
     chat = chats.get_chat(chat_id)
     source = chats.imports.source_of(chat_id)
     record = state = None

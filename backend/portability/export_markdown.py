@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from backend.chats import Chats
 from backend.errors import NotFoundError
-from backend.portability.document import as_object
+from backend.portability.document import as_object, check_exportable
 from backend.sessions import is_tool_part, tool_name
 
 ImageSink = Callable[[str, bytes], None]
@@ -42,6 +42,7 @@ def write_markdown(
     leaf_id: str | None = None,
 ) -> None:
     summary = chats.get_summary(chat_id)
+    check_exportable(summary)
     chat = chats.get_chat(chat_id)
     if leaf_id is not None and (not chat.has_file or chat.session.get_message(leaf_id) is None):
         raise NotFoundError("message", leaf_id)

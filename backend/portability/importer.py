@@ -111,6 +111,8 @@ def write_conversation(
     if target.status == "unchanged":
         report.unchanged += 1
         return
+    if target.status == "new" and conversation.pinned_at is not None:
+        chats.pins.pin(target.chat.id, at=conversation.pinned_at)
     encoded_state = None
     if conversation.state is not None:
         encoded_state = check_state(conversation.state.data, None)

@@ -64,6 +64,7 @@ from backend.runtime.run_events import (
     written_now,
 )
 from backend.runtime.state import SessionStateHandle
+from backend.runtime.temporary_chats import WRITING_TOOLS, is_temporary
 from backend.runtime.titles import TurnFollowUp
 from backend.runtime.tools import (
     Tool,
@@ -191,6 +192,10 @@ class TurnExecutor:
         within = None if project is None else project.chat_ids
         retrieved = await self.retriever.retrieve(conv.chat_id, run, user_text, model, within)
         tools = offered_tools(self.tools, agent.tools, owner_context=True)
+        if not WRITING_TOOLS.isdisjoint(tools):
+            temporary = await asyncio.to_thread(is_temporary, self.directory, conv.chat_id)
+            if temporary:  # nothing of it may outlive it (backend.runtime.temporary_chats)
+                tools = {name: tool for name, tool in tools.items() if name not in WRITING_TOOLS}
         remember = self._remember_fn(agent, conv.chat_id, project)
         context = ToolContext(conv.chat_id, handle, remember, self._search_fn(run, within))
         sections = project_sections(project)

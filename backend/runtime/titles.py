@@ -15,6 +15,7 @@ from backend.errors import ModelError
 from backend.models import ModelProvider, heuristic_title
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.records import RunStatus
+from backend.runtime.temporary_chats import is_temporary
 from backend.runtime.working_chats import WorkingChat
 
 logger = logging.getLogger(__name__)
@@ -70,10 +71,13 @@ class TurnFollowUp:
     def _wants_title(self, conv: WorkingChat) -> bool:
         """After the first completed exchange, while the chat still has a default title.
 
-        A title the user chose (at creation or by renaming, even mid-reply) is never replaced.
+        A title the user chose (at creation or by renaming, even mid-reply) is never replaced,
+        and a temporary chat keeps its own.
         """
         if conv.store.count_runs(conv.chat_id, RunStatus.COMPLETED) != 1:
             return False
+        if is_temporary(self._directory, conv.chat_id):
+            return False  # never titled by a model
         current = chat_title(self._directory, conv.chat_id, default=None)
         return current is not None and is_default_title(current)
 

@@ -65,7 +65,8 @@ def chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
 def chat_row(
     row: rx.Var[ChatRow], active: rx.Var[bool], label_archived: rx.Var[bool]
 ) -> rx.Component:
-    """A chat's link (title, archived badge, age, preview) and its Rename/Archive/Delete menu."""
+    """A chat's link (title, archived badge, age, preview) and its
+    Rename/Pin/Archive/Delete menu."""
     return rx.hstack(
         rx.link(
             rx.vstack(
@@ -127,6 +128,19 @@ def chat_row(
                     "Rename",
                     on_click=SidebarTabState.start_rename(row.id, row.title),
                     class_name="rename-chat",
+                ),
+                rx.cond(
+                    row.pinned,
+                    rx.menu.item(
+                        "Unpin",
+                        on_click=SidebarTabState.unpin_chat(row.id),
+                        class_name="unpin-chat",
+                    ),
+                    rx.menu.item(
+                        "Pin",
+                        on_click=SidebarTabState.pin_chat(row.id),
+                        class_name="pin-chat",
+                    ),
                 ),
                 rx.cond(
                     row.archived,

@@ -20,6 +20,7 @@ from chatsapp.components.sharing import (
     viewer_notice,
 )
 from chatsapp.components.sidebar import drawer_button
+from chatsapp.components.temporary_banner import temporary_banner
 from chatsapp.reflex_seam import var_data_of
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
@@ -315,6 +316,7 @@ def _chat_view() -> rx.Component:
             rx.box(on_mount=ChatTabState.leave_deleted_chat, id="deleted-watch"),
         ),
         _header(),
+        temporary_banner(),
         _transcript(),
         rx.cond(ChatTabState.role == "viewer", viewer_notice(), _composer()),
         share_dialog(),

@@ -1,5 +1,6 @@
-"""The sidebar: new chat (or "New chat with ▾" an agent), title search, the chat list with
-rename/archive/delete, message search, and the collapsible "Archived" section.
+"""The sidebar: new chat (or "New chat with ▾" an agent, or a temporary chat), title search,
+the "Pinned" group and the chat list with rename/pin/archive/delete, message search, and the
+collapsible "Archived" section.
 
 On phones it is a drawer (opened by :func:`drawer_button`); its layout is ``assets/layout.css``.
 """
@@ -125,6 +126,28 @@ def _first_page() -> rx.Component:
     return rx.flex(*slots, direction="column", gap="var(--space-1)", width="100%")
 
 
+def _pinned_group() -> rx.Component:
+    """The "Pinned" group above the list, newest pin first; each chat shows here only."""
+    return rx.cond(
+        SharedDirectoryState.pinned.length() > 0,
+        rx.vstack(
+            rx.hstack(
+                rx.icon("pin", size=12),
+                rx.text("Pinned", size="1", weight="medium"),
+                color="var(--gray-11)",
+                align="center",
+                spacing="1",
+            ),
+            rx.foreach(SharedDirectoryState.pinned, chat_item),
+            spacing="1",
+            width="100%",
+            id="pinned-chats",
+            role="group",
+            aria_label="Pinned chats",
+        ),
+    )
+
+
 def _chat_list() -> rx.Component:
     searching = SearchTabState.title_query.strip() != ""
     # A plain overflow box: Radix ScrollArea lays its content out as a table that grows to
@@ -135,6 +158,7 @@ def _chat_list() -> rx.Component:
                 searching,
                 rx.foreach(SearchTabState.title_results, chat_item),
                 rx.fragment(
+                    _pinned_group(),
                     _first_page(),
                     rx.foreach(SidebarTabState.more_chats, chat_item),
                     rx.cond(
@@ -275,6 +299,18 @@ def _new_chat_buttons() -> rx.Component:
                 class_name="agent-menu",
             ),
             on_open_change=SidebarTabState.load_agent_choices,
+        ),
+        rx.tooltip(
+            rx.icon_button(
+                rx.icon("timer", size=16),
+                variant="soft",
+                color_scheme="amber",
+                on_click=SidebarTabState.create_temporary_chat,
+                aria_label="Temporary chat",
+                id="new-temporary-chat",
+                custom_attrs={"data-drawer-close": ""},  # it opens the new chat
+            ),
+            content="Temporary chat: not listed, searched or remembered; gone when closed",
         ),
         spacing="1",
         width="100%",

@@ -44,7 +44,7 @@ from chatsapp.states.chat_access import ChatAccess, chat_access
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.linking import link_quietly
 from chatsapp.states.page_scripts import scroll_to, scroll_to_bottom, upload_chunks
-from chatsapp.states.rows import EntryRow, FileRow, entry_row
+from chatsapp.states.rows import EntryRow, FileRow, entry_row, iso_time
 from chatsapp.states.server_only import server_only
 from chatsapp.states.window_fields import read_views, view_fields
 
@@ -70,6 +70,7 @@ class SharedConversationState(rx.SharedState):
 
     chat_id: str = ""
     title: str = ""
+    expires_iso: str = ""  # a temporary chat's latest end (ISO 8601); "" for any other chat
     entries: list[EntryRow] = []  # the newest path
     has_earlier: bool = False
     newest_id: str = ""  # the newest message (the last of ``entries``)
@@ -243,6 +244,7 @@ class ChatTabState(rx.State):
         linked = await link_quietly(conversation, conversation_token(chat_id))
         linked.chat_id = chat_id
         linked.title = summary.title
+        linked.expires_iso = iso_time(summary.expires_at) if summary.expires_at else ""
         if not linked.loaded or linked.deleted:
             linked.deleted = False
             await linked.refresh(user_id)

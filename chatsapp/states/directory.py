@@ -63,7 +63,8 @@ class SharedDirectoryState(rx.SharedState):
     """
 
     positions: list[int] = [PAGE_SIZE] * PAGE_SIZE
-    count: int = 0
+    count: int = 0  # rows of the first page, pinned ones included (paging reads it)
+    pinned: list[ChatRow] = []  # the "Pinned" group, newest pin first (few: one var)
     loaded: bool = False
     for _slot in range(PAGE_SIZE):
         __annotations__[f"slot_{_slot}"] = "ChatRow"
@@ -81,12 +82,17 @@ class SharedDirectoryState(rx.SharedState):
 
     @server_only
     def show(self, page: SidebarPage) -> None:
-        """Show the sidebar page's chats (the bridge reads the page: one backend call)."""
-        self.place([chat_row(s) for s in page.chats])
+        """Show the sidebar page's chats (the bridge reads the page: one backend call); a
+        pinned chat shows in the "Pinned" group only."""
+        pinned = [chat_row(s) for s in page.pinned]
+        if pinned != self.pinned:
+            self.pinned = pinned
+        self.place([chat_row(s) for s in page.chats if not s.pinned], listed=len(page.chats))
 
     @server_only
-    def place(self, rows: list[ChatRow]) -> None:
-        """Show ``rows`` (newest first, at most ``PAGE_SIZE``), keeping each chat's slot."""
+    def place(self, rows: list[ChatRow], listed: int | None = None) -> None:
+        """Show ``rows`` (newest first, at most ``PAGE_SIZE``), keeping each chat's slot;
+        ``listed``: how many the page held before its pinned chats were taken out."""
         current = [self.slot(k) for k in range(PAGE_SIZE)]
         wanted = {row.id for row in rows}
         slot_of = {row.id: k for k, row in enumerate(current) if row.id in wanted}
@@ -102,8 +108,9 @@ class SharedDirectoryState(rx.SharedState):
                 setattr(self, f"slot_{k}", ChatRow())
         if positions != self.positions:
             self.positions = positions
-        if self.count != len(rows):
-            self.count = len(rows)
+        count = len(rows) if listed is None else listed
+        if self.count != count:
+            self.count = count
         if not self.loaded:
             self.loaded = True
 
@@ -170,7 +177,7 @@ class SidebarTabState(rx.State):
             return
         directory = await self.get_state(SharedDirectoryState)
         shown = directory.rows() + self.more_chats
-        if len(shown) < PAGE_SIZE:
+        if directory.count + len(self.more_chats) < PAGE_SIZE:
             self.has_more = False
             return
         self.loading_more = True
@@ -179,7 +186,8 @@ class SidebarTabState(rx.State):
         cursor = (last.updated_at, last.id)
         page = await offload(self._chats().list_chats, limit=PAGE_SIZE, before=cursor)
         known = {row.id for row in shown}
-        self.more_chats = self.more_chats + [chat_row(s) for s in page if s.id not in known]
+        fresh = [chat_row(s) for s in page if s.id not in known and not s.pinned]
+        self.more_chats = self.more_chats + fresh
         self.has_more = len(page) == PAGE_SIZE
         self.loading_more = False
 
@@ -275,6 +283,33 @@ class SidebarTabState(rx.State):
             self.more_chats = [row for row in self.more_chats if row.id != chat_id]
         (await self.get_state(SearchTabState)).archive_changed(chat_id, archived)
         return None
+
+    # ── pins and temporary chats ────────────────────────────────────
+
+    @rx.event
+    async def pin_chat(self, chat_id: str):  # noqa: ANN201
+        return await self._set_pinned(chat_id, True)
+
+    @rx.event
+    async def unpin_chat(self, chat_id: str):  # noqa: ANN201
+        return await self._set_pinned(chat_id, False)
+
+    async def _set_pinned(self, chat_id: str, pinned: bool):
+        """Every tab's sidebar follows through the directory's event (pinned / unpinned)."""
+        pins = self._chats().pins
+        try:
+            await offload(pins.pin if pinned else pins.unpin, chat_id)
+        except (ChatsError, KeyError) as exc:
+            return rx.toast.error(f"Could not change the pin: {exc}")
+        if pinned:
+            self.more_chats = [row for row in self.more_chats if row.id != chat_id]
+        return None
+
+    @rx.event
+    async def create_temporary_chat(self):  # noqa: ANN201
+        """A temporary chat: in no list or search, gone once its window closes."""
+        summary = await offload(self._chats().temporary.start)
+        return rx.redirect(chat_path(summary.id))
 
     @rx.event
     def toggle_archived(self) -> None:

@@ -22,6 +22,7 @@ class ChatRow:
     updated_iso: str = ""
     updated_at: int = 0
     archived: bool = False
+    pinned: bool = False
 
     def __deepcopy__(self, _memo: dict[int, object]) -> ChatRow:
         return self
@@ -102,15 +103,21 @@ class MemoryRow:
     content: str = ""
 
 
+def iso_time(ms: int) -> str:
+    """Milliseconds since the epoch as ISO 8601 (UTC), as ``rx.moment`` reads a time."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat()
+
+
 def chat_row(summary: object) -> ChatRow:
     updated_at = int(getattr(summary, "updated_at", 0) or 0)
     return ChatRow(
         id=str(getattr(summary, "id", "")),
         title=str(getattr(summary, "title", "")),
         preview=str(getattr(summary, "last_message_preview", "") or ""),
-        updated_iso=datetime.fromtimestamp(updated_at / 1000, tz=UTC).isoformat(),
+        updated_iso=iso_time(updated_at),
         updated_at=updated_at,
         archived=getattr(summary, "archived_at", None) is not None,
+        pinned=getattr(summary, "pinned_at", None) is not None,
     )
 
 

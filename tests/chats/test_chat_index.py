@@ -257,6 +257,8 @@ class TestSummaries:
             "updated_at",
             "last_message_preview",
             "archived_at",
+            "pinned_at",  # the "Pinned" group
+            "expires_at",  # a temporary chat's banner says when it ends
         }
         assert set(summary.model_dump()) == set(ChatSummary.model_fields)
 

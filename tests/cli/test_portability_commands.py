@@ -124,3 +124,28 @@ class TestBackupRestoreRepair:
         result = chats("repair")
         assert result.exit_code == 0, result.output
         assert result.stdout.startswith("local: 1 chats checked")
+
+
+class TestPins:
+    def test_pin_and_unpin_show_in_list(self, chats, data_dir):
+        chat_id = seed(data_dir)
+        result = chats("pin", "--user", "local", chat_id)
+        assert result.exit_code == 0, result.output
+        assert result.output == f"{chat_id}\tpinned\n"
+        assert chats("list", "--user", "local").output.rstrip("\n").endswith("\tpinned")
+        rows = json.loads(chats("list", "--user", "local", "--json").output)
+        assert rows[0]["pinned_at"] is not None
+        assert chats("unpin", "--user", "local", chat_id).output == f"{chat_id}\tnot pinned\n"
+        with Directory(data_dir, "local") as directory:
+            assert directory.pins.pinned() == []
+
+    def test_an_unknown_chat_is_named_and_the_others_still_pin(self, chats, data_dir):
+        chat_id = seed(data_dir)
+        with Directory(data_dir, "local") as directory:
+            gone = directory.create_chat().id
+            directory.delete_chat(gone)
+        result = chats("pin", "--user", "local", gone, chat_id)
+        assert result.exit_code == 1
+        assert gone in result.stderr
+        with Directory(data_dir, "local") as directory:
+            assert [s.id for s in directory.pins.pinned()] == [chat_id]

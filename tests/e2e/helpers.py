@@ -198,8 +198,8 @@ def open_tab(browser: Browser, server: AppServer, path: str = "/", user: str = "
     return page
 
 
-def create_chat(page: Page) -> str:
-    """Click "New chat" and return the new chat's id once this tab shows it."""
+def create_chat(page: Page, button: str = "#new-chat") -> str:
+    """Click "New chat" (or ``button``) and return the new chat's id once this tab shows it."""
     # The chats this tab knows: its rows, and the chat it shows (whose row may not have
     # arrived yet: sidebar refreshes are throttled to one per half second in a burst).
     known = page.evaluate(
@@ -208,7 +208,7 @@ def create_chat(page: Page) -> str:
             (location.pathname.match(/\\/chat\\/([^/]+)$/) || [])[1],
         ]"""
     )
-    page.locator("#new-chat").click()
+    page.locator(button).click()
     # Client-side navigation: wait for a chat URL that is not one we knew (a redirect to an
     # existing chat does not count).
     chat_id = page.wait_for_function(

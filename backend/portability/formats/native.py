@@ -144,6 +144,7 @@ def convert(document: dict[str, Any], source: ImportSource | None = None) -> Imp
         else StateDocument(dict(state["data"]), int(state["updated_at"])),
         preview_text=chat.get("last_message_preview") or "",  # "": none, as exported
         archived_at=_archived_at(chat, record),
+        pinned_at=None if chat.get("pinned_at") is None else int(chat["pinned_at"]),
     )
 
 
