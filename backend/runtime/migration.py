@@ -61,6 +61,8 @@ TABLES: tuple[CopiedTable, ...] = (
             "fence",
             "model_endpoint",
             "model_name",
+            "requested_by_id",
+            "requested_by_name",
         ),
         ("seq",),
         identity="seq",

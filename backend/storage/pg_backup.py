@@ -204,19 +204,30 @@ def restore_postgresql(
             report.tables.append(table.name)
             if progress is not None:
                 progress(done, len(tables))
+        # Every table's own keys first: a foreign key needs the key it references, which may
+        # belong to a table later in the order.
         for table in tables:
+            _add_constraints(conn, table, foreign=False)
+        for table in tables:
+            _add_constraints(conn, table, foreign=True)
             _finish(conn, table)
     return report
 
 
-def _finish(conn: psycopg.Connection[Any], table: Table) -> None:
-    """Keys, indexes and identity counters of a table whose rows are in."""
+def _add_constraints(conn: psycopg.Connection[Any], table: Table, *, foreign: bool) -> None:
+    """The table's foreign keys (``foreign``) or its other constraints, rows being in."""
     for name, definition in table.constraints:
+        if definition.startswith("FOREIGN KEY") != foreign:
+            continue
         conn.execute(
             sql.SQL("ALTER TABLE {} ADD CONSTRAINT {} {}").format(
                 _name(table), sql.Identifier(name), sql.SQL(definition)
             )
         )
+
+
+def _finish(conn: psycopg.Connection[Any], table: Table) -> None:
+    """Indexes and identity counters of a table whose rows and keys are in."""
     for statement in table.indexes:
         conn.execute(sql.SQL(statement))
     for column in table.columns:
