@@ -41,6 +41,15 @@ def _hit(hit: HitRow) -> rx.Component:
                     hit.archived,
                     rx.badge("archived", size="1", color_scheme="gray", class_name="hit-archived"),
                 ),
+                rx.cond(
+                    hit.shared_by != "",
+                    rx.badge(
+                        "shared by " + hit.shared_by,
+                        size="1",
+                        color_scheme="blue",
+                        class_name="hit-shared",
+                    ),
+                ),
                 spacing="1",
                 align="center",
             ),

@@ -58,6 +58,7 @@ class HitRow:
     title: str = ""
     pieces: list[SnippetPiece] = dataclasses.field(default_factory=list)
     archived: bool = False  # the hit's chat is archived (results label it)
+    shared_by: str = ""  # the owner's username when the chat is shared with the searcher
 
 
 @dataclasses.dataclass

@@ -17,6 +17,7 @@ from reflex.event import EventHandler
 
 from backend.chats import split_snippet
 from backend.errors import ChatsError
+from backend.sharing import MessageHit
 from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
 from chatsapp.states.newest import search_is_running, search_newest
@@ -141,9 +142,10 @@ class SearchTabState(rx.State):
     @rx.event(background=True)
     async def search_messages(self) -> None:
         chats = self._chats()
+        user_id = current_user_id()
 
         async def search(query: str) -> list[HitRow]:
-            return await offload(_hit_rows, chats, query)
+            return await offload(_hit_rows, chats, user_id, query)
 
         await self._search_newest("message_query", "message_hits", "_message_search_since", search)
 
@@ -182,11 +184,26 @@ class SearchTabState(rx.State):
             raise
 
 
-def _hit_rows(chats: Any, query: str) -> list[HitRow]:
-    """Message hits with their chat's title (one synchronous pass, run on a worker thread)."""
-    hits = chats.search_messages(query, limit=MESSAGE_HITS_SHOWN)
+def _hit_rows(chats: Any, user_id: str, query: str) -> list[HitRow]:
+    """Message hits with their chat's title, the chats shared with the person included and
+    labelled with their owner (one synchronous pass, run on a worker thread)."""
+    hub = services()
+    person = hub.accounts().user(user_id)
+    if person is None:  # no account (one person's folder): nothing is shared
+        hits = [
+            MessageHit(**hit.model_dump())
+            for hit in chats.search_messages(query, limit=MESSAGE_HITS_SHOWN)
+        ]
+    else:
+        hits = hub.sharing().search_messages(
+            person,
+            chats,
+            lambda owner_id: hub.directory(owner_id, touch=False),
+            query,
+            limit=MESSAGE_HITS_SHOWN,
+        )
     summaries: dict[str, Any] = {}
-    for chat_id in dict.fromkeys(hit.chat_id for hit in hits):
+    for chat_id in dict.fromkeys(hit.chat_id for hit in hits if hit.shared_by is None):
         try:
             summaries[chat_id] = chats.get_summary(chat_id)
         except (KeyError, ValueError):
@@ -195,9 +212,16 @@ def _hit_rows(chats: Any, query: str) -> list[HitRow]:
         HitRow(
             chat_id=hit.chat_id,
             message_id=hit.message_id,
-            title=summaries[hit.chat_id].title if hit.chat_id in summaries else "Chat",
+            title=_hit_title(hit, summaries),
             pieces=[SnippetPiece(t, is_hit) for t, is_hit in split_snippet(hit.snippet)],
             archived=hit.chat_id in summaries and summaries[hit.chat_id].archived,
+            shared_by=hit.shared_by.owner_username if hit.shared_by is not None else "",
         )
         for hit in hits
     ]
+
+
+def _hit_title(hit: MessageHit, summaries: dict[str, Any]) -> str:
+    if hit.shared_by is not None:
+        return hit.shared_by.chat_title or "Chat"
+    return summaries[hit.chat_id].title if hit.chat_id in summaries else "Chat"
