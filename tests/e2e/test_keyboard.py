@@ -253,8 +253,11 @@ class TestOtherPages:
         role = page.get_by_role("combobox", name="Role")
         expect(role).to_be_focused()
         page.keyboard.press("Enter")
-        expect(page.get_by_role("option", name="admin")).to_be_visible(timeout=WAIT_MS)
+        # The list takes the focus on its chosen option once it has opened; a key pressed
+        # before that (a busy machine delays it) is lost, so each step waits for the focus.
+        expect(page.get_by_role("option", name="user")).to_be_focused(timeout=WAIT_MS)
         page.keyboard.press("ArrowDown")
+        expect(page.get_by_role("option", name="admin")).to_be_focused(timeout=WAIT_MS)
         page.keyboard.press("Enter")
         expect(role).to_have_text("admin")
         page.keyboard.press("Tab")
