@@ -3,6 +3,8 @@
 Modules, one concern each (a sent message walks them top to bottom):
 
 * ``runtime``      ``ChatRuntime``: the public async API the UI calls; a thin facade
+* ``conversation_settings`` the facade's calls on a chat's record, agent, model, meter, state
+* ``chat_opener``  a live chat id to its working chat, its runs looked at on first open
 * ``ports``        ``DirectoryPort`` / ``ChatPort``: what the runtime needs from ``backend.chats``
 * ``working_chats`` per-chat runtime objects (``WorkingChat``) and the cache that keeps them open
 * ``bindings``     the conversation record: owner, and the agent (version) it is bound to
