@@ -31,37 +31,18 @@ from tests.e2e.helpers import (
     stream_and_rename,
 )
 from tests.e2e.raw_client import HYDRATE, RawTab
-from tests.support.app_server import AppServer, start_app, start_redis
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 from tests.support.streamed_text import StreamedText
+from tests.support.two_workers import MAX_TABS, app_on_two_workers, worker_of
 
-MAX_TABS = 12  # tabs (or sockets) tried until one lands on the other worker
 CONVERSATION = SharedConversationState.get_full_name()
 
 
 @pytest.fixture(scope="module")
 def prod_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    base = tmp_path_factory.mktemp("prod")
-    redis = start_redis(base)
-    server = start_app(
-        base / "data",
-        base / "app.log",
-        mode="prod",
-        env={
-            "REFLEX_REDIS_URL": redis.url,
-            "CHATS_WORKERS": "2",
-            "CHATS_EXPOSE_WORKER_ID": "1",
-        },
-    )
-    yield server
-    server.stop()
-    redis.stop()
-
-
-def worker_of(page: Page) -> str:
-    locator = page.locator("#worker-id")
-    expect(locator).not_to_have_text("", timeout=WAIT_MS)
-    return locator.inner_text()
+    with app_on_two_workers(tmp_path_factory.mktemp("prod")) as server:
+        yield server
 
 
 def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(

@@ -13,8 +13,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.helpers import create_chat, open_tab, send, wait_for_streamed_chars
-from tests.support.app_server import AppServer, start_app, start_redis
+from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
+from tests.support.two_workers import MAX_TABS, app_on_two_workers, worker_of
 
 _story = itertools.count(1)
 
@@ -167,31 +168,10 @@ class TestThreePeopleInOneChat:
 
 @pytest.fixture(scope="module")
 def two_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    """Two app processes on Redis (as tests/e2e/test_multi_worker.py)."""
+    """Two app processes on Redis (``tests.support.two_workers``)."""
     base = tmp_path_factory.mktemp("shared-two")
-    redis = start_redis(base)
-    server = start_app(
-        base / "data",
-        base / "app.log",
-        mode="prod",
-        env={
-            "REFLEX_REDIS_URL": redis.url,
-            "CHATS_WORKERS": "2",
-            "CHATS_EXPOSE_WORKER_ID": "1",
-            "CHATS_OFFLINE_CHUNK_DELAY_S": "0.12",
-        },
-    )
-    yield server
-    server.stop()
-    redis.stop()
-
-
-MAX_TABS = 12  # tabs tried until one lands on the other process
-
-
-def worker_of(page: Page) -> str:
-    expect(page.locator("#worker-id")).not_to_have_text("", timeout=WAIT_MS)
-    return page.locator("#worker-id").inner_text()
+    with app_on_two_workers(base, {"CHATS_OFFLINE_CHUNK_DELAY_S": "0.12"}) as server:
+        yield server
 
 
 class TestTwoProcesses:
