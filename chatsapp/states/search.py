@@ -35,6 +35,10 @@ if TYPE_CHECKING:  # its module imports numpy: paid on the first search by meani
     from backend.chats.meaning_search import MeaningSearch
 
 MESSAGE_HITS_SHOWN = 30
+MEANING_MIN_CHARS = 4
+"""Shorter queries are searched by words only: a letter or two typed so far means nothing
+yet, and the model finds "nearest" texts for it all the same (e5 puts "c" at 0.85 of "hello",
+above its relevance floor)."""
 ARCHIVED_RESULTS_SHOWN = 50
 
 
@@ -236,8 +240,12 @@ async def message_search(
     """The message search of the sidebar (see the module docstring): words, shown at once;
     then, if ``query`` is still current, the fused hits. Blocking work runs off the loop."""
     words = await offload(_word_hits, chats, user_id, query)
-    if meaning is None or not await still_current(query):
-        return Found(await offload(_rows, chats, words))  # no meaning, or a query typed past
+    if (
+        meaning is None
+        or len(query.strip()) < MEANING_MIN_CHARS
+        or not await still_current(query)  # typed past meanwhile: never embedded
+    ):
+        return Found(await offload(_rows, chats, words))
     from backend.chats.meaning_search import fuse_hits  # numpy: only once meaning is on
 
     await show_words(query, await offload(_rows, chats, words))

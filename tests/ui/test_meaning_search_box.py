@@ -142,12 +142,12 @@ def test_shared_chats_keep_their_label_and_the_owners_other_chats_stay_out(
 def test_a_query_typed_past_is_never_embedded_and_embedding_runs_off_the_event_loop(
     served: Services, embedder: GatedEmbedder
 ):
-    """Keystrokes land while the words of "fix" are searched: only the settled query is
+    """Keystrokes land while the words of "fixing" are searched: only the settled query is
     embedded, the words of each are searched, and the newest query's hits are shown."""
     embedder.gate.set()
     dog = write(served, "local", "Dog", DOG)
     served.meaning("local").catch_up()  # type: ignore[union-attr]
-    tab = {"query": "fix", "shown": [], "searched": []}
+    tab = {"query": "fixing", "shown": [], "searched": []}
     meaning = served.meaning("local")
     chats = served.directory("local")
 
@@ -155,8 +155,8 @@ def test_a_query_typed_past_is_never_embedded_and_embedding_runs_off_the_event_l
         return None if tab["query"] == searched else tab["query"]
 
     async def still_current(query: str) -> bool:
-        if tab["query"] == "fix":
-            tab["query"] = PARAPHRASE  # typed while the words of "fix" were searched
+        if tab["query"] == "fixing":
+            tab["query"] = PARAPHRASE  # typed while the words of "fixing" were searched
         return query == tab["query"]
 
     async def run(query: str) -> Found:
@@ -169,10 +169,20 @@ def test_a_query_typed_past_is_never_embedded_and_embedding_runs_off_the_event_l
 
     runs = asyncio.run(search_newest(take, run, show))
 
-    assert runs == 2 and tab["searched"] == ["fix", PARAPHRASE]
+    assert runs == 2 and tab["searched"] == ["fixing", PARAPHRASE]
     assert embedder.queries == [PARAPHRASE]
     assert [row.chat_id for row in tab["shown"]] == [dog]
     assert threading.main_thread() not in embedder.query_threads  # never on the loop's thread
+
+
+def test_a_query_of_a_few_letters_is_searched_by_words_only(
+    served: Services, embedder: GatedEmbedder
+):
+    embedder.gate.set()
+    chat_id = write(served, "local", "Dog", "ok dog")
+    found, _shown = asyncio.run(search(served, "local", "ok"))
+    assert chat_ids(found) == [chat_id]
+    assert embedder.queries == []
 
 
 def test_serving_builds_no_embedder_until_a_search_by_meaning_and_a_release_stops_its_worker(
