@@ -45,6 +45,9 @@ WORKER_BATCH = 4
 FUSE_DEPTH = 50
 """Hits taken from each ranking before fusing."""
 IDLE_WAIT_S = 1.0
+FAILURE_WAIT_S = 30.0
+"""After a failed catch-up (an endpoint down), the worker tries again this much later (or
+when woken)."""
 Progress = Callable[[int, int], None]
 """``(done, total)`` while catching up."""
 Hit = TypeVar("Hit", bound=ChatHit)
@@ -86,6 +89,11 @@ class MeaningSearch:
         self._behind = True
         self._seen_version: int | None = None
 
+    @property
+    def available(self) -> bool:
+        """Whether this directory keeps vectors (not yet on PostgreSQL)."""
+        return self._store is not None
+
     # ── writing ─────────────────────────────────────────────────────
 
     def catch_up(
@@ -116,8 +124,9 @@ class MeaningSearch:
         return done
 
     def start(self) -> None:
-        """Keep vectors current on a worker thread until :meth:`stop`."""
-        if self._thread is None:
+        """Keep vectors current on a worker thread until :meth:`stop` (none on PostgreSQL
+        yet: no vectors there)."""
+        if self._thread is None and self._store is not None:
             self._thread = threading.Thread(target=self._run, name="meaning", daemon=True)
             self._thread.start()
 
@@ -135,14 +144,17 @@ class MeaningSearch:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            wait = IDLE_WAIT_S
             try:
-                if self._changed() or self._behind:
-                    self.catch_up(limit=WORKER_BATCH, batch=WORKER_BATCH)
-            except Exception:
+                if (self._changed() or self._behind) and self.catch_up(
+                    limit=WORKER_BATCH, batch=WORKER_BATCH
+                ):
+                    continue  # embedded some: more may be missing
+            except Exception:  # the embedder is down (an endpoint): retry later, not at once
                 logger.warning("search by meaning: catching up failed", exc_info=True)
-            if not self._behind:
-                self._wake.wait(IDLE_WAIT_S)
-                self._wake.clear()
+                wait = FAILURE_WAIT_S
+            self._wake.wait(wait)
+            self._wake.clear()
 
     def _changed(self) -> bool:
         """Whether the message index moved since the last look (here or in another process)."""
@@ -168,6 +180,8 @@ class MeaningSearch:
         flushed = self._chats.flush_index()
         if flushed.documents_added or flushed.documents_updated:
             self.wake()  # messages the worker has not seen yet: this answer lacks them
+        if self._store is None:  # PostgreSQL: no vectors yet, by words alone
+            return MeaningResult([], complete=False)
         complete = not self._behind
         try:
             return MeaningResult(self._nearest(query, chat_ids), complete)
