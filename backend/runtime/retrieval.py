@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from backend.chats import SNIPPET_END, SNIPPET_START
+from backend.chats import SNIPPET_END, SNIPPET_START, ChatHit
 from backend.models import ContextItem, ModelProvider
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.prompt import text_of
@@ -31,8 +31,6 @@ logger = logging.getLogger(__name__)
 
 RETRIEVAL_LIMIT = 5
 RETRIEVAL_TERMS = 4
-Key = tuple[str, str]
-"""A message: ``(chat id, message id)``."""
 
 
 class Retriever:
@@ -81,53 +79,49 @@ class Retriever:
     ) -> list[ContextItem]:
         """Past *user* messages matching the query, best first."""
         own = {run.user_message_id, run.assistant_message_id}
-        words = self._by_words(query, within)
-        meaning = self._by_meaning(query, within) if by_meaning else {}
+        hits = self._by_words(query, within)
+        meaning = self._by_meaning(query, within) if by_meaning else []
         if meaning:
-            from backend.meaning import fuse_ranks  # numpy: only once meaning is on
+            from backend.chats.meaning_search import fuse_hits  # numpy: once meaning is on
 
-            order = fuse_ranks(list(words), list(meaning))
-        else:
-            order = list(words)
+            hits = fuse_hits(hits, meaning)
         titles: dict[str, str | None] = {}
         items: list[ContextItem] = []
-        for chat_id, message_id in order:
-            if message_id in own:
+        for hit in hits:
+            if hit.message_id in own:
                 continue
-            snippet = words.get((chat_id, message_id), meaning.get((chat_id, message_id), ""))
-            message = self._load_message(chat_id, message_id)
+            message = self._load_message(hit.chat_id, hit.message_id)
             if message is None or message.get("role") != "user":
                 continue
-            if chat_id not in titles:
-                titles[chat_id] = chat_title(self._directory, chat_id)
-            text = text_of(message) or _plain_snippet(snippet)
-            source = titles[chat_id] or ""
-            items.append(ContextItem(text, source=source, ref=f"{chat_id}/{message_id}"))
+            if hit.chat_id not in titles:
+                titles[hit.chat_id] = chat_title(self._directory, hit.chat_id)
+            text = text_of(message) or _plain_snippet(hit.snippet)
+            source = titles[hit.chat_id] or ""
+            items.append(ContextItem(text, source=source, ref=f"{hit.chat_id}/{hit.message_id}"))
             if len(items) >= RETRIEVAL_LIMIT:
                 break
         return items
 
-    def _by_words(self, query: str, within: frozenset[str] | None) -> dict[Key, str]:
-        """``{hit: snippet}``, most of the query's words matched first. Each word is searched
-        on its own and the hits merged, so a message holding some of the words counts."""
-        scores: dict[Key, tuple[int, float, str]] = {}
+    def _by_words(self, query: str, within: frozenset[str] | None) -> list[ChatHit]:
+        """Hits of the query's words, most words matched first. Each word is searched on its
+        own and the hits merged, so a message holding some of the words counts."""
+        scores: dict[tuple[str, str], tuple[int, ChatHit]] = {}
         for term in query.split()[:RETRIEVAL_TERMS]:
             for hit in self._directory.search_messages(term, limit=RETRIEVAL_LIMIT * 4):
                 if within is not None and hit.chat_id not in within:
                     continue
                 key = (hit.chat_id, hit.message_id)
-                matched, rank, snippet = scores.get(key, (0, hit.rank, hit.snippet))
-                scores[key] = (matched + 1, min(rank, hit.rank), snippet)
-        ordered = sorted(scores.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
-        return {key: snippet for key, (_matched, _rank, snippet) in ordered}
+                matched, best = scores.get(key, (0, hit))
+                scores[key] = (matched + 1, best if best.rank <= hit.rank else hit)
+        ordered = sorted(scores.values(), key=lambda found: (-found[0], found[1].rank))
+        return [hit for _matched, hit in ordered]
 
-    def _by_meaning(self, query: str, within: frozenset[str] | None) -> dict[Key, str]:
-        """``{hit: snippet}`` nearest in meaning first; empty when search by meaning is off."""
+    def _by_meaning(self, query: str, within: frozenset[str] | None) -> list[ChatHit]:
+        """Hits nearest in meaning first; none when search by meaning is off."""
         meaning = self._meaning() if self._meaning is not None else None
         if meaning is None:
-            return {}
-        found = meaning.meaning_hits(query, chat_ids=within)
-        return {(hit.chat_id, hit.message_id): hit.snippet for hit in found.hits}
+            return []
+        return meaning.meaning_hits(query, chat_ids=within).hits
 
     def _load_message(self, chat_id: str, message_id: str) -> dict[str, Any] | None:
         try:
