@@ -1,9 +1,9 @@
 """How long a search-box query waits for the model while the background worker catches up.
 
 One model runs per process (``BundledEmbedder`` takes one native call at a time), so a query
-embedded while the worker embeds a batch waits for that batch. This prints the time of
-``MeaningSearch.meaning_hits`` (embedding the query and ranking) for queries sent while a
-worker catches up, with the worker's batch at the CLI's size (``BATCH``) and at the worker's
+embedded while the worker embeds a batch waits for that batch. This prints the time to
+embed a query (the process's one model, as ``MeaningSearch.meaning_hits`` does) for queries
+sent while a worker catches up, with the worker's batch at the CLI's size (``BATCH``) and at the worker's
 (``WORKER_BATCH``), side by side in one process, and their ratio.
 
 Run: ``python bench/meaning_query_wait_bench.py [--messages 160] [--queries 8]``.
@@ -57,7 +57,7 @@ def waits(root: Path, embedder: BundledEmbedder, batch: int, messages: int, quer
         for number in range(queries):
             time.sleep(0.3)  # the worker is mid-batch
             started = time.perf_counter()
-            meaning.meaning_hits(QUERIES[number % len(QUERIES)])
+            embedder.embed_query(QUERIES[number % len(QUERIES)])
             seconds.append(time.perf_counter() - started)
         return seconds
     finally:

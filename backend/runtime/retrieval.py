@@ -31,14 +31,14 @@ logger = logging.getLogger(__name__)
 
 RETRIEVAL_LIMIT = 5
 RETRIEVAL_TERMS = 4
+MeaningSource = Callable[[], "MeaningSearch | None"]
+"""The directory's search by meaning, asked for at each use (None: off, or no vectors)."""
 
 
 class Retriever:
     """Ranks the directory's message hits for a turn's query."""
 
-    def __init__(
-        self, directory: DirectoryPort, meaning: Callable[[], MeaningSearch | None] | None = None
-    ) -> None:
+    def __init__(self, directory: DirectoryPort, meaning: MeaningSource | None = None) -> None:
         self._directory = directory
         self._meaning = meaning
 
