@@ -3,8 +3,8 @@
 One model runs per process (``BundledEmbedder`` takes one native call at a time), so a query
 embedded while the worker embeds a batch waits for that batch. This prints the time to
 embed a query (the process's one model, as ``MeaningSearch.meaning_hits`` does) for queries
-sent while a worker catches up, with the worker's batch at the CLI's size (``BATCH``) and at the worker's
-(``WORKER_BATCH``), side by side in one process, and their ratio.
+sent while a worker catches up, with the worker's batch at the CLI's size (``BATCH``) and
+at the worker's (``WORKER_BATCH``), side by side in one process, and their ratio.
 
 Run: ``python bench/meaning_query_wait_bench.py [--messages 160] [--queries 8]``.
 """

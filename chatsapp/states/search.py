@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import reflex as rx
 from reflex.event import EventHandler
 
-from backend.chats import ChatHit, split_snippet
+from backend.chats import ChatHit, Chats, ChatSummary, split_snippet
 from backend.errors import ChatsError
 from backend.sharing import MessageHit
 from chatsapp.auth.identity import current_user_id
@@ -71,7 +71,7 @@ class SearchTabState(rx.State):
     _message_search_since: float = 0.0
     _archived_search_since: float = 0.0
 
-    def _chats(self):
+    def _chats(self) -> Chats:
         return services().directory(current_user_id())
 
     # ── keystrokes (quick: they never wait for a search) ────────────
@@ -230,7 +230,7 @@ class SearchTabState(rx.State):
 
 
 async def message_search(
-    chats: Any,
+    chats: Chats,
     user_id: str,
     query: str,
     meaning: MeaningSearch | None,
@@ -258,12 +258,12 @@ def _own(hit: ChatHit) -> MessageHit:
     return MessageHit(**hit.model_dump())
 
 
-def _hit_rows(chats: Any, user_id: str, query: str) -> list[HitRow]:
+def _hit_rows(chats: Chats, user_id: str, query: str) -> list[HitRow]:
     """Message hits by words alone, as rows (one synchronous pass, on a worker thread)."""
     return _rows(chats, _word_hits(chats, user_id, query))
 
 
-def _word_hits(chats: Any, user_id: str, query: str) -> list[MessageHit]:
+def _word_hits(chats: Chats, user_id: str, query: str) -> list[MessageHit]:
     """Message hits by words, the chats shared with the person included and labelled with
     their owner."""
     hub = services()
@@ -279,9 +279,9 @@ def _word_hits(chats: Any, user_id: str, query: str) -> list[MessageHit]:
     )
 
 
-def _rows(chats: Any, hits: list[MessageHit]) -> list[HitRow]:
+def _rows(chats: Chats, hits: list[MessageHit]) -> list[HitRow]:
     """Hits as rows, each with its chat's title (a shared chat's as its owner titled it)."""
-    summaries: dict[str, Any] = {}
+    summaries: dict[str, ChatSummary] = {}
     for chat_id in dict.fromkeys(hit.chat_id for hit in hits if hit.shared_by is None):
         try:
             summaries[chat_id] = chats.get_summary(chat_id)
@@ -300,7 +300,7 @@ def _rows(chats: Any, hits: list[MessageHit]) -> list[HitRow]:
     ]
 
 
-def _hit_title(hit: MessageHit, summaries: dict[str, Any]) -> str:
+def _hit_title(hit: MessageHit, summaries: dict[str, ChatSummary]) -> str:
     if hit.shared_by is not None:
         return hit.shared_by.chat_title or "Chat"
     return summaries[hit.chat_id].title if hit.chat_id in summaries else "Chat"
