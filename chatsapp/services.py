@@ -209,6 +209,7 @@ class Services:
                     participants=hooks.participants,
                     owner_context=hooks.owner_context,
                     projects=projects.turns,
+                    meaning=lambda: self.meaning(user_id),  # started on the tool's first call
                 )
                 self._runtimes[user_id] = runtime
             return runtime

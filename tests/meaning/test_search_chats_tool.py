@@ -4,17 +4,24 @@ a temporary chat is never found; assistant replies are not sources."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from backend.chats import Chats
 from backend.chats.meaning_search import MeaningSearch
+from backend.config import Settings
+from backend.models import SEARCH_CHATS_TOOL, ToolCall
+from backend.runtime import ChatRuntime
+from backend.runtime.agents import DEFAULT_AGENT, AgentRegistry
 from backend.runtime.records import RunKind, RunRecord, RunStatus
 from backend.runtime.retrieval import Retriever
 from tests.meaning.fake_embedder import FakeEmbedder
+from tests.support.fixtures import anyio_backend  # noqa: F401  (the async test's loop)
+from tests.support.scripted_model import ScriptedModel
 
-pytestmark = pytest.mark.sqlite_only  # no PostgreSQL vectors yet
+pytestmark = [pytest.mark.anyio, pytest.mark.sqlite_only]  # no PostgreSQL vectors yet
 
 DOG = "my dog is broken, how can I repair it"
 PARAPHRASE = "fixing a damaged puppy"
@@ -86,3 +93,27 @@ def test_a_projects_chat_finds_its_projects_chats_only_and_temporary_chats_never
     assert sorted(texts(retriever.search(here, PARAPHRASE))) == sorted(
         [DOG, "my puppy is hurt, can I mend it"]
     )
+
+
+async def test_the_runtimes_tool_answers_a_paraphrase(
+    tmp_path: Path, chats: Chats, meaning: MeaningSearch
+):
+    agents = AgentRegistry()
+    agents.register(replace(DEFAULT_AGENT, version=2, tools=(SEARCH_CHATS_TOOL,)))
+    model = ScriptedModel(default="OK.")
+    settings = Settings.from_env({"CHATS_DATA_DIR": str(tmp_path / "data")})
+    runtime = ChatRuntime(settings, chats, model, agents=agents, meaning=lambda: meaning)
+    try:
+        dog = chats.create_chat("Dog").id
+        say(chats, dog, DOG)
+        meaning.catch_up()
+        chat_id = chats.create_chat("Titled already").id
+        model.script([ToolCall("call_1", SEARCH_CHATS_TOOL, {"query": PARAPHRASE})], "Found.")
+        ticket = await runtime.send_message(chat_id, "what did I say about my pet?")
+        await runtime.wait_idle(chat_id)
+        reply = chats.get_chat(chat_id).session.get_message(ticket.assistant_message_id)
+    finally:
+        await runtime.aclose()
+    (part,) = [p for p in reply["parts"] if p["type"] == f"tool-{SEARCH_CHATS_TOOL}"]
+    assert part["state"] == "output-available"
+    assert [r["text"] for r in part["output"]["results"]] == [DOG]
