@@ -90,6 +90,11 @@ class MeaningSearch:
         self._seen_version: int | None = None
 
     @property
+    def caught_up(self) -> bool:
+        """Whether every message the worker has seen has its vector (a search is complete)."""
+        return not self._behind
+
+    @property
     def available(self) -> bool:
         """Whether this directory keeps vectors (not yet on PostgreSQL)."""
         return self._store is not None

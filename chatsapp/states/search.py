@@ -9,11 +9,13 @@ shown at once; the query is embedded only if it is still the one in the box once
 found (a query typed past meanwhile is never embedded), on a worker thread, and the fused
 hits then replace the words' (exact words first where they match). The person's own chats
 are searched by meaning; the chats shared with them by words, labelled "shared by". While
-the directory's vectors catch up the results say "still indexing…".
+the directory's vectors catch up the results say "still indexing…", and the tab searches
+once more by itself when they have (``until_indexed``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable
@@ -35,6 +37,10 @@ if TYPE_CHECKING:  # its module imports numpy: paid on the first search by meani
     from backend.chats.meaning_search import MeaningSearch
 
 MESSAGE_HITS_SHOWN = 30
+INDEXED_POLL_S = 0.5
+INDEXED_WAIT_S = 60.0
+"""After a search said "still indexing…", how long the tab watches for the vectors to catch
+up (to search once more by itself) before leaving it to the next search."""
 MEANING_MIN_CHARS = 4
 """Shorter queries are searched by words only: a letter or two typed so far means nothing
 yet, and the model finds "nearest" texts for it all the same (e5 puts "c" at 0.85 of "hello",
@@ -182,13 +188,29 @@ class SearchTabState(rx.State):
         async def search(query: str) -> Found:
             return await message_search(chats, user_id, query, meaning, still_current, show_words)
 
-        await self._search_newest(
-            "message_query",
-            "message_hits",
-            "_message_search_since",
-            search,
-            incomplete_var="message_search_incomplete",
-        )
+        async def search_loop() -> None:
+            await self._search_newest(
+                "message_query",
+                "message_hits",
+                "_message_search_since",
+                search,
+                incomplete_var="message_search_incomplete",
+            )
+
+        await search_loop()
+        if meaning is None or not await self._still_indexing():
+            return
+        if await until_indexed(meaning) and await self._claim_again():
+            await search_loop()  # the same query, now by meaning too
+
+    async def _still_indexing(self) -> bool:
+        async with self:
+            return self.message_search_incomplete
+
+    async def _claim_again(self) -> bool:
+        """Search once more if the box still says "still indexing…" and no search runs."""
+        async with self:
+            return self.message_search_incomplete and self._claim("_message_search_since")
 
     async def _search_newest(
         self,
@@ -252,6 +274,22 @@ async def message_search(
     near = await offload(meaning.meaning_hits, query)
     hits = fuse_hits(words, [_own(hit) for hit in near.hits])[:MESSAGE_HITS_SHOWN]
     return Found(await offload(_rows, chats, hits), incomplete=not near.complete)
+
+
+async def until_indexed(
+    meaning: MeaningSearch,
+    *,
+    poll_s: float = INDEXED_POLL_S,
+    limit_s: float = INDEXED_WAIT_S,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> bool:
+    """Whether ``meaning``'s vectors caught up within ``limit_s`` (looked at every
+    ``poll_s``: a flag read, no query)."""
+    for _ in range(int(limit_s / poll_s)):
+        if meaning.caught_up:
+            return True
+        await sleep(poll_s)
+    return meaning.caught_up
 
 
 def _own(hit: ChatHit) -> MessageHit:

@@ -22,7 +22,13 @@ from chatsapp import services as services_module
 from chatsapp.services import Release, Services, offload
 from chatsapp.states.newest import search_newest
 from chatsapp.states.rows import HitRow
-from chatsapp.states.search import Found, message_search
+from chatsapp.states.search import (
+    INDEXED_POLL_S,
+    INDEXED_WAIT_S,
+    Found,
+    message_search,
+    until_indexed,
+)
 from tests.meaning.fake_embedder import FakeEmbedder
 from tests.support.deadlines import until
 
@@ -183,6 +189,32 @@ def test_a_query_of_a_few_letters_is_searched_by_words_only(
     found, _shown = asyncio.run(search(served, "local", "ok"))
     assert chat_ids(found) == [chat_id]
     assert embedder.queries == []
+
+
+class Indexing:
+    """A meaning search whose vectors catch up after ``looks`` looks at it."""
+
+    def __init__(self, looks: int) -> None:
+        self.looks_left = looks
+
+    @property
+    def caught_up(self) -> bool:
+        self.looks_left -= 1
+        return self.looks_left < 0
+
+
+def test_a_tab_that_said_still_indexing_learns_when_the_vectors_caught_up():
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    assert asyncio.run(until_indexed(Indexing(3), sleep=sleep))  # type: ignore[arg-type]
+    assert slept == [INDEXED_POLL_S] * 3
+    slept.clear()
+    never = Indexing(10**6)
+    assert not asyncio.run(until_indexed(never, sleep=sleep))  # type: ignore[arg-type]
+    assert sum(slept) == pytest.approx(INDEXED_WAIT_S)  # then it leaves it to the next search
 
 
 def test_serving_builds_no_embedder_until_a_search_by_meaning_and_a_release_stops_its_worker(
