@@ -16,11 +16,12 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 from backend.accounts import Accounts
 from backend.agents import AgentLibrary
 from backend.chats import Chats
+from backend.chats.meaning_workers import EmbedderFactory, MeaningWorkers, embedder_of
 from backend.clock import now_ms
 from backend.config import Settings
 from backend.endpoints import ModelEndpoints
@@ -34,6 +35,9 @@ from backend.runtime.hosting import (
 )
 from backend.runtime.library_agents import LibraryAgents
 from backend.sharing import Sharing
+
+if TYPE_CHECKING:  # its module imports numpy: a serving process pays on first use only
+    from backend.chats.meaning_search import MeaningSearch
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -75,7 +79,14 @@ class LiveListener(Protocol):
 class Services:
     """Lazily opened directories and runtimes, keyed by user id."""
 
-    def __init__(self, settings: Settings, *, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Callable[[], int] = now_ms,
+        embedder: EmbedderFactory | None = None,
+    ) -> None:
+        """``embedder``: what search by meaning embeds with (default: ``CHATS_EMBEDDER``)."""
         self.settings = settings
         self._clock = clock
         check_storage(settings)  # PostgreSQL unreachable: refused at start, naming the server
@@ -93,6 +104,12 @@ class Services:
         self._live: LiveListener | None = None
         self._accounts: Accounts | None = None
         self._sharing: Sharing | None = None
+        self._meaning = MeaningWorkers(embedder or embedder_of(settings))
+
+    def meaning(self, user_id: str) -> MeaningSearch | None:
+        """The user's search by meaning (its worker started on first use; the model loads on
+        the first embedding); None when ``CHATS_EMBEDDER`` is off."""
+        return self._meaning.of(self.directory(user_id))
 
     def accounts(self) -> Accounts:
         """The accounts database (opened on first use, then shared)."""
@@ -192,6 +209,7 @@ class Services:
                     participants=hooks.participants,
                     owner_context=hooks.owner_context,
                     projects=projects.turns,
+                    meaning=lambda: self.meaning(user_id),  # started on the tool's first call
                 )
                 self._runtimes[user_id] = runtime
             return runtime
@@ -241,6 +259,7 @@ class Services:
             self._last_used.pop(user_id, None)
         if runtime is not None:
             await runtime.release()
+        await offload(self._meaning.forget, chats)
         await offload(chats.close)
         return Release.RELEASED
 
@@ -330,6 +349,7 @@ class Services:
             self._runtimes.clear()
             self._libraries.clear()
             self._endpoints = self._accounts = None
+        await offload(self._meaning.close)
         for chats in directories:
             await offload(chats.close)
         if endpoints is not None:

@@ -12,14 +12,21 @@ with full-text search.
   While vectors are missing, or when the embedder cannot run, the result holds what there
   is and says it is incomplete; a search never waits for the embedder to catch up.
 * ``chat_ids`` keeps hits of those chats only (a project's search).
+* A caller with full-text hits of its own (the app's, which holds the chats shared with the
+  person) asks for the meaning ranking alone (:meth:`MeaningSearch.meaning_hits`) and fuses
+  with :func:`fuse_hits`.
+* The worker embeds a few messages at a time (:data:`WORKER_BATCH`): one model runs per
+  process, so a query waits for at most one such batch; when idle it looks for work only
+  after a change (an index flush that moved something, another process's commit, a wake).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -33,11 +40,29 @@ from backend.storage import Database
 logger = logging.getLogger(__name__)
 
 BATCH = 32
+WORKER_BATCH = 4
+"""Messages the background worker embeds per call of the model (a query waits for one)."""
 FUSE_DEPTH = 50
 """Hits taken from each ranking before fusing."""
 IDLE_WAIT_S = 1.0
+FAILURE_WAIT_S = 30.0
+"""After a failed catch-up (an endpoint down), the worker tries again this much later (or
+when woken)."""
 Progress = Callable[[int, int], None]
 """``(done, total)`` while catching up."""
+Hit = TypeVar("Hit", bound=ChatHit)
+
+
+def fuse_hits(words: Sequence[Hit], meaning: Sequence[Hit]) -> list[Hit]:
+    """Both rankings' hits (each best first) in one order, exact words first where they
+    match (:func:`backend.meaning.fuse_ranks`); a message both hold keeps its words hit."""
+    by_key: dict[tuple[str, str], Hit] = {}
+    for hit in [*words, *meaning]:
+        by_key.setdefault((hit.chat_id, hit.message_id), hit)
+    order = fuse_ranks(
+        [(h.chat_id, h.message_id) for h in words], [(h.chat_id, h.message_id) for h in meaning]
+    )
+    return [by_key[key] for key in order]
 
 
 @dataclass(frozen=True)
@@ -62,11 +87,25 @@ class MeaningSearch:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._behind = True
+        self._seen_version: int | None = None
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether every message the worker has seen has its vector (a search is complete)."""
+        return not self._behind
+
+    @property
+    def available(self) -> bool:
+        """Whether this directory keeps vectors (not yet on PostgreSQL)."""
+        return self._store is not None
 
     # ── writing ─────────────────────────────────────────────────────
 
-    def catch_up(self, *, progress: Progress | None = None, limit: int | None = None) -> int:
-        """Embed every message without a current vector (at most ``limit``); how many."""
+    def catch_up(
+        self, *, progress: Progress | None = None, limit: int | None = None, batch: int = BATCH
+    ) -> int:
+        """Embed every message without a current vector (at most ``limit``, ``batch`` per call
+        of the model); how many."""
         self._chats.flush_index()
         if self._store is None:
             return 0
@@ -76,22 +115,23 @@ class MeaningSearch:
         total = self._store.count_missing(model) if progress else 0
         done = 0
         while limit is None or done < limit:
-            wanted = BATCH if limit is None else min(BATCH, limit - done)
-            batch = self._store.missing(model, wanted)
-            if not batch:
+            wanted = batch if limit is None else min(batch, limit - done)
+            documents = self._store.missing(model, wanted)
+            if not documents:
                 self._behind = False
                 break
-            vectors = self._embedder.embed_documents([doc.text for doc in batch])
+            vectors = self._embedder.embed_documents([doc.text for doc in documents])
             with self._chats.database.transaction():
-                self._store.put(model, batch, vectors)
-            done += len(batch)
+                self._store.put(model, documents, vectors)
+            done += len(documents)
             if progress:
                 progress(done, max(total, done))
         return done
 
     def start(self) -> None:
-        """Keep vectors current on a worker thread until :meth:`stop`."""
-        if self._thread is None:
+        """Keep vectors current on a worker thread until :meth:`stop` (none on PostgreSQL
+        yet: no vectors there)."""
+        if self._thread is None and self._store is not None:
             self._thread = threading.Thread(target=self._run, name="meaning", daemon=True)
             self._thread.start()
 
@@ -109,13 +149,25 @@ class MeaningSearch:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            wait = IDLE_WAIT_S
             try:
-                self.catch_up(limit=BATCH)
-            except Exception:
+                if (self._changed() or self._behind) and self.catch_up(
+                    limit=WORKER_BATCH, batch=WORKER_BATCH
+                ):
+                    continue  # embedded some: more may be missing
+            except Exception:  # the embedder is down (an endpoint): retry later, not at once
                 logger.warning("search by meaning: catching up failed", exc_info=True)
-            if not self._behind:
-                self._wake.wait(IDLE_WAIT_S)
-                self._wake.clear()
+                wait = FAILURE_WAIT_S
+            self._wake.wait(wait)
+            self._wake.clear()
+
+    def _changed(self) -> bool:
+        """Whether the message index moved since the last look (here or in another process)."""
+        flushed = self._chats.flush_index()
+        version = self._chats.database.data_version()
+        changed = flushed.changed or version != self._seen_version
+        self._seen_version = version
+        return changed
 
     # ── searching ───────────────────────────────────────────────────
 
@@ -123,23 +175,24 @@ class MeaningSearch:
         self, query: str, *, limit: int = 20, chat_ids: Collection[str] | None = None
     ) -> MeaningResult:
         """Full-text and meaning hits fused, best first (see the module docstring)."""
+        meaning = self.meaning_hits(query, chat_ids=chat_ids)
+        words = self._chats.search_messages(query, limit=FUSE_DEPTH, chat_ids=chat_ids)
+        return MeaningResult(fuse_hits(words, meaning.hits)[:limit], meaning.complete)
+
+    def meaning_hits(self, query: str, *, chat_ids: Collection[str] | None = None) -> MeaningResult:
+        """The messages nearest in meaning to ``query`` (above the embedder's relevance floor),
+        best first; incomplete while vectors are missing or when the embedder cannot run."""
         flushed = self._chats.flush_index()
         if flushed.documents_added or flushed.documents_updated:
             self.wake()  # messages the worker has not seen yet: this answer lacks them
-        words = self._chats.search_messages(query, limit=FUSE_DEPTH, chat_ids=chat_ids)
+        if self._store is None:  # PostgreSQL: no vectors yet, by words alone
+            return MeaningResult([], complete=False)
         complete = not self._behind
         try:
-            nearest = self._nearest(query, chat_ids)
+            return MeaningResult(self._nearest(query, chat_ids), complete)
         except EmbedderUnavailable:
             logger.warning("search by meaning unavailable", exc_info=True)
-            return MeaningResult(words[:limit], complete=False)
-        by_key = {(hit.chat_id, hit.message_id): hit for hit in words}
-        for hit in nearest:
-            by_key.setdefault((hit.chat_id, hit.message_id), hit)
-        order = fuse_ranks(
-            [(h.chat_id, h.message_id) for h in words], [(h.chat_id, h.message_id) for h in nearest]
-        )
-        return MeaningResult([by_key[key] for key in order[:limit]], complete)
+            return MeaningResult([], complete=False)
 
     def _nearest(self, query: str, chat_ids: Collection[str] | None) -> list[ChatHit]:
         if self._store is None:

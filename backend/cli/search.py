@@ -15,15 +15,11 @@ import click
 
 from backend.accounts import ACCOUNTS_FILE
 from backend.chats import ChatHit, Chats, split_snippet
-from backend.chats.meaning_search import MeaningSearch
 from backend.cli.context import CliContext, pass_cli
+from backend.cli.meaning import caught_up, embedder_of
 from backend.cli.options import json_option, user_option
-from backend.meaning import EmbedderUnavailable, embedder_from_setting
 from backend.sharing import MessageHit, Sharing
 from backend.sharing.search import DirectoryOf
-
-PROGRESS_FROM = 200
-"""Catch-ups shorter than this print no progress."""
 
 
 @click.command("search")
@@ -90,25 +86,8 @@ def _meaning_hits(
     cli: CliContext, directory: Chats, query: str, limit: int
 ) -> list[ChatHit] | None:
     """The fused hits, or None when search by meaning is off or cannot run."""
-    settings = cli.settings
-    try:
-        embedder = embedder_from_setting(
-            settings.embedder, model=settings.embedder_model, api_key=settings.embedder_api_key
-        )
-    except ValueError as error:
-        raise click.UsageError(f"CHATS_EMBEDDER: {error}") from error
-    if embedder is None:
-        return None
-    meaning = MeaningSearch(directory, embedder)
-
-    def progress(done: int, total: int) -> None:
-        if total >= PROGRESS_FROM and (done == total or done % (PROGRESS_FROM // 2) < 32):
-            click.echo(f"embedding messages: {done}/{total}", err=True)
-
-    try:
-        meaning.catch_up(progress=progress)
-    except EmbedderUnavailable as error:
-        click.echo(f"search by meaning unavailable ({error}): words only", err=True)
+    meaning = caught_up(directory, embedder_of(cli))
+    if meaning is None:
         return None
     result = meaning.search(query, limit=limit)
     if not result.complete:

@@ -63,7 +63,7 @@ from backend.runtime.records import (
     VersionPolicy,
 )
 from backend.runtime.recovery import Recovery
-from backend.runtime.retrieval import Retriever
+from backend.runtime.retrieval import MeaningSource, Retriever
 from backend.runtime.run_queue import NewMessage, RunQueue, new_id
 from backend.runtime.shutdown import DEFAULT_SHUTDOWN_GRACE_S, stop_chats
 from backend.runtime.state_schema import DEFAULT_MAX_STATE_BYTES
@@ -115,6 +115,7 @@ class ChatRuntime(ConversationSettings):
         checkpoint_interval_s: float = DEFAULT_CHECKPOINT_INTERVAL_S,
         clock_ms: Callable[[], int] = now_ms,
         projects: ProjectSource | None = None,
+        meaning: MeaningSource | None = None,
     ) -> None:
         self.settings = settings
         self.projects = projects  # the directory's projects (backend.projects), if any
@@ -148,7 +149,7 @@ class ChatRuntime(ConversationSettings):
             tools=self.tools,
             writer=writer,
             window=HistoryWindow(),
-            retriever=Retriever(chats),
+            retriever=Retriever(chats, meaning),  # search_chats: words and meaning
             follow_up=TurnFollowUp(chats, clock_ms),
             checkpoint_interval_s=checkpoint_interval_s,
             owner_context=self._bindings.may_use_owner_context,

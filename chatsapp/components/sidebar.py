@@ -85,6 +85,16 @@ def _message_search() -> rx.Component:
                 on_submit=lambda _form: SearchTabState.run_message_search(),
                 width="100%",
             ),
+            rx.cond(
+                SearchTabState.message_search_incomplete,
+                rx.text(
+                    "Still indexing… some messages are found by their words only.",
+                    size="1",
+                    color_scheme="gray",
+                    id="message-search-incomplete",
+                    role="status",
+                ),
+            ),
             rx.foreach(SearchTabState.message_hits, _hit),
             width="100%",
             spacing="1",

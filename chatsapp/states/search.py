@@ -3,19 +3,28 @@
 Each keystroke handler only records the query; the search itself runs in a background task
 (``chatsapp.states.newest``): one at a time per search and tab, ending on the newest query,
 and never holding this tab's state lock while SQLite works.
+
+The message search is by words and by meaning (issue 29). The words come first and are
+shown at once; the query is embedded only if it is still the one in the box once they are
+found (a query typed past meanwhile is never embedded), on a worker thread, and the fused
+hits then replace the words' (exact words first where they match). The person's own chats
+are searched by meaning; the chats shared with them by words, labelled "shared by". While
+the directory's vectors catch up the results say "still indexing…", and the tab searches
+once more by itself when they have (``until_indexed``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import reflex as rx
 from reflex.event import EventHandler
 
-from backend.chats import Chats, ChatSummary, split_snippet
+from backend.chats import ChatHit, Chats, ChatSummary, split_snippet
 from backend.errors import ChatsError
 from backend.sharing import MessageHit
 from chatsapp.auth.identity import current_user_id
@@ -24,11 +33,31 @@ from chatsapp.states.newest import search_is_running, search_newest
 from chatsapp.states.rows import ChatRow, HitRow, SnippetPiece, chat_row
 from chatsapp.states.server_only import server_only
 
+if TYPE_CHECKING:  # its module imports numpy: paid on the first search by meaning only
+    from backend.chats.meaning_search import MeaningSearch
+
 MESSAGE_HITS_SHOWN = 30
+INDEXED_POLL_S = 0.5
+INDEXED_WAIT_S = 60.0
+"""After a search said "still indexing…", how long the tab watches for the vectors to catch
+up (to search once more by itself) before leaving it to the next search."""
+MEANING_MIN_CHARS = 4
+"""Shorter queries are searched by words only: a letter or two typed so far means nothing
+yet, and the model finds "nearest" texts for it all the same (e5 puts "c" at 0.85 of "hello",
+above its relevance floor)."""
 ARCHIVED_RESULTS_SHOWN = 50
 
-# A search's outcome: the rows to show and an error sentence ("" when it worked).
-Outcome = tuple[list[Any], str]
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What one search found: the rows to show, and whether some vectors were missing."""
+
+    rows: list[Any]
+    incomplete: bool = False
+
+
+# A search's outcome: what it found and an error sentence ("" when it worked).
+Outcome = tuple[Found, str]
 
 
 class SearchTabState(rx.State):
@@ -38,6 +67,7 @@ class SearchTabState(rx.State):
     title_results: list[ChatRow] = []
     message_query: str = ""
     message_hits: list[HitRow] = []
+    message_search_incomplete: bool = False  # "still indexing…": some vectors are missing
     message_search_open: bool = False
     archived_query: str = ""
     archived_results: list[ChatRow] = []
@@ -97,6 +127,7 @@ class SearchTabState(rx.State):
     def _start_message_search(self) -> EventHandler | None:
         if not self.message_query.strip():
             self.message_hits, self.search_error = [], ""
+            self.message_search_incomplete = False
             return None
         if self._claim("_message_search_since"):
             return SearchTabState.search_messages
@@ -120,8 +151,8 @@ class SearchTabState(rx.State):
     async def search_titles(self) -> None:
         chats = self._chats()
 
-        async def search(query: str) -> list[ChatRow]:
-            return [chat_row(s) for s in await offload(chats.search_chats, query)]
+        async def search(query: str) -> Found:
+            return Found([chat_row(s) for s in await offload(chats.search_chats, query)])
 
         await self._search_newest("title_query", "title_results", "_title_search_since", search)
 
@@ -129,11 +160,11 @@ class SearchTabState(rx.State):
     async def search_archived(self) -> None:
         chats = self._chats()
 
-        async def search(query: str) -> list[ChatRow]:
+        async def search(query: str) -> Found:
             found = await offload(
                 chats.list_chats, archived=True, search=query, limit=ARCHIVED_RESULTS_SHOWN
             )
-            return [chat_row(s) for s in found]
+            return Found([chat_row(s) for s in found])
 
         await self._search_newest(
             "archived_query", "archived_results", "_archived_search_since", search
@@ -143,18 +174,52 @@ class SearchTabState(rx.State):
     async def search_messages(self) -> None:
         chats = self._chats()
         user_id = current_user_id()
+        meaning = await offload(services().meaning, user_id)
 
-        async def search(query: str) -> list[HitRow]:
-            return await offload(_hit_rows, chats, user_id, query)
+        async def still_current(query: str) -> bool:
+            async with self:
+                return query == self.message_query
 
-        await self._search_newest("message_query", "message_hits", "_message_search_since", search)
+        async def show_words(query: str, rows: list[HitRow]) -> None:
+            async with self:
+                if query == self.message_query:
+                    self.message_hits = rows
+
+        async def search(query: str) -> Found:
+            return await message_search(chats, user_id, query, meaning, still_current, show_words)
+
+        async def search_loop() -> None:
+            await self._search_newest(
+                "message_query",
+                "message_hits",
+                "_message_search_since",
+                search,
+                incomplete_var="message_search_incomplete",
+            )
+
+        await search_loop()
+        if meaning is None or not await self._still_indexing():
+            return
+        if await until_indexed(meaning) and await self._claim_again():
+            await search_loop()  # the same query, now by meaning too
+
+    async def _still_indexing(self) -> bool:
+        async with self:
+            return self.message_search_incomplete
+
+    async def _claim_again(self) -> bool:
+        """Search once more if the box still says "still indexing…" and no search runs."""
+        async with self:
+            return self.message_search_incomplete and self._claim("_message_search_since")
 
     async def _search_newest(
         self,
         query_var: str,
         results_var: str,
         flag: str,
-        search: Callable[[str], Awaitable[list[Any]]],
+        search: Callable[[str], Awaitable[Found]],
+        *,
+        incomplete_var: str | None = None,
     ) -> None:
         async def take(searched: str | None) -> str | None:
             async with self:
@@ -168,12 +233,14 @@ class SearchTabState(rx.State):
             try:
                 return await search(query), ""
             except (ChatsError, ValueError) as exc:  # e.g. a query over the backend's cap
-                return [], f"Could not search: {exc}"
+                return Found([]), f"Could not search: {exc}"
 
         async def show(query: str, outcome: Outcome) -> None:
             async with self:
                 if query == getattr(self, query_var):  # else a newer query is on its way
-                    setattr(self, results_var, outcome[0])
+                    setattr(self, results_var, outcome[0].rows)
+                    if incomplete_var is not None:
+                        setattr(self, incomplete_var, outcome[0].incomplete)
                     self.search_error = outcome[1]
 
         try:
@@ -184,24 +251,74 @@ class SearchTabState(rx.State):
             raise
 
 
+async def message_search(
+    chats: Chats,
+    user_id: str,
+    query: str,
+    meaning: MeaningSearch | None,
+    still_current: Callable[[str], Awaitable[bool]],
+    show_words: Callable[[str, list[HitRow]], Awaitable[None]],
+) -> Found:
+    """The message search of the sidebar (see the module docstring): words, shown at once;
+    then, if ``query`` is still current, the fused hits. Blocking work runs off the loop."""
+    words = await offload(_word_hits, chats, user_id, query)
+    if (
+        meaning is None
+        or len(query.strip()) < MEANING_MIN_CHARS
+        or not await still_current(query)  # typed past meanwhile: never embedded
+    ):
+        return Found(await offload(_rows, chats, words))
+    from backend.chats.meaning_search import fuse_hits  # numpy: only once meaning is on
+
+    await show_words(query, await offload(_rows, chats, words))
+    near = await offload(meaning.meaning_hits, query)
+    hits = fuse_hits(words, [_own(hit) for hit in near.hits])[:MESSAGE_HITS_SHOWN]
+    return Found(await offload(_rows, chats, hits), incomplete=not near.complete)
+
+
+async def until_indexed(
+    meaning: MeaningSearch,
+    *,
+    poll_s: float = INDEXED_POLL_S,
+    limit_s: float = INDEXED_WAIT_S,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> bool:
+    """Whether ``meaning``'s vectors caught up within ``limit_s`` (looked at every
+    ``poll_s``: a flag read, no query)."""
+    for _ in range(int(limit_s / poll_s)):
+        if meaning.caught_up:
+            return True
+        await sleep(poll_s)
+    return meaning.caught_up
+
+
+def _own(hit: ChatHit) -> MessageHit:
+    return MessageHit(**hit.model_dump())
+
+
 def _hit_rows(chats: Chats, user_id: str, query: str) -> list[HitRow]:
-    """Message hits with their chat's title, the chats shared with the person included and
-    labelled with their owner (one synchronous pass, run on a worker thread)."""
+    """Message hits by words alone, as rows (one synchronous pass, on a worker thread)."""
+    return _rows(chats, _word_hits(chats, user_id, query))
+
+
+def _word_hits(chats: Chats, user_id: str, query: str) -> list[MessageHit]:
+    """Message hits by words, the chats shared with the person included and labelled with
+    their owner."""
     hub = services()
     person = hub.accounts().user(user_id)
     if person is None:  # no account (one person's folder): nothing is shared
-        hits = [
-            MessageHit(**hit.model_dump())
-            for hit in chats.search_messages(query, limit=MESSAGE_HITS_SHOWN)
-        ]
-    else:
-        hits = hub.sharing().search_messages(
-            person,
-            chats,
-            lambda owner_id: hub.directory(owner_id, touch=False),
-            query,
-            limit=MESSAGE_HITS_SHOWN,
-        )
+        return [_own(hit) for hit in chats.search_messages(query, limit=MESSAGE_HITS_SHOWN)]
+    return hub.sharing().search_messages(
+        person,
+        chats,
+        lambda owner_id: hub.directory(owner_id, touch=False),
+        query,
+        limit=MESSAGE_HITS_SHOWN,
+    )
+
+
+def _rows(chats: Chats, hits: list[MessageHit]) -> list[HitRow]:
+    """Hits as rows, each with its chat's title (a shared chat's as its owner titled it)."""
     summaries: dict[str, ChatSummary] = {}
     for chat_id in dict.fromkeys(hit.chat_id for hit in hits if hit.shared_by is None):
         try:

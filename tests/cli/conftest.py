@@ -22,7 +22,13 @@ class Chats:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self.runner = CliRunner(
-            env={"CHATS_DATA_DIR": str(data_dir), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
+            env={
+                "CHATS_DATA_DIR": str(data_dir),
+                "CHATS_PASSWORD_HASH_PROFILE": "cheapest",
+                # No model unless a test asks (tests/cli/test_search_meaning.py): an import
+                # would otherwise embed what it imported.
+                "CHATS_EMBEDDER": "off",
+            }
         )
 
     def __call__(self, *args: str, input: str | None = None) -> Result:

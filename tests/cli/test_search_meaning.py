@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from backend.chats import Chats as Directory
-from backend.cli import search as search_command
+from backend.cli import meaning as meaning_command
+
+
+@pytest.fixture(autouse=True)
+def bundled_model(chats):
+    chats.runner.env["CHATS_EMBEDDER"] = "bundled"
 
 
 def seed(data_dir, texts):
@@ -45,7 +52,7 @@ def test_the_embedder_can_be_turned_off_and_a_bad_setting_is_bad_usage(chats, da
 
 
 def test_a_long_catch_up_shows_progress_on_stderr(chats, data_dir, monkeypatch):
-    monkeypatch.setattr(search_command, "PROGRESS_FROM", 4)
+    monkeypatch.setattr(meaning_command, "PROGRESS_FROM", 4)
     seed(data_dir, [f"note number {n} about gardening" for n in range(6)])
     result = chats("search", "--user", "local", "flowers", "--json")
     assert result.exit_code == 0, result.output

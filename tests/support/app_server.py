@@ -371,6 +371,9 @@ def _launch(
         CHATS_FRONTEND_PORT=str(frontend_port),
         CHATS_BACKEND_PORT=str(backend_port),
         CHATS_PASSWORD_HASH_PROFILE="cheapest",  # argon2 at full cost only slows the stories
+        # Search by meaning off unless a story asks (env): its background embedding would
+        # race the stories' exact hit counts, and the model costs CPU they do not need.
+        CHATS_EMBEDDER="off",
     )
     # Hot reload off: the dev server would restart mid-test whenever any file under the
     # project changes (another edit, a screenshot). It watches only this empty folder.

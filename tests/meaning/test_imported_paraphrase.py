@@ -1,0 +1,96 @@
+"""``chats import`` embeds what it imported (the real bundled model, offline), so a paraphrase
+of an imported message is found at once; with ``--no-embed`` the next ``chats search``
+catches up. The app's worker picks up what another process imported, unasked."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from backend.chats import Chats
+from backend.chats.meaning_search import MeaningSearch
+from backend.chats.vector_store import MessageVectorStore
+from backend.cli import cli
+from backend.meaning import BundledEmbedder
+from tests.meaning.fake_embedder import FakeEmbedder
+from tests.support.deadlines import until
+
+pytestmark = pytest.mark.sqlite_only  # the vectors have no PostgreSQL twin yet
+
+DOG = "my dog is broken, how can I repair it"
+PARAPHRASE = "fixing a damaged puppy"
+
+
+def run(data_dir: Path, *args: str) -> Result:
+    runner = CliRunner(env={"CHATS_DATA_DIR": str(data_dir), "CHATS_EMBEDDER": "bundled"})
+    result = runner.invoke(cli, list(args), prog_name="chats")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def message(text: str, message_id: str = "m") -> dict:
+    return {"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+@pytest.fixture
+def export(tmp_path: Path) -> Path:
+    """A chat about a broken dog, exported by ``chats export`` from another folder."""
+    source = tmp_path / "source"
+    with Chats(source, "local") as chats:
+        chat_id = chats.create_chat("Dog").id
+        chats.get_chat(chat_id).session.append_message(message(DOG))
+        chats.get_chat(chats.create_chat("Roof").id).session.append_message(
+            message("painting the roof blue")
+        )
+    out = tmp_path / "export.zip"
+    run(source, "export", "--user", "local", "--out", str(out))
+    return out
+
+
+def missing_vectors(data_dir: Path) -> int:
+    with Chats(data_dir, "local") as chats:
+        chats.flush_index()
+        return MessageVectorStore(chats.database).count_missing(BundledEmbedder.name)
+
+
+def found(data_dir: Path) -> list[str]:
+    result = run(data_dir, "search", "--user", "local", PARAPHRASE, "--json")
+    return [hit["snippet"] for hit in json.loads(result.stdout)]
+
+
+def test_an_imported_paraphrase_is_found_and_the_import_embedded_it(tmp_path, export):
+    target = tmp_path / "target"
+    run(target, "import", "--user", "local", str(export))
+    assert missing_vectors(target) == 0  # the import embedded what it imported
+    assert found(target) == [DOG]
+
+
+def test_with_no_embed_the_next_search_catches_up(tmp_path, export):
+    target = tmp_path / "target"
+    run(target, "import", "--user", "local", str(export), "--no-embed")
+    assert missing_vectors(target) == 2
+    assert found(target) == [DOG]
+    assert missing_vectors(target) == 0
+
+
+def test_the_apps_worker_embeds_what_another_process_wrote(tmp_path):
+    """Another connection to the directory (the CLI's import, in its own process) writes; the
+    idle worker notices the commit by itself, with no wake."""
+    embedder = FakeEmbedder()
+    with Chats(tmp_path, "local") as app_side:
+        meaning = MeaningSearch(app_side, embedder)
+        meaning.start()
+        try:
+            asyncio.run(until(lambda: meaning.search("dog").complete))  # caught up: idle
+            with Chats(tmp_path, "local") as other_process:
+                chat_id = other_process.create_chat("Dog").id
+                other_process.get_chat(chat_id).session.append_message(message(DOG))
+                other_process.flush_index()
+            asyncio.run(until(lambda: len(embedder.documents) == 1))
+            assert [h.chat_id for h in meaning.search(PARAPHRASE).hits] == [chat_id]
+        finally:
+            meaning.stop()
