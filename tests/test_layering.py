@@ -67,6 +67,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.data_folder",
         "backend.endpoints",
         "backend.errors",
+        "backend.projects",  # a person's export carries their projects
         "backend.runtime",  # the conversation record and session state it exports
         "backend.sessions",
         "backend.sharing",
@@ -101,6 +102,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.attachment_text",
         "backend.chats",
         "backend.clock",
+        "backend.config",  # the soft-delete window's default, as the directory's
         "backend.errors",
         "backend.sessions",
         "backend.storage",

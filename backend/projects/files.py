@@ -66,7 +66,7 @@ class ProjectFiles:
 
     def add(self, project_id: str, name: str, media_type: str, data: bytes) -> ProjectFile:
         """Store a document read by :func:`read_document` (its checked name, type, bytes)."""
-        name = _check_file_name(name)
+        name = check_file_name(name)
         self._get(project_id)
         text = document_text(data, media_type)
         if text is None:
@@ -117,7 +117,7 @@ class ProjectFiles:
         return self._store.search_chunks(project_id, match, max(1, min(limit, 100)))
 
 
-def _check_file_name(name: object) -> str:
+def check_file_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("a project file needs a name")
     name = well_formed_text(name).strip()

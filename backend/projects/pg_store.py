@@ -100,6 +100,10 @@ def _m001_projects(db: Scope) -> None:
     )
 
 
+def _m002_soft_delete(db: Scope) -> None:
+    db.execute("ALTER TABLE projects ADD COLUMN deleted_at bigint")
+
+
 # UPDATE takes the scope first through a one-row CTE (as backend/chats/pg_shared.py does).
 _SCOPED = "WITH k AS (SELECT ?::text AS scope) "
 _RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
@@ -108,18 +112,27 @@ _RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
 class PgProjectStore(ProjectStore):
     """The projects' SQL on a PostgreSQL scope (see the module docstring)."""
 
-    migrations = (_m001_projects,)
+    migrations = (_m001_projects, _m002_soft_delete)
     _INSERT = (
         "INSERT INTO projects (scope, id, name, instructions, use_personal_memory, memory, "
         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, '', ?, ?)"
     )
     _LIST = (
         "SELECT id, name, instructions, use_personal_memory, created_at, updated_at "
-        "FROM projects WHERE scope = ? ORDER BY created_at, id"
+        "FROM projects WHERE scope = ? AND deleted_at IS NULL ORDER BY created_at, id"
     )
     _GET = (
         "SELECT id, name, instructions, use_personal_memory, created_at, updated_at "
-        "FROM projects WHERE scope = ? AND id = ?"
+        "FROM projects WHERE scope = ? AND id = ? AND deleted_at IS NULL"
+    )
+    _DELETED_AT = "SELECT deleted_at FROM projects WHERE scope = ? AND id = ?"
+    _MARK_DELETED = (
+        _SCOPED + "UPDATE projects AS p SET deleted_at = ? FROM k "
+        "WHERE p.scope = k.scope AND p.id = ?"
+    )
+    _DELETED_BEFORE = (
+        "SELECT id FROM projects WHERE scope = ? AND deleted_at IS NOT NULL "
+        "AND deleted_at < ? ORDER BY id"
     )
     _UPDATE = (
         _SCOPED + "UPDATE projects AS p SET name = ?, instructions = ?, "
@@ -129,7 +142,7 @@ class PgProjectStore(ProjectStore):
     _MEMORY = "SELECT memory FROM projects WHERE scope = ? AND id = ?"
     _APPEND_MEMORY = (
         _SCOPED + "UPDATE projects AS p SET memory = p.memory || ?, updated_at = ? FROM k "
-        "WHERE p.scope = k.scope AND p.id = ? RETURNING p.memory"
+        "WHERE p.scope = k.scope AND p.id = ? AND p.deleted_at IS NULL RETURNING p.memory"
     )
     _SET_MEMORY = (
         _SCOPED + "UPDATE projects AS p SET memory = ?, updated_at = ? FROM k "
