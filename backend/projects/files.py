@@ -33,10 +33,14 @@ async def read_document(
     name: str, chunks: AsyncIterator[bytes], limits: AttachmentLimits
 ) -> Upload:
     """Read a project file as an attachment is read, refusing images and the rest."""
-    upload = await read_attachment(name, chunks, limits)
+    return check_document(await read_attachment(name, chunks, limits))
+
+
+def check_document(upload: Upload) -> Upload:
+    """``upload`` unless it is an image: a project draws on text."""
     if upload.is_image:
         raise InvalidInputError(
-            f"{name} is an image: a project's files are documents (PDF, text, markdown, "
+            f"{upload.name} is an image: a project's files are documents (PDF, text, markdown, "
             "code, CSV or JSON)."
         )
     return upload
@@ -88,6 +92,8 @@ class ProjectFiles:
         return file
 
     def add_upload(self, project_id: str, upload: Upload) -> ProjectFile:
+        """Store an upload read as an attachment is (``read_attachment``); images refused."""
+        upload = check_document(upload)
         return self.add(project_id, upload.name, upload.media_type, upload.data)
 
     def list_files(self, project_id: str) -> list[ProjectFile]:
