@@ -102,7 +102,6 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.attachment_text",
         "backend.chats",
         "backend.clock",
-        "backend.config",  # the soft-delete window's default, as the directory's
         "backend.errors",
         "backend.sessions",
         "backend.storage",

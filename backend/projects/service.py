@@ -21,7 +21,6 @@ from dataclasses import replace
 
 from backend.chats import Chats, ChatSummary
 from backend.clock import now_ms
-from backend.config import DEFAULT_SOFT_DELETE_WINDOW_S
 from backend.errors import ChatNotFoundError, InvalidInputError, NotFoundError
 from backend.projects.checks import check_instructions, check_name
 from backend.projects.events import ProjectListener, ProjectsChanged, events_of
@@ -54,13 +53,16 @@ class Projects:
         chats: Chats,
         *,
         clock: Callable[[], int] = now_ms,
-        soft_delete_window_s: float = DEFAULT_SOFT_DELETE_WINDOW_S,
+        soft_delete_window_s: float | None = None,
     ) -> None:
+        """``soft_delete_window_s``: the directory's (the settings'), after which a project
+        deleted with its chats is purged; None (an export's, an import's ``Projects``): this
+        one purges none, the app's and the CLI's do."""
         self._chats = chats
         self._db = chats.database
         self._store = store_for(self._db)
         self._clock = clock
-        self._window_ms = int(soft_delete_window_s * 1000)
+        self._window_ms = None if soft_delete_window_s is None else int(soft_delete_window_s * 1000)
         self._events = events_of(chats)
         self.sweep()
         self.files = ProjectFiles(self._db, self._store, self.get, self._changed, clock)
@@ -170,6 +172,8 @@ class Projects:
 
     def sweep(self, *, now_ms: int | None = None) -> list[str]:
         """Purge the projects deleted with their chats longer than the window ago."""
+        if self._window_ms is None:
+            return []
         now = self._clock() if now_ms is None else now_ms
         purged = self._store.deleted_before(now - self._window_ms)
         for project_id in purged:

@@ -2,7 +2,8 @@
 it by the chat's menu, starts a new chat inside it, sees all of it live in a second tab, and
 deletes it choosing what becomes of its chats (deleted with them: one undo brings all back).
 Another person's project made by the ``chats`` CLI appears in her open tab; she drags a chat
-onto it and adds a file to it from its panel (an image is refused, saying why)."""
+onto it and adds a file to it from its panel (an image is refused by the picker, saying
+why)."""
 
 from __future__ import annotations
 
@@ -151,5 +152,5 @@ class TestProjects:
         )
         image = {"name": "loaf.png", "mimeType": "image/png", "buffer": TINY_PNG}
         picker.set_input_files(files=[image])
-        expect(tab.get_by_text("loaf.png is an image")).to_be_visible(timeout=WAIT_MS)
+        expect(tab.get_by_text("loaf.png cannot be added")).to_be_visible(timeout=WAIT_MS)
         expect(group(tab, "Recipes 🍞").locator(".project-file")).to_have_count(1)
