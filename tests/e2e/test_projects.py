@@ -126,7 +126,8 @@ class TestProjects:
         # One undo brings back the project and its chats, in every tab.
         tab_b.locator("#undo-delete-project").click()
         expect(project_item(tab_a, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
-        expect(tab_b.locator("#project-undo-bar")).to_have_count(0)
+        expect(project_item(tab_b, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
+        expect(tab_b.locator("#project-undo-bar")).to_have_count(0, timeout=WAIT_MS)
 
     def test_a_project_from_the_cli_takes_a_dragged_chat_and_an_uploaded_file(
         self, app_server: AppServer, browser: Browser
