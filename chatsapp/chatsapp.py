@@ -28,7 +28,12 @@ from chatsapp.routes.exports import export_routes
 from chatsapp.routes.home_redirect import LatestChatRedirect
 from chatsapp.routes.origins import OriginGate
 from chatsapp.routes.share_link import share_link_routes
-from chatsapp.routes.upload_guard import UploadGuard, attachments_cap, import_cap
+from chatsapp.routes.upload_guard import (
+    UploadGuard,
+    attachments_cap,
+    import_cap,
+    one_attachment_cap,
+)
 from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState
@@ -37,6 +42,7 @@ from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import SharedChatSettingsState
+from chatsapp.states.projects import ProjectsTabState, SharedProjectsState
 from chatsapp.states.settings import SettingsTabState
 from chatsapp.states.shared_conversation import SharedConversationState
 from chatsapp.states.shared_with_me import SharedWithMeState
@@ -49,6 +55,7 @@ VIEWPORT = "width=device-width, initial-scale=1, interactive-widget=resizes-cont
 UPLOAD_CAPS = {
     f"{ChatTabState.get_full_name()}.handle_upload": attachments_cap,
     f"{SettingsTabState.get_full_name()}.upload_import": import_cap,
+    f"{ProjectsTabState.get_full_name()}.upload_file": one_attachment_cap,
 }
 
 app: rx.App = rx.App(
@@ -113,6 +120,7 @@ live_bridge = bridge.LiveBridge(
         conversation=SharedConversationState,
         archive=SharedArchiveState,
         chat_settings=SharedChatSettingsState,
+        projects=SharedProjectsState,
     ),
     services(),
 )

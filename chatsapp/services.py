@@ -151,7 +151,7 @@ class Services:
         with self._lock:
             found = self._projects.get(user_id)
             if found is None:
-                found = Projects(chats)
+                found = Projects(chats, soft_delete_window_s=self.settings.soft_delete_window_s)
                 self._projects[user_id] = found
             return found
 

@@ -67,6 +67,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.data_folder",
         "backend.endpoints",
         "backend.errors",
+        "backend.projects",  # a person's export carries their projects
         "backend.runtime",  # the conversation record and session state it exports
         "backend.sessions",
         "backend.sharing",

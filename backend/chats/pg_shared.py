@@ -66,28 +66,34 @@ def _m001_shared(db: Scope) -> None:
         )
         """
     )
+    create_parts_table(db, "shared_entries_fts_parts", "shared_entries_fts")
+
+
+def create_parts_table(
+    db: Scope, name: str, documents: str, *, columns: Sequence[str] = ()
+) -> None:
+    """Table ``name``: each row of ``documents`` (keyed ``scope, doc``) as ``tsvector`` parts,
+    gone with it, GIN-indexed without a pending list; ``columns`` are extra ones, before
+    ``tsv`` (a chunk's project, that a search filters on). Shared memory's and projects'."""
+    extra = "".join(f"{column}, " for column in columns)
     db.execute(
-        """
-        CREATE TABLE shared_entries_fts_parts (
-            scope text COLLATE "C" NOT NULL,
-            doc bigint NOT NULL,
-            part integer NOT NULL,
-            tsv tsvector NOT NULL,
+        f"""
+        CREATE TABLE {name} (
+            scope text COLLATE "C" NOT NULL, doc bigint NOT NULL, part integer NOT NULL,
+            {extra}tsv tsvector NOT NULL,
             PRIMARY KEY (scope, doc, part),
-            FOREIGN KEY (scope, doc) REFERENCES shared_entries_fts ON DELETE CASCADE
+            FOREIGN KEY (scope, doc) REFERENCES {documents} ON DELETE CASCADE
         )
         """
     )
-    db.execute(
-        "CREATE INDEX shared_entries_fts_parts_tsv ON shared_entries_fts_parts USING gin (tsv) "
-        "WITH (fastupdate = off)"
-    )
+    db.execute(f"CREATE INDEX {name}_tsv ON {name} USING gin (tsv) WITH (fastupdate = off)")
 
 
 # UPDATE takes the scope first through a one-row CTE, so every statement's first parameter is
 # the scope whatever the order of the rest (as backend/agents/pg_store.py does).
-_SCOPED = "WITH k AS (SELECT ?::text AS scope) "
-_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
+SCOPED = "WITH k AS (SELECT ?::text AS scope) "
+PARTS_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
+"""The rank of a parts row ``p`` for the query ``k.q`` (both stores' searches)."""
 
 
 class PgSharedContextStore(SharedContextStore):
@@ -112,7 +118,7 @@ class PgSharedContextStore(SharedContextStore):
         "INSERT INTO shared_entries_fts (scope, label, content) VALUES (?, ?, ?) RETURNING doc"
     )
     _UPDATE_DOC = (
-        _SCOPED + "UPDATE shared_entries_fts AS f SET content = ? FROM k "
+        SCOPED + "UPDATE shared_entries_fts AS f SET content = ? FROM k "
         "WHERE f.scope = k.scope AND f.doc = ?"
     )
     _DELETE_PARTS = "DELETE FROM shared_entries_fts_parts WHERE scope = ? AND doc = ?"
@@ -123,7 +129,7 @@ class PgSharedContextStore(SharedContextStore):
         "INSERT INTO shared_entries (scope, label, key, doc, updated_at) VALUES (?, ?, ?, ?, ?)"
     )
     _TOUCH_ENTRY = (
-        _SCOPED + "UPDATE shared_entries AS e SET updated_at = ? FROM k "
+        SCOPED + "UPDATE shared_entries AS e SET updated_at = ? FROM k "
         "WHERE e.scope = k.scope AND e.label = ? AND e.key = ?"
     )
     # Starts with SELECT, so the scope runs it as a read (see pg_index_store's search).
@@ -131,7 +137,7 @@ class PgSharedContextStore(SharedContextStore):
         SELECT f.content
         FROM (SELECT ?::text AS scope, ?::tsquery AS q, ?::tsquery AS scoped) AS k
         CROSS JOIN LATERAL (
-            SELECT p.doc, -max({_RANK}) AS rank
+            SELECT p.doc, -max({PARTS_RANK}) AS rank
             FROM shared_entries_fts_parts AS p
             WHERE p.scope = k.scope AND p.tsv @@ k.scoped
             GROUP BY p.doc {{having}}

@@ -26,7 +26,8 @@ def projects() -> None:
 
 
 def _projects(cli: CliContext, user: str) -> Projects:
-    return Projects(cli.directory(user))
+    window = cli.settings.soft_delete_window_s
+    return Projects(cli.directory(user), soft_delete_window_s=window)
 
 
 def _find(found: Projects, key: str) -> Project:

@@ -4,6 +4,7 @@ Modules, one concern each:
 
 * ``document``         the shape every import format yields; export format constants
 * ``export_json``      lossless JSON: one chat document, or a ``.zip`` of many
+* ``project_document`` a person's projects in a ``.zip`` export (``projects.json``)
 * ``export_markdown``  the visible branch of a chat as Markdown (images beside it)
 * ``import_source``    an import source on disk (JSON file or ``.zip``), read as streams
 * ``limits``           what one import may cost (nesting, unpacked bytes), checked as read

@@ -19,12 +19,15 @@ from backend.portability.document import MANIFEST_NAME, ImportedConversation, Re
 from backend.portability.formats import chatgpt, claude, native, openwebui
 from backend.portability.formats.reading import peek
 from backend.portability.import_source import ImportSource
+from backend.portability.project_document import ImportedProject
 
 
 class ImportFormat(Protocol):
     NAME: str
 
-    def conversations(self, source: ImportSource) -> Iterator[ImportedConversation | Refused]: ...
+    def conversations(
+        self, source: ImportSource
+    ) -> Iterator[ImportedConversation | ImportedProject | Refused]: ...
 
 
 _BY_RECORD: tuple[ModuleType, ...] = (native, chatgpt, claude, openwebui)

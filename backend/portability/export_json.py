@@ -32,6 +32,7 @@ from backend.portability.document import (
     ZIP_EXPORT_FORMAT,
     check_exportable,
 )
+from backend.portability.project_document import PROJECTS_NAME, projects_document
 from backend.runtime.pg_store import runtime_store_for
 from backend.sessions import Payload
 
@@ -139,7 +140,8 @@ def write_zip_export(
     on_refused: Callable[[str, Exception], None] | None = None,
     shared_with_me: Sequence[Mapping[str, Any]] = (),
 ) -> list[str]:
-    """A ``.zip`` export: ``manifest.json``, ``chats/<id>.json`` each, ``attachments/<hash>``.
+    """A ``.zip`` export: ``manifest.json``, ``chats/<id>.json`` each, ``attachments/<hash>``,
+    and ``projects.json``: the person's projects, with the chats of the zip that are in them.
 
     ``shared_with_me``: the chats others share with the person, listed in the manifest as
     plain values (owner, chat id, role, since) without their content: fork and export copy a
@@ -178,6 +180,8 @@ def write_zip_export(
                 pending.clear()
             written.append(chat_id)
             entries.append({"id": chat_id, "path": name, "title": summary.title})
+        projects = projects_document(chats, written)
+        zip_file.writestr(PROJECTS_NAME, json.dumps(projects, ensure_ascii=False))
         manifest = {
             "format": ZIP_EXPORT_FORMAT,
             "version": EXPORT_VERSION,
@@ -185,6 +189,7 @@ def write_zip_export(
             "directory_id": chats.directory_id,
             "chats": entries,
             "shared_with_me": [dict(entry) for entry in shared_with_me],
+            "projects": PROJECTS_NAME,
         }
         zip_file.writestr(MANIFEST_NAME, json.dumps(manifest, ensure_ascii=False, indent=1))
     return written

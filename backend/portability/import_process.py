@@ -38,10 +38,11 @@ from typing import IO, Any
 from backend.chats import Chats
 from backend.errors import InvalidInputError
 from backend.portability.detect import detect
-from backend.portability.document import ImportedConversation, Refused
+from backend.portability.document import Refused
 from backend.portability.import_source import ImportSource
-from backend.portability.importer import ProgressCallback, write_all
+from backend.portability.importer import ImportItem, ProgressCallback, write_all
 from backend.portability.limits import GiB, ImportLimits, MiB
+from backend.portability.project_document import ImportedProject
 from backend.portability.report import Failure, ImportReport
 
 log = logging.getLogger(__name__)
@@ -122,7 +123,7 @@ def _write_from(
     report = ImportReport(format=str(payload))
     ended: list[str] = []
 
-    def items() -> Iterator[tuple[ImportedConversation | Refused, int]]:
+    def items() -> Iterator[tuple[ImportItem, int]]:
         for kind, payload in frames:
             if kind == "done":
                 ended.append("done")
@@ -226,8 +227,12 @@ def _read(out: IO[bytes], path: str, limits: ImportLimits, max_conversation_byte
         _send(out, ("format", found.NAME))
         for item in found.conversations(source):
             frame = _encode(("item", (item, source.position())))
-            if len(frame) > max_conversation_bytes and isinstance(item, ImportedConversation):
-                name = f"{item.source.format} conversation {item.source.source_id} {item.title!r}"
+            if len(frame) > max_conversation_bytes and not isinstance(item, Refused):
+                name = (
+                    item.label
+                    if isinstance(item, ImportedProject)
+                    else f"{item.source.format} conversation {item.source.source_id} {item.title!r}"
+                )
                 limit = max_conversation_bytes // MiB
                 refused = Refused(name, f"larger than {limit} MiB, more than one import may hold")
                 frame = _encode(("item", (refused, source.position())))

@@ -17,6 +17,10 @@ time and preview move to the source's. Nothing is ever removed by a re-import.
 
 A conversation that cannot be read or written is reported (``ImportReport.failures``) and
 skipped; the others import.
+
+A zip of this app also carries the person's projects, after its chats: each is written by
+``Projects.transfer`` (idempotent too: known by its id, nothing removed), its chats mapped
+from the keys their conversations imported under to this directory's chat ids.
 """
 
 from __future__ import annotations
@@ -25,12 +29,15 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from backend.chats import Chats
+from backend.chats import Chats, SourceKey
+from backend.clock import now_ms
 from backend.portability.detect import ImportFormat, detect
 from backend.portability.document import ImportedConversation, Refused
 from backend.portability.import_source import ImportSource
 from backend.portability.limits import ImportLimits
+from backend.portability.project_document import ImportedProject
 from backend.portability.report import Failure, ImportReport
+from backend.projects import Projects
 from backend.runtime.pg_store import runtime_store_for
 from backend.runtime.state_schema import check_state
 
@@ -64,9 +71,12 @@ def import_from(
     return report
 
 
+ImportItem = ImportedConversation | ImportedProject | Refused
+
+
 def write_all(
     chats: Chats,
-    items: Iterable[tuple[ImportedConversation | Refused, int]],
+    items: Iterable[tuple[ImportItem, int]],
     report: ImportReport,
     *,
     total: int,
@@ -77,8 +87,11 @@ def write_all(
     Past ``MAX_FAILURES`` refusals the rest of the file is not read: a file of millions of
     unreadable records would otherwise make a report of millions of lines.
     """
+    imported: dict[SourceKey, str] = {}  # the chat each conversation of the file went to
     for item, position in items:
-        if isinstance(item, Refused):
+        if isinstance(item, ImportedProject):
+            write_project(chats, item, imported, report)
+        elif isinstance(item, Refused):
             report.failures.append(Failure(item.item, item.reason))
             if len(report.failures) >= MAX_FAILURES:
                 reason = f"over {MAX_FAILURES} conversations could not be read; stopped there"
@@ -86,7 +99,7 @@ def write_all(
                 return
         else:
             try:
-                write_conversation(chats, item, report)
+                imported[item.source] = write_conversation(chats, item, report)
             except Exception as exc:  # reported, and the next conversation imports
                 name = f"{item.source.format} conversation {item.source.source_id} {item.title!r}"
                 report.failures.append(Failure(name, f"{type(exc).__name__}: {exc}"))
@@ -94,9 +107,24 @@ def write_all(
             progress(position, total)
 
 
+def write_project(
+    chats: Chats, item: ImportedProject, imported: dict[SourceKey, str], report: ImportReport
+) -> None:
+    """Write one project; its chats are those of the file that imported (failed ones left out)."""
+    chat_ids = tuple(imported[key] for key in item.chats if key in imported)
+    snapshot = dataclasses.replace(item.snapshot, chat_ids=chat_ids)
+    try:
+        outcome = Projects(chats).transfer.restore(snapshot, now_ms=now_ms())
+    except Exception as exc:  # reported, and the next project imports
+        report.failures.append(Failure(item.label, f"{type(exc).__name__}: {exc}"))
+        return
+    report.projects[outcome] += 1
+
+
 def write_conversation(
     chats: Chats, conversation: ImportedConversation, report: ImportReport
-) -> None:
+) -> str:
+    """Write one conversation; the id of the chat it went to."""
     digest = conversation.digest()
     preview = conversation.preview()
     target = chats.imports.begin(
@@ -110,7 +138,7 @@ def write_conversation(
     )
     if target.status == "unchanged":
         report.unchanged += 1
-        return
+        return target.chat.id
     if target.status == "new" and conversation.pinned_at is not None:
         chats.pins.pin(target.chat.id, at=conversation.pinned_at)
     encoded_state = None
@@ -147,3 +175,4 @@ def write_conversation(
         report.unchanged += 1
     else:
         report.imported += 1
+    return target.chat.id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -23,6 +24,8 @@ class ImportReport:
     messages: int = 0
     failures: list[Failure] = field(default_factory=list)
     chat_ids: list[str] = field(default_factory=list)
+    projects: Counter[str] = field(default_factory=Counter)
+    """Projects by outcome: ``new``, ``updated``, ``unchanged`` (a zip of this app)."""
 
     @property
     def ok(self) -> bool:
@@ -34,4 +37,9 @@ class ImportReport:
             f"{self.unchanged} unchanged, {len(self.failures)} failed "
             f"({self.messages} messages written)"
         )
+        if self.projects:
+            text += (
+                f"; projects: {self.projects['new']} imported, {self.projects['updated']} "
+                f"updated, {self.projects['unchanged']} unchanged"
+            )
         return text

@@ -33,10 +33,14 @@ async def read_document(
     name: str, chunks: AsyncIterator[bytes], limits: AttachmentLimits
 ) -> Upload:
     """Read a project file as an attachment is read, refusing images and the rest."""
-    upload = await read_attachment(name, chunks, limits)
+    return check_document(await read_attachment(name, chunks, limits))
+
+
+def check_document(upload: Upload) -> Upload:
+    """``upload`` unless it is an image: a project draws on text."""
     if upload.is_image:
         raise InvalidInputError(
-            f"{name} is an image: a project's files are documents (PDF, text, markdown, "
+            f"{upload.name} is an image: a project's files are documents (PDF, text, markdown, "
             "code, CSV or JSON)."
         )
     return upload
@@ -66,7 +70,7 @@ class ProjectFiles:
 
     def add(self, project_id: str, name: str, media_type: str, data: bytes) -> ProjectFile:
         """Store a document read by :func:`read_document` (its checked name, type, bytes)."""
-        name = _check_file_name(name)
+        name = check_file_name(name)
         self._get(project_id)
         text = document_text(data, media_type)
         if text is None:
@@ -88,6 +92,8 @@ class ProjectFiles:
         return file
 
     def add_upload(self, project_id: str, upload: Upload) -> ProjectFile:
+        """Store an upload read as an attachment is (``read_attachment``); images refused."""
+        upload = check_document(upload)
         return self.add(project_id, upload.name, upload.media_type, upload.data)
 
     def list_files(self, project_id: str) -> list[ProjectFile]:
@@ -117,7 +123,7 @@ class ProjectFiles:
         return self._store.search_chunks(project_id, match, max(1, min(limit, 100)))
 
 
-def _check_file_name(name: object) -> str:
+def check_file_name(name: object) -> str:
     if not isinstance(name, str) or not name.strip():
         raise InvalidInputError("a project file needs a name")
     name = well_formed_text(name).strip()

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing_extensions import override
 
 from backend.chats.pg_index_store import scoped_tsquery, scoped_tsvector
+from backend.chats.pg_shared import PARTS_RANK, SCOPED, create_parts_table
 from backend.projects.store import ProjectStore, chunk_hit
 from backend.projects.values import ChunkHit
-from backend.sessions.pg_fts import RANK_EXPRESSION, document_parts, match_tsquery
+from backend.sessions.pg_fts import document_parts, match_tsquery
 from backend.storage import Scope
 from backend.storage.postgres import PostgresScope
 
@@ -81,58 +82,54 @@ def _m001_projects(db: Scope) -> None:
         )
         """
     )
-    db.execute(
-        """
-        CREATE TABLE project_chunk_parts (
-            scope text COLLATE "C" NOT NULL,
-            doc bigint NOT NULL,
-            part integer NOT NULL,
-            project_id text COLLATE "C" NOT NULL,
-            tsv tsvector NOT NULL,
-            PRIMARY KEY (scope, doc, part),
-            FOREIGN KEY (scope, doc) REFERENCES project_chunks ON DELETE CASCADE
-        )
-        """
-    )
-    db.execute(
-        "CREATE INDEX project_chunk_parts_tsv ON project_chunk_parts USING gin (tsv) "
-        "WITH (fastupdate = off)"
-    )
+    project = 'project_id text COLLATE "C" NOT NULL'
+    create_parts_table(db, "project_chunk_parts", "project_chunks", columns=(project,))
 
 
-# UPDATE takes the scope first through a one-row CTE (as backend/chats/pg_shared.py does).
-_SCOPED = "WITH k AS (SELECT ?::text AS scope) "
-_RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
+def _m002_soft_delete(db: Scope) -> None:
+    db.execute("ALTER TABLE projects ADD COLUMN deleted_at bigint")
+
+
+# UPDATE takes the scope first through a one-row CTE (SCOPED), as shared memory's does.
 
 
 class PgProjectStore(ProjectStore):
     """The projects' SQL on a PostgreSQL scope (see the module docstring)."""
 
-    migrations = (_m001_projects,)
+    migrations = (_m001_projects, _m002_soft_delete)
     _INSERT = (
         "INSERT INTO projects (scope, id, name, instructions, use_personal_memory, memory, "
         "created_at, updated_at) VALUES (?, ?, ?, ?, ?, '', ?, ?)"
     )
     _LIST = (
         "SELECT id, name, instructions, use_personal_memory, created_at, updated_at "
-        "FROM projects WHERE scope = ? ORDER BY created_at, id"
+        "FROM projects WHERE scope = ? AND deleted_at IS NULL ORDER BY created_at, id"
     )
     _GET = (
         "SELECT id, name, instructions, use_personal_memory, created_at, updated_at "
-        "FROM projects WHERE scope = ? AND id = ?"
+        "FROM projects WHERE scope = ? AND id = ? AND deleted_at IS NULL"
+    )
+    _DELETED_AT = "SELECT deleted_at FROM projects WHERE scope = ? AND id = ?"
+    _MARK_DELETED = (
+        SCOPED + "UPDATE projects AS p SET deleted_at = ? FROM k "
+        "WHERE p.scope = k.scope AND p.id = ?"
+    )
+    _DELETED_BEFORE = (
+        "SELECT id FROM projects WHERE scope = ? AND deleted_at IS NOT NULL "
+        "AND deleted_at < ? ORDER BY id"
     )
     _UPDATE = (
-        _SCOPED + "UPDATE projects AS p SET name = ?, instructions = ?, "
+        SCOPED + "UPDATE projects AS p SET name = ?, instructions = ?, "
         "use_personal_memory = ?, updated_at = ? FROM k WHERE p.scope = k.scope AND p.id = ?"
     )
     _DELETE = "DELETE FROM projects WHERE scope = ? AND id = ?"
     _MEMORY = "SELECT memory FROM projects WHERE scope = ? AND id = ?"
     _APPEND_MEMORY = (
-        _SCOPED + "UPDATE projects AS p SET memory = p.memory || ?, updated_at = ? FROM k "
-        "WHERE p.scope = k.scope AND p.id = ? RETURNING p.memory"
+        SCOPED + "UPDATE projects AS p SET memory = p.memory || ?, updated_at = ? FROM k "
+        "WHERE p.scope = k.scope AND p.id = ? AND p.deleted_at IS NULL RETURNING p.memory"
     )
     _SET_MEMORY = (
-        _SCOPED + "UPDATE projects AS p SET memory = ?, updated_at = ? FROM k "
+        SCOPED + "UPDATE projects AS p SET memory = ?, updated_at = ? FROM k "
         "WHERE p.scope = k.scope AND p.id = ?"
     )
     _PROJECT_OF = "SELECT project_id FROM project_chats WHERE scope = ? AND chat_id = ?"
@@ -177,7 +174,7 @@ class PgProjectStore(ProjectStore):
         SELECT c.doc, c.file_id, f.name, c.seq, c.text, h.rank
         FROM (SELECT ?::text AS scope, ?::tsquery AS q, ?::tsquery AS scoped) AS k
         CROSS JOIN LATERAL (
-            SELECT p.doc, -max({_RANK}) AS rank
+            SELECT p.doc, -max({PARTS_RANK}) AS rank
             FROM project_chunk_parts AS p
             WHERE p.scope = k.scope AND p.tsv @@ k.scoped AND p.project_id = ?
             GROUP BY p.doc

@@ -22,38 +22,16 @@ from dataclasses import replace
 from backend.chats import Chats, ChatSummary
 from backend.clock import now_ms
 from backend.errors import ChatNotFoundError, InvalidInputError, NotFoundError
-from backend.projects.events import ProjectEvents, ProjectListener, ProjectsChanged
+from backend.projects.checks import check_instructions, check_name
+from backend.projects.events import ProjectListener, ProjectsChanged, events_of
 from backend.projects.files import ProjectFiles
 from backend.projects.store import ProjectStore
+from backend.projects.transfer import ProjectTransfer
 from backend.projects.turns import ProjectTurns
 from backend.projects.values import DeletedChats, DeletedProject, Project, ProjectFile
 from backend.storage import Scope, well_formed_text
 
-MAX_NAME_CHARS = 100
-MAX_INSTRUCTIONS_CHARS = 20_000
 PROJECT_ID_PREFIX = "prj_"
-
-
-def check_name(name: object) -> str:
-    if not isinstance(name, str):
-        raise InvalidInputError("a project's name must be text")
-    name = well_formed_text(name).strip()
-    if not name:
-        raise InvalidInputError("a project's name must not be blank")
-    if len(name) > MAX_NAME_CHARS:
-        raise InvalidInputError(f"a project's name is longer than {MAX_NAME_CHARS} characters")
-    return name
-
-
-def check_instructions(text: object) -> str:
-    if not isinstance(text, str):
-        raise InvalidInputError("a project's instructions must be text")
-    text = well_formed_text(text).strip()
-    if len(text) > MAX_INSTRUCTIONS_CHARS:
-        raise InvalidInputError(
-            f"a project's instructions are longer than {MAX_INSTRUCTIONS_CHARS:,} characters"
-        )
-    return text
 
 
 def store_for(database: Scope) -> ProjectStore:
@@ -70,16 +48,29 @@ def store_for(database: Scope) -> ProjectStore:
 class Projects:
     """See the module docstring."""
 
-    def __init__(self, chats: Chats, *, clock: Callable[[], int] = now_ms) -> None:
+    def __init__(
+        self,
+        chats: Chats,
+        *,
+        clock: Callable[[], int] = now_ms,
+        soft_delete_window_s: float | None = None,
+    ) -> None:
+        """``soft_delete_window_s``: the directory's (the settings'), after which a project
+        deleted with its chats is purged; None (an export's, an import's ``Projects``): this
+        one purges none, the app's and the CLI's do."""
         self._chats = chats
         self._db = chats.database
         self._store = store_for(self._db)
         self._clock = clock
-        self._events = ProjectEvents()
+        self._window_ms = None if soft_delete_window_s is None else int(soft_delete_window_s * 1000)
+        self._events = events_of(chats)
+        self.sweep()
         self.files = ProjectFiles(self._db, self._store, self.get, self._changed, clock)
         """Add, list and remove a project's documents; search their chunks."""
         self.turns = ProjectTurns(chats, self._store, self.get, self._changed, clock)
         """What a turn of a chat in a project reads and writes; searches scoped to one."""
+        self.transfer = ProjectTransfer(self._db, self._store, self._changed)
+        """Whole projects out to an export and back from an import."""
 
     @property
     def directory_id(self) -> str:
@@ -131,26 +122,64 @@ class Projects:
     def delete(self, project_id: str, chats: DeletedChats) -> DeletedProject:
         """Delete a project; its chats move out to the loose list, or are deleted.
 
-        Deleted chats are soft-deleted as any chat is (``Chats.restore_chat`` undoes each,
-        back as a loose chat). The project's files and memory go with it.
+        Moved out: the project, its files and memory are gone at once. Deleted with its chats:
+        the chats are soft-deleted as any chat is and the project is kept, marked, for the
+        same window, so one :meth:`restore` brings back the project and all those chats
+        (chats deleted before, on their own, are not part of it and stay deleted).
         """
         if chats not in ("move_out", "delete"):
             raise InvalidInputError("say what becomes of the chats: 'move_out' or 'delete'")
         project = self.get(project_id)
         members = self._store.members(project_id)
-        deleted: list[str] = []
-        if chats == "delete":
-            for chat_id in members:
-                try:
-                    self._chats.delete_chat(chat_id)
-                except ChatNotFoundError:
-                    continue  # deleted already (another tab): nothing to undo for it here
-                deleted.append(chat_id)
+        if chats == "move_out":
+            with self._db.transaction():
+                self._store.delete(project_id)
+                self._changed(project_id, "deleted")
+            self.sweep()
+            return DeletedProject(project, tuple(members), ())
         with self._db.transaction():
-            self._store.delete(project_id)
+            self._store.mark_deleted(project_id, self._clock())
             self._changed(project_id, "deleted")
-        moved = tuple(chat_id for chat_id in members if chat_id not in deleted)
-        return DeletedProject(project, moved if chats == "move_out" else (), tuple(deleted))
+        deleted: list[str] = []
+        for chat_id in members:
+            try:
+                self._chats.get_summary(chat_id)
+                self._chats.delete_chat(chat_id)
+            except ChatNotFoundError:  # deleted already: not this deletion's to undo
+                with self._db.transaction():
+                    self._store.drop_member(chat_id)
+                continue
+            deleted.append(chat_id)
+        self.sweep()
+        return DeletedProject(project, (), tuple(deleted))
+
+    def restore(self, project_id: str) -> Project:
+        """Undo :meth:`delete` with its chats: the project and every chat it deleted come back
+        (a chat past the soft-delete window is gone for good and stays out)."""
+        if not isinstance(project_id, str):
+            raise InvalidInputError("a project id must be text")
+        with self._db.transaction():
+            if self._store.deleted_at(project_id) is None:
+                return self.get(project_id)  # live (restored in another tab) or NotFoundError
+            self._store.mark_deleted(project_id, None)
+            for chat_id in self._store.members(project_id):
+                try:
+                    self._chats.restore_chat(chat_id)
+                except ChatNotFoundError:  # purged: its window has passed
+                    self._store.drop_member(chat_id)
+            self._changed(project_id, "created")
+        return self.get(project_id)
+
+    def sweep(self, *, now_ms: int | None = None) -> list[str]:
+        """Purge the projects deleted with their chats longer than the window ago."""
+        if self._window_ms is None:
+            return []
+        now = self._clock() if now_ms is None else now_ms
+        purged = self._store.deleted_before(now - self._window_ms)
+        for project_id in purged:
+            with self._db.transaction():
+                self._store.delete(project_id)
+        return purged
 
     # ── chats in projects ───────────────────────────────────────────
 

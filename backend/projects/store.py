@@ -3,7 +3,8 @@
 Tables (migration component ``projects``), beside the chat index so a backup of the
 directory carries them::
 
-    projects(id PK, name, instructions, use_personal_memory, memory, created_at, updated_at)
+    projects(id PK, name, instructions, use_personal_memory, memory, created_at, updated_at,
+             deleted_at)                                  NULL while the project is live
     project_chats(chat_id PK, project_id, added_at)        a chat is in at most one project
     project_files(id PK, project_id, name, media_type, size, text_chars, created_at)
     project_chunks(doc INTEGER PK, file_id, project_id, seq, text, UNIQUE(file_id, seq))
@@ -15,6 +16,9 @@ Invariants:
   concurrent ``remember`` calls all land, as shared memory's appends do.
 * A chat's membership row outlives a soft delete of the chat: restoring the chat (undo) puts
   it back in its project. Lists of a project's chats ask the directory which are live.
+* A project deleted with its chats keeps its row, marked ``deleted_at``, and its chats'
+  memberships until the chats' soft-delete window has passed (one undo brings all back);
+  every read of projects sees live ones only.
 * Chunks are keyed by ``doc``: an embedding of a chunk (meaning-based search, later) is a row
   keyed by the same ``doc``; full-text search reads ``project_chunks_fts``.
 
@@ -64,7 +68,12 @@ def _m001_projects(db: Scope) -> None:
     )
 
 
-MIGRATIONS = (_m001_projects,)
+def _m002_soft_delete(db: Scope) -> None:
+    """A project deleted with its chats is kept, marked, until its undo window has passed."""
+    db.execute("ALTER TABLE projects ADD COLUMN deleted_at INTEGER")
+
+
+MIGRATIONS = (_m001_projects, _m002_soft_delete)
 
 _PROJECT_COLUMNS = "id, name, instructions, use_personal_memory, created_at, updated_at"
 _FILE_COLUMNS = "id, project_id, name, media_type, size, text_chars, created_at"
@@ -115,8 +124,15 @@ class ProjectStore:
             ),
         )
 
-    _LIST = f"SELECT {_PROJECT_COLUMNS} FROM projects ORDER BY created_at, id"
-    _GET = f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE id = ?"
+    _LIST = (
+        f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE deleted_at IS NULL ORDER BY created_at, id"
+    )
+    _GET = f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE id = ? AND deleted_at IS NULL"
+    _DELETED_AT = "SELECT deleted_at FROM projects WHERE id = ?"
+    _MARK_DELETED = "UPDATE projects SET deleted_at = ? WHERE id = ?"
+    _DELETED_BEFORE = (
+        "SELECT id FROM projects WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY id"
+    )
 
     def list_projects(self) -> list[Project]:
         return [_project(row) for row in self.db.query(self._LIST, self._key)]
@@ -124,6 +140,19 @@ class ProjectStore:
     def get(self, project_id: str) -> Project | None:
         row = self.db.query_one(self._GET, (*self._key, project_id))
         return None if row is None else _project(row)
+
+    def deleted_at(self, project_id: str) -> int | None:
+        """When the project was soft-deleted (None: live, or no such project)."""
+        row = self.db.query_one(self._DELETED_AT, (*self._key, project_id))
+        return None if row is None or row[0] is None else int(row[0])
+
+    def mark_deleted(self, project_id: str, at: int | None) -> None:
+        """Soft-delete the project at ``at`` (None: live again)."""
+        self.db.execute(self._MARK_DELETED, (*self._key, at, project_id))
+
+    def deleted_before(self, cutoff_ms: int) -> list[str]:
+        """Soft-deleted projects whose window ended (their rows are purged)."""
+        return [str(row[0]) for row in self.db.query(self._DELETED_BEFORE, (*self._key, cutoff_ms))]
 
     _UPDATE = (
         "UPDATE projects SET name = ?, instructions = ?, use_personal_memory = ?, "
@@ -147,7 +176,8 @@ class ProjectStore:
 
     _MEMORY = "SELECT memory FROM projects WHERE id = ?"
     _APPEND_MEMORY = (
-        "UPDATE projects SET memory = memory || ?, updated_at = ? WHERE id = ? RETURNING memory"
+        "UPDATE projects SET memory = memory || ?, updated_at = ? "
+        "WHERE id = ? AND deleted_at IS NULL RETURNING memory"
     )
     _SET_MEMORY = "UPDATE projects SET memory = ?, updated_at = ? WHERE id = ?"
 

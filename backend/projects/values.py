@@ -68,3 +68,21 @@ class DeletedProject:
     project: Project
     moved_out: tuple[str, ...]
     deleted: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FileSnapshot:
+    """A project file as it travels in an export: its values and its text, chunk by chunk."""
+
+    file: ProjectFile
+    chunks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSnapshot:
+    """A whole project as it travels in an export (``Projects.transfer``)."""
+
+    project: Project
+    memory: str
+    files: tuple[FileSnapshot, ...]
+    chat_ids: tuple[str, ...]  # its chats: ids of the exporting directory, or of this one

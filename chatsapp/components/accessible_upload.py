@@ -16,6 +16,8 @@ from collections.abc import Iterator
 import reflex as rx
 from reflex_components_core.el.elements.forms import Input
 
+from chatsapp.reflex_seam import var_data_of
+
 
 def accessible_upload(*children: rx.Component, **props: object) -> rx.Component:
     """``rx.upload.root(*children, **props)``, reached and named through its children only."""
@@ -34,3 +36,26 @@ def _inputs(component: rx.Component) -> Iterator[Input]:
         if isinstance(child, Input):
             yield child
         yield from _inputs(child)
+
+
+def refused_before_upload(
+    rejections: rx.Var, limit: rx.Var[int], kinds: str, done: str
+) -> rx.event.EventSpec:
+    """A toast naming each file the picker refused and why (its size against ``limit``, or
+    its type: "``kinds``"), saying it was not ``done``; nothing of it was uploaded."""
+    message = rx.Var(
+        _js_expr=(
+            f"({rejections!s}).map((r) => {{"
+            " const name = r.file?.name ?? r.file?.path ?? 'A file';"
+            " const codes = (r.errors ?? []).map((e) => e.code);"
+            " if (codes.includes('file-too-large')) return `${name} is"
+            " ${(r.file?.size ?? 0).toLocaleString('en')} bytes; the limit is"
+            f" ${{({limit!s}).toLocaleString('en')}} bytes. Not {done}.`;"
+            f" if (codes.includes('file-invalid-type')) return `${{name}} cannot be {done}:"
+            f" {kinds}.`;"
+            " return `${name}: ${(r.errors ?? []).map((e) => e.message).join(', ')}`;"
+            " }).join(' ')"
+        ),
+        _var_data=var_data_of(limit),
+    ).to(str)
+    return rx.toast.error(message, id="upload-refused")

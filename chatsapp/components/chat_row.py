@@ -20,6 +20,22 @@ from chatsapp.states.rows import ChatRow
 ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
 
 
+def row_menu(class_name: str, label: str, *items: rx.Component) -> rx.Component:
+    """A row's "…" menu (a chat's, a project's): its trigger, named ``label``, and ``items``."""
+    return rx.menu.root(
+        rx.menu.trigger(
+            rx.icon_button(
+                rx.icon("ellipsis", size=14),
+                size="1",
+                variant="ghost",
+                class_name=class_name,
+                aria_label=label,
+            ),
+        ),
+        rx.menu.content(*items),
+    )
+
+
 def chat_item(row: ChatRow, *, label_archived: bool = True) -> rx.Component:
     """One chat row; ``label_archived=False`` in the Archived section, where every row is.
 
@@ -113,59 +129,50 @@ def chat_row(
             flex="1",
             min_width="0",
         ),
-        rx.menu.root(
-            rx.menu.trigger(
-                rx.icon_button(
-                    rx.icon("ellipsis", size=14),
-                    size="1",
-                    variant="ghost",
-                    class_name="chat-menu",
-                    aria_label="Chat actions",
+        row_menu(
+            "chat-menu",
+            "Chat actions",
+            rx.menu.item(
+                "Rename",
+                on_click=SidebarTabState.start_rename(row.id, row.title),
+                class_name="rename-chat",
+            ),
+            rx.cond(
+                row.pinned,
+                rx.menu.item(
+                    "Unpin",
+                    on_click=SidebarTabState.unpin_chat(row.id),
+                    class_name="unpin-chat",
+                ),
+                rx.menu.item(
+                    "Pin",
+                    on_click=SidebarTabState.pin_chat(row.id),
+                    class_name="pin-chat",
                 ),
             ),
-            rx.menu.content(
+            rx.cond(
+                row.archived,
                 rx.menu.item(
-                    "Rename",
-                    on_click=SidebarTabState.start_rename(row.id, row.title),
-                    class_name="rename-chat",
-                ),
-                rx.cond(
-                    row.pinned,
-                    rx.menu.item(
-                        "Unpin",
-                        on_click=SidebarTabState.unpin_chat(row.id),
-                        class_name="unpin-chat",
-                    ),
-                    rx.menu.item(
-                        "Pin",
-                        on_click=SidebarTabState.pin_chat(row.id),
-                        class_name="pin-chat",
-                    ),
-                ),
-                rx.cond(
-                    row.archived,
-                    rx.menu.item(
-                        "Unarchive",
-                        on_click=SidebarTabState.unarchive_chat(row.id),
-                        class_name="unarchive-chat",
-                    ),
-                    rx.menu.item(
-                        "Archive",
-                        on_click=SidebarTabState.archive_chat(row.id),
-                        class_name="archive-chat",
-                    ),
+                    "Unarchive",
+                    on_click=SidebarTabState.unarchive_chat(row.id),
+                    class_name="unarchive-chat",
                 ),
                 rx.menu.item(
-                    "Move to project…",
-                    on_click=ProjectsTabState.start_move(row.id, row.title),
-                    class_name="move-chat",
+                    "Archive",
+                    on_click=SidebarTabState.archive_chat(row.id),
+                    class_name="archive-chat",
                 ),
-                rx.menu.item(
-                    "Delete",
-                    color="red",
-                    on_click=SidebarTabState.delete_chat(row.id, row.title),
-                    class_name="delete-chat",
-                ),
+            ),
+            rx.menu.item(
+                "Move to project…",
+                on_click=ProjectsTabState.start_move(row.id, row.title),
+                class_name="move-chat",
+            ),
+            rx.menu.item(
+                "Delete",
+                color="red",
+                on_click=SidebarTabState.delete_chat(row.id, row.title),
+                class_name="delete-chat",
             ),
         ),
         padding="0.4rem 0.5rem",

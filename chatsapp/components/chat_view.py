@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.components.accessible_upload import accessible_upload
+from chatsapp.components.accessible_upload import accessible_upload, refused_before_upload
 from chatsapp.components.context_meter import context_meter
 from chatsapp.components.memory_panel import memory_toggle
 from chatsapp.components.message import file_chip, message_view
@@ -21,7 +21,6 @@ from chatsapp.components.sharing import (
 )
 from chatsapp.components.sidebar import drawer_button
 from chatsapp.components.temporary_banner import temporary_banner
-from chatsapp.reflex_seam import var_data_of
 from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
     ATTACHMENT_KINDS,
@@ -192,22 +191,7 @@ def _transcript() -> rx.Component:
 def _refused_before_upload(rejections: rx.Var) -> rx.event.EventSpec:
     """Say which files the picker refused (type or size) and why: nothing was uploaded."""
     limit = ChatTabState.attachment_limit_bytes
-    message = rx.Var(
-        _js_expr=(
-            f"({rejections!s}).map((r) => {{"
-            " const name = r.file?.name ?? r.file?.path ?? 'A file';"
-            " const codes = (r.errors ?? []).map((e) => e.code);"
-            " if (codes.includes('file-too-large')) return `${name} is"
-            " ${(r.file?.size ?? 0).toLocaleString('en')} bytes; the limit is"
-            f" ${{({limit!s}).toLocaleString('en')}} bytes. Not attached.`;"
-            " if (codes.includes('file-invalid-type')) return `${name} cannot be attached:"
-            f" attach {ATTACHMENT_KINDS} files.`;"
-            " return `${name}: ${(r.errors ?? []).map((e) => e.message).join(', ')}`;"
-            " }).join(' ')"
-        ),
-        _var_data=var_data_of(limit),
-    ).to(str)
-    return rx.toast.error(message, id="upload-refused")
+    return refused_before_upload(rejections, limit, f"attach {ATTACHMENT_KINDS} files", "attached")
 
 
 def _composer() -> rx.Component:

@@ -15,6 +15,10 @@ Two sources feed it, both inside this worker process:
   thousands of chats costs one sidebar frame per interval (a frame per chat kept the loop
   busy and slowed the import's thread many times over). The sidebar page (chats and, when
   archived chats changed, the archived list) is one backend call (``Chats.sidebar_page``).
+* the person's projects (``Projects.subscribe``: a project created, renamed, deleted, a chat
+  moved, a file added) and every directory event, since a project's group lists chats too:
+  ``SharedProjectsState`` is re-read, throttled as the sidebar is. Another process's changes
+  (the ``chats projects`` CLI, another worker) reach it as the directory watcher's events.
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one run pump per watched
   chat applies them to ``SharedConversationState`` (:mod:`chatsapp.live.run_pump`).
 
@@ -111,6 +115,8 @@ class LiveStates:
     # A chat's header and context meter: ``refresh(user_id)``, ``chat_id``, ``agent_id``, and
     # ``archived``, ``loaded`` for its archive badge.
     chat_settings: type[rx.State]
+    # ``reload(user_id)``: the projects, each with its chats (re-read on any change of either)
+    projects: type[rx.State] | None = None
 
 
 class WatchListener(Protocol):
@@ -142,8 +148,8 @@ class LiveBridge(ChatHeaders):
         self.directory_grace_s = DIRECTORY_GRACE_S
         self.directory_refresh_s = DIRECTORY_REFRESH_S
         self._loop: asyncio.AbstractEventLoop | None = None
-        # (list, user id) -> changed since its refresh began: "directory" (the sidebar page)
-        # or "memory".
+        # (list, user id) -> changed since its refresh began: "directory" (the sidebar page),
+        # "memory" or "projects".
         self._refreshes: dict[tuple[str, str], bool] = {}
         self._archive_changed: set[str] = set()  # users whose next sidebar page lists archived
         self._pumps: dict[Key, asyncio.Task[None]] = {}
@@ -209,6 +215,10 @@ class LiveBridge(ChatHeaders):
         if self._watched_directories.get(user_id) is not chats:
             self._watched_directories[user_id] = chats
             chats.subscribe(lambda event: self.directory_event(user_id, event))
+            if self.states.projects is not None:
+                # This process's project changes (another process's: a directory event).
+                projects = self.services.projects(user_id)
+                projects.subscribe(lambda _event: self.projects_changed(user_id))
         loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._reopened, user_id)
@@ -349,8 +359,9 @@ class LiveBridge(ChatHeaders):
         # Another process may have changed the directory while it was released (nobody watched
         # it): the shared lists, which outlive a release in Reflex's state manager, are re-read.
         self._archive_changed.add(user_id)
-        for kind in ("directory", "memory"):
-            self._request_refresh(kind, user_id)
+        for kind in ("directory", "memory", "projects"):
+            if kind != "projects" or self.states.projects is not None:
+                self._request_refresh(kind, user_id)
         if user_id not in self._user_tabs:
             self._schedule_directory_release(user_id)
         people = self.services.people_by_last_use()
@@ -382,6 +393,9 @@ class LiveBridge(ChatHeaders):
             if touches_archive(event):
                 self._archive_changed.add(user_id)
             self._request_refresh("directory", user_id)
+            if self.states.projects is not None:
+                # A project's chat changed, or another process changed projects (``changed``).
+                self._request_refresh("projects", user_id)
             match event:
                 case ChatDeleted(chat_id=chat_id):
                     self._spawn(self._show_deleted(chat_id))
@@ -400,6 +414,13 @@ class LiveBridge(ChatHeaders):
 
         loop.call_soon_threadsafe(schedule)
 
+    def projects_changed(self, user_id: str) -> None:
+        """A project of ``user_id`` changed in this process (on any thread): re-read them."""
+        self._capture_loop()
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._request_refresh, "projects", user_id)
+
     def _request_refresh(self, kind: str, user_id: str) -> None:
         """Refresh now if idle, else once more when the running refresh's interval ends."""
         key = (kind, user_id)
@@ -417,8 +438,9 @@ class LiveBridge(ChatHeaders):
                     if kind == "directory":
                         await self._refresh_sidebar(user_id)
                     else:
+                        shown = self.states.projects if kind == "projects" else None
                         token = directory_token(user_id)
-                        async with self._modify(token, self.states.memory) as state:
+                        async with self._modify(token, shown or self.states.memory) as state:
                             await state.reload(user_id)
                 except Exception:  # the next change (or interval) tries again
                     log.warning("%s refresh failed", kind, exc_info=True)

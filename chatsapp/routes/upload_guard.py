@@ -60,6 +60,11 @@ def import_cap(settings: Settings) -> int:
     return settings.max_import_bytes + PART_OVERHEAD_BYTES + BODY_OVERHEAD_BYTES
 
 
+def one_attachment_cap(settings: Settings) -> int:
+    """The largest body of one file of the attachment limit (a project's file)."""
+    return settings.max_attachment_bytes + PART_OVERHEAD_BYTES + BODY_OVERHEAD_BYTES
+
+
 Cap = Callable[[Settings], int]
 
 

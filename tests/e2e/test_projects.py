@@ -1,17 +1,42 @@
 """User story: projects. A person creates a project, gives it instructions, moves a chat into
 it by the chat's menu, starts a new chat inside it, sees all of it live in a second tab, and
-deletes it choosing what becomes of its chats."""
+deletes it choosing what becomes of its chats (deleted with them: one undo brings all back).
+Another person's project made by the ``chats`` CLI appears in her open tab; she drags a chat
+onto it and adds a file to it from its panel (an image is refused by the picker, saying
+why)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.helpers import create_chat, main_list_item, open_tab
+from tests.e2e.helpers import TINY_PNG, create_chat, main_list_item, open_tab
 from tests.support.app_server import AppServer
-from tests.support.deadlines import WAIT_MS
+from tests.support.deadlines import CHILD_START_S, WAIT_MS
 
 USER = "prue"  # a person of her own: other stories' chats stay out of these lists
 NAME = "Jardín 🌱 家庭菜園"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def chats_cli(server: AppServer, *args: str) -> None:
+    """The ``chats`` command, run as another process on the app's data."""
+    env = {**os.environ, "CHATS_DATA_DIR": str(server.data_dir)}
+    if server.storage:
+        env["CHATS_STORAGE"] = server.storage
+    done = subprocess.run(
+        [sys.executable, "-m", "backend.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=CHILD_START_S,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def group(page: Page, name: str):
@@ -98,3 +123,36 @@ class TestProjects:
         expect(tab_a.locator(f'.chat-item[data-chat-id="{inside}"]')).to_have_count(
             0, timeout=WAIT_MS
         )
+
+        # One undo brings back the project and its chats, in every tab.
+        tab_b.locator("#undo-delete-project").click()
+        expect(project_item(tab_a, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
+        expect(project_item(tab_b, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
+        expect(tab_b.locator("#project-undo-bar")).to_have_count(0, timeout=WAIT_MS)
+
+    def test_a_project_from_the_cli_takes_a_dragged_chat_and_an_uploaded_file(
+        self, app_server: AppServer, browser: Browser
+    ):
+        tab = open_tab(browser, app_server, user="quinn")
+        chat_id = create_chat(tab)
+        expect(main_list_item(tab, chat_id)).to_be_visible(timeout=WAIT_MS)
+        chats_cli(app_server, "projects", "create", "--user", "quinn", "Recipes 🍞")
+        expect(group(tab, "Recipes 🍞")).to_be_visible(timeout=WAIT_MS)  # no reload
+
+        # Dragged onto the project's group, the chat leaves the loose list for it.
+        main_list_item(tab, chat_id).locator("a").drag_to(group(tab, "Recipes 🍞"))
+        expect(project_item(tab, "Recipes 🍞", chat_id)).to_be_visible(timeout=WAIT_MS)
+        expect(main_list_item(tab, chat_id)).to_have_count(0, timeout=WAIT_MS)
+
+        # The project's panel takes documents as the composer does; an image is refused.
+        project_menu(tab, "Recipes 🍞", "edit-project")
+        picker = tab.locator("#project-file-upload input[type=file]")
+        note = {"name": "rye.md", "mimeType": "text/markdown", "buffer": b"# Rye\nSoak overnight."}
+        picker.set_input_files(files=[note])
+        expect(group(tab, "Recipes 🍞").locator(".project-file")).to_contain_text(
+            ["rye.md"], timeout=WAIT_MS
+        )
+        image = {"name": "loaf.png", "mimeType": "image/png", "buffer": TINY_PNG}
+        picker.set_input_files(files=[image])
+        expect(tab.get_by_text("loaf.png cannot be added")).to_be_visible(timeout=WAIT_MS)
+        expect(group(tab, "Recipes 🍞").locator(".project-file")).to_have_count(1)

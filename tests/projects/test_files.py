@@ -7,7 +7,7 @@ import pytest
 from backend.errors import InputTooLargeError, InvalidInputError
 from backend.projects import read_document, single_chunk
 from backend.projects.chunks import chunk_text
-from backend.uploads import AttachmentLimits
+from backend.uploads import AttachmentLimits, read_attachment
 from tests.support.tiny_pdf import pdf_with_text
 
 pytestmark = pytest.mark.anyio
@@ -59,6 +59,15 @@ async def test_a_file_over_the_attachment_limit_is_refused_before_anything_is_st
 async def test_images_and_other_types_are_refused_with_a_reason(name, data):
     with pytest.raises(InvalidInputError, match=name.split(".")[0]):
         await read_document(name, single_chunk(data), LIMITS)
+
+
+async def test_an_image_read_as_an_attachment_is_refused_by_the_project(projects):
+    """The app's panel reads an upload as the composer does; the project refuses an image."""
+    garden = projects.create("Garden")
+    upload = await read_attachment("photo.png", single_chunk(PNG), LIMITS)
+    with pytest.raises(InvalidInputError, match=r"photo\.png is an image"):
+        projects.files.add_upload(garden.id, upload)
+    assert projects.files.list_files(garden.id) == []
 
 
 def test_removing_a_file_removes_its_chunks_from_search(projects):

@@ -30,6 +30,7 @@ from backend.portability.document import (
 )
 from backend.portability.formats.reading import records
 from backend.portability.import_source import ImportSource
+from backend.portability.project_document import PROJECTS_NAME, ImportedProject, imported_projects
 from backend.runtime import Conversation
 from backend.sessions import StoredCompaction, find_pointers, resolve_attachments
 
@@ -42,8 +43,11 @@ def looks_like(record: dict[str, Any] | None) -> bool:
     return isinstance(record, dict) and record.get("format") in (CHAT_FORMAT, ZIP_EXPORT_FORMAT)
 
 
-def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refused]:
-    """Each chat of the file, read as a stream (one chat document in memory at a time)."""
+def conversations(
+    source: ImportSource,
+) -> Iterator[ImportedConversation | ImportedProject | Refused]:
+    """Each chat of the file, read as a stream (one chat document in memory at a time), then
+    the projects of a ``.zip`` (``projects.json``)."""
     if source.zip is None:
         document = _load(source, None, source.path.name)
         if isinstance(document, Refused):
@@ -59,6 +63,7 @@ def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refus
         yield manifest
         return
     _check_version(manifest)
+    keys: dict[str, SourceKey] = {}  # exported chat id -> the key its chat imports under
     for entry in manifest.get("chats") or []:
         member = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(member, str):
@@ -71,7 +76,28 @@ def conversations(source: ImportSource) -> Iterator[ImportedConversation | Refus
         if isinstance(document, Refused):
             yield document
             continue
-        yield _convert_or_refuse(document, member, source)
+        item = _convert_or_refuse(document, member, source)
+        if isinstance(item, ImportedConversation) and isinstance(entry.get("id"), str):
+            keys[entry["id"]] = item.source
+        yield item
+    yield from _projects(source, manifest, keys)
+
+
+def _projects(
+    source: ImportSource, manifest: dict[str, Any], keys: dict[str, SourceKey]
+) -> Iterator[ImportedProject | Refused]:
+    """The zip's projects (after its chats, whose keys they name); none in older exports."""
+    member = manifest.get("projects")
+    if member is None:
+        return
+    if member != PROJECTS_NAME or not source.has(member):
+        yield Refused(f"{MANIFEST_NAME} projects {member!r}", "missing from the archive")
+        return
+    document = _load(source, member, member)
+    if isinstance(document, Refused):
+        yield document
+        return
+    yield from imported_projects(document, keys)
 
 
 def _load(source: ImportSource, member: str | None, name: str) -> dict[str, Any] | Refused:
