@@ -48,7 +48,6 @@ from chatsapp.live.bridge import LiveBridge, LiveStates  # noqa: E402
 from chatsapp.live.fanout import shared_change  # noqa: E402
 from chatsapp.services import Services, offload  # noqa: E402
 from chatsapp.states.archive import SharedArchiveState  # noqa: E402
-from chatsapp.states.conversation import SharedConversationState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState  # noqa: E402
 from chatsapp.states.memory import SharedMemoryState  # noqa: E402
 from chatsapp.states.models import (  # noqa: E402
@@ -56,6 +55,7 @@ from chatsapp.states.models import (  # noqa: E402
     agent_name,
     header_values,
 )
+from chatsapp.states.shared_conversation import SharedConversationState  # noqa: E402
 from tests.support.fake_reflex_app import FakeReflexApp, link  # noqa: E402
 
 USER = "bench"

@@ -72,8 +72,9 @@ from bench.socket_tabs import (  # noqa: E402
 from chatsapp.hosting.server import WEBSOCKET_PROTOCOL  # noqa: E402
 from chatsapp.live.bridge import DIRECTORY_REFRESH_S  # noqa: E402
 from chatsapp.live.run_pump import FLUSH_INTERVAL_S  # noqa: E402
-from chatsapp.states.conversation import ChatTabState, SharedConversationState  # noqa: E402
+from chatsapp.states.conversation import ChatTabState  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState  # noqa: E402
+from chatsapp.states.shared_conversation import SharedConversationState  # noqa: E402
 from tests.support import app_server  # noqa: E402
 from tests.support.app_server import AppServer, start_app, start_redis  # noqa: E402
 from tests.support.streamed_text import StreamedText  # noqa: E402

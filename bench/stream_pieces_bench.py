@@ -29,7 +29,7 @@ from reflex_base.utils.format import json_dumps  # noqa: E402
 
 import chatsapp.chatsapp  # noqa: E402, F401  (registers every state of the app)
 from chatsapp.live.fanout import shared_change  # noqa: E402
-from chatsapp.states.conversation import SharedConversationState  # noqa: E402
+from chatsapp.states.shared_conversation import SharedConversationState  # noqa: E402
 from tests.support.fake_reflex_app import FakeReflexApp, link  # noqa: E402
 from tests.support.streamed_text import StreamedText  # noqa: E402
 

@@ -33,11 +33,12 @@ from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState
 from chatsapp.states.chat_people import SharedChatPeopleState
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import SharedChatSettingsState
 from chatsapp.states.settings import SettingsTabState
+from chatsapp.states.shared_conversation import SharedConversationState
 from chatsapp.states.shared_with_me import SharedWithMeState
 
 # An on-screen keyboard resizes the layout (not just the visual viewport), so the composer,

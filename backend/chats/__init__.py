@@ -16,9 +16,11 @@ Modules, one concern each:
 * ``events``        directory change events, delivered after commit
 * ``chat_records``  SQL of the chat index (one row per chat) and title search
 * ``shared``        SQL of shared memory blocks and searchable entries
+* ``shared_memory`` shared memory as ``Chats`` offers it: checked input, a transaction, an event
 * ``index``         the cross-chat message index: change feeds in, documents out; leases, repair
 * ``index_store``   SQL and migrations of the message index tables (documents, leases, search)
 * ``lease_holders`` who may be writing a chat: holder names, and whether they are gone
+* ``message_search`` the cross-chat message search: the index's tiers, or the fan-out
 * ``fanout``        the fan-out search: each chat's own index asked, hits merged by rank
 * ``snippets``      bounded-time search snippets
 * ``sources``       SQL of where imported chats came from (de-duplication of imports)
@@ -28,6 +30,7 @@ Modules, one concern each:
 * ``chat_marks``    SQL of pins and temporary chats (columns of the chat index)
 * ``pins``          pin and unpin a chat: the sidebar's "Pinned" group
 * ``temporary``     temporary chats: in no list or search, gone when no window holds them
+* ``marked_chats``  pins and temporary chats, built together over one mark store
 """
 
 from backend.chats.archive_policy import MAX_AUTO_ARCHIVE_DAYS, MIN_AUTO_ARCHIVE_DAYS

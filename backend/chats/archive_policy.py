@@ -18,7 +18,7 @@ from collections.abc import Callable
 from backend.chats.chat_records import ChatRecordStore
 from backend.chats.values import ChatSummary
 from backend.errors import ChatNotFoundError, InvalidInputError
-from backend.storage import Database
+from backend.storage import Scope
 
 AUTO_ARCHIVE_KEY = "auto_archive_days"
 MIN_AUTO_ARCHIVE_DAYS = 1
@@ -46,7 +46,7 @@ class AutoArchive:
 
     def __init__(
         self,
-        database: Database,
+        database: Scope,
         records: ChatRecordStore,
         archive: Callable[[str, int], ChatSummary],
     ) -> None:

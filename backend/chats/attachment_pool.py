@@ -33,7 +33,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from backend.sessions import gather_payloads, payload_slices
+from backend.sessions import AttachmentLoader, gather_payloads, payload_slices
 from backend.storage import Database, Scope
 
 COMPONENT = "chats.attachment_pool"
@@ -89,6 +89,15 @@ class AttachmentPool:
     def _list_param(self, values: Sequence[str]) -> Any:
         """A list as one parameter (``json_each(?)`` here)."""
         return json.dumps(list(values))
+
+    def share(self, num: int, hashes: set[str], load: AttachmentLoader) -> None:
+        """Let chat ``num`` read ``hashes``, storing the ones not here yet once, from ``load``."""
+        if not hashes:
+            return
+        with self.db.transaction():
+            for digest in sorted(hashes - self.held(hashes)):
+                self.put(load({digest}))  # one at a time: memory is one payload
+            self.add_references(num, hashes)
 
     _SELECT_HELD = (
         "SELECT hash FROM pool_attachments WHERE hash IN (SELECT value FROM json_each(?))"

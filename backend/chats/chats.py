@@ -1,14 +1,13 @@
 """``Chats``: the directory of one user or workspace, and the ``Chat`` handles it gives out.
 
-This module composes the stores (``chat_records``, ``shared``, ``index``) over one
-``directory.sqlite`` and one ``backend.sessions`` file per chat (layout in
-``backend.chats.layout``) and is the one public surface over them. Its parts, each in its
-own module: a chat's life (create, delete, restore, generations, lazy files:
-:mod:`backend.chats.lifecycle`), the removal of files (:mod:`backend.chats.purge`), the
-open chat files (:mod:`backend.chats.chat_files`), the message index
-(:mod:`backend.chats.index`), imports and forks. On PostgreSQL (``CHATS_STORAGE``, or
-``storage=``) the same files are scopes named as them (:mod:`backend.chats.directory_storage`)
-and each store runs its twin.
+This module composes the stores over one ``directory.sqlite`` and one ``backend.sessions``
+file per chat (``backend.chats.layout``) and is the one public surface over them. Its parts,
+each in its own module: a chat's life (:mod:`~backend.chats.lifecycle`), the removal of files
+(:mod:`~backend.chats.purge`), the open chat files (:mod:`~backend.chats.chat_files`), message
+search (:mod:`~backend.chats.message_search`), shared memory
+(:mod:`~backend.chats.shared_memory`), pins and temporary chats
+(:mod:`~backend.chats.marked_chats`), imports and forks. On PostgreSQL the same files are
+scopes named as them (:mod:`backend.chats.directory_storage`) and each store runs its twin.
 
 Open chat files: ``Chat.session`` opens the chat's file once and caches it (LRU,
 ``max_open_chats``); **hold the Chat** (not only ``chat.session``) for as long as you use the
@@ -27,7 +26,7 @@ file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from functools import cached_property
 from pathlib import Path
 
@@ -42,18 +41,19 @@ from backend.chats.directory_storage import (
     record_store_for,
     twin_of,
 )
-from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus, SharedContextChanged
-from backend.chats.fanout import fanout_search
+from backend.chats.events import DirectoryEvent, DirectoryListener, EventBus
 from backend.chats.fork import fork_chat
 from backend.chats.ids import ChatIds
 from backend.chats.imports import ChatImports
-from backend.chats.index import CONVERSATION, MessageIndex
+from backend.chats.index import MessageIndex
 from backend.chats.layout import DirectoryLayout
 from backend.chats.lifecycle import ChatLifecycle, Clock, TitleGenerator
 from backend.chats.marked_chats import open_marks
+from backend.chats.message_search import MessageSearch
 from backend.chats.parts import DirectoryParts
 from backend.chats.purge import ChatPurger
-from backend.chats.shared import SharedContextStore, check_content, check_label
+from backend.chats.shared import SharedContextStore
+from backend.chats.shared_memory import SharedMemory
 from backend.chats.sidebar import SidebarPage, read_sidebar_page
 from backend.chats.temporary import DEFAULT_TEMPORARY_GRACE_S, DEFAULT_TEMPORARY_LIFETIME_S
 from backend.chats.text import prefix_query
@@ -67,9 +67,9 @@ from backend.config import (
     StorageChoice,
 )
 from backend.errors import InvalidInputError, StorageError
-from backend.sessions import AttachmentLoader, SearchResult, Sessions
+from backend.sessions import AttachmentLoader
 from backend.sessions.search import check_limit
-from backend.sessions.search_terms import exact_first, title_tiers, words_tiers
+from backend.sessions.search_terms import exact_first, title_tiers
 from backend.storage import Database
 from backend.storage.closing import Closing
 
@@ -119,7 +119,6 @@ class Chats(Closing):
         try:
             search = self._scopes.search
             self._records = record_store_for(self.database, search)
-            self._shared = twin_of(SharedContextStore, self.database)(self.database, search)
             self._ids = ChatIds(self._records.id_key())
             self._index = MessageIndex(
                 self.database,
@@ -142,6 +141,14 @@ class Chats(Closing):
                 max_open=max_open_chats,
                 reserved_metadata_keys=self._reserved,
                 check_open=self._check_open,
+            )
+            self._search = MessageSearch(parts, reserved_metadata_keys=self._reserved)
+            self._shared = SharedMemory(
+                self.database,
+                twin_of(SharedContextStore, self.database)(self.database, search),
+                directory_id=self.directory_id,
+                emit_after_commit=self._emit_after_commit,
+                clock=self._clock,
             )
             self._purger = ChatPurger(parts, self._open, window_ms=self._window_ms)
             self._lifecycle = ChatLifecycle(
@@ -347,17 +354,7 @@ class Chats(Closing):
         Snippets mark hits with ``SNIPPET_START`` / ``SNIPPET_END``.
         """
         self._check_open()
-        limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
-        tiers = words_tiers(query)
-        if not tiers:
-            return []
-        self._index.flush()
-        if isinstance(chat_ids, str):
-            raise TypeError("chat_ids must be a collection of chat ids, not one string")
-        only = None if chat_ids is None else frozenset(chat_ids)
-        return exact_first(
-            tiers, lambda match, n: self._index.store.search(match, n, only), _hit_key, limit
-        )
+        return self._search.indexed(query, _check_limit(limit, DEFAULT_SEARCH_LIMIT), chat_ids)
 
     def search_messages_fanout(
         self, query: str, *, limit: int | None = DEFAULT_SEARCH_LIMIT
@@ -367,27 +364,7 @@ class Chats(Closing):
         Used to verify the directory index; costs one file open per chat with messages.
         """
         self._check_open()
-        limit = _check_limit(limit, DEFAULT_SEARCH_LIMIT)
-        tiers = words_tiers(query)
-        if not tiers:
-            return []
-        chats = [
-            (chat_id, generation, self.layout.chat_path(chat_id, generation))
-            for _, chat_id, generation in self._records.live_chats()
-        ]
-
-        def tier(match: str, wanted: int) -> list[ChatHit]:
-            def per_chat() -> Iterator[tuple[str, list[SearchResult]]]:
-                for chat_id, generation, path in chats:
-                    if not self._files.exists(chat_id, generation):
-                        continue  # a chat never written has nothing to find (RFC edge case 1)
-                    with Sessions(path, reserved_metadata_keys=self._reserved) as sessions:
-                        conversation = sessions.session(CONVERSATION)
-                        yield chat_id, conversation.search_match(match, limit=wanted)
-
-            return fanout_search(per_chat(), match, wanted)
-
-        return exact_first(tiers, tier, _hit_key, limit)
+        return self._search.fanout(query, _check_limit(limit, DEFAULT_SEARCH_LIMIT))
 
     def flush_index(self) -> IndexRepair:
         """Apply pending change hints to the message index now (searches do this anyway)."""
@@ -403,7 +380,7 @@ class Chats(Closing):
 
     def get_shared_context(self, label: str) -> str | None:
         self._check_open()
-        return self._shared.get(check_label(label))
+        return self._shared.get(label)
 
     def list_shared_contexts(self) -> list[tuple[str, str]]:
         """Every shared block as ``(label, content)``, by label (for a memory panel)."""
@@ -413,38 +390,22 @@ class Chats(Closing):
     def set_shared_context(self, label: str, content: str) -> None:
         """Replace a block (last writer wins: prefer ``append_shared_context`` for facts)."""
         self._check_open()
-        label, content = check_label(label), check_content(content)
-        with self.database.transaction():
-            self._shared.set(label, content, self._clock())
-            self._emit_after_commit(SharedContextChanged(self.directory_id, label, "set", content))
+        self._shared.set(label, content)
 
     def append_shared_context(self, label: str, delta: str) -> None:
         """Append atomically: concurrent appends from any thread or process all land."""
         self._check_open()
-        label, delta = check_label(label), check_content(delta)
-        with self.database.transaction():
-            content = self._shared.append(label, delta, self._clock())
-            self._emit_after_commit(
-                SharedContextChanged(self.directory_id, label, "append", content)
-            )
+        self._shared.append(label, delta)
 
     def search_shared(self, label: str, query: str) -> str | None:
         """The best matching entries of ``label`` joined by blank lines, or ``None``."""
         self._check_open()
-        if not isinstance(query, str):
-            raise TypeError("query must be a string")
-        return self._shared.search(check_label(label), query)
+        return self._shared.search(label, query)
 
     def index_shared(self, label: str, key: str, content: str) -> None:
         """Insert or replace the searchable entry ``key`` of ``label``."""
         self._check_open()
-        label, key = check_label(label), check_label(key, "shared entry key")
-        content = check_content(content)
-        with self.database.transaction():
-            self._shared.index(label, key, content, self._clock())
-            self._emit_after_commit(
-                SharedContextChanged(self.directory_id, label, "index", content, key)
-            )
+        self._shared.index(label, key, content)
 
     # ── events ──────────────────────────────────────────────────────
 
@@ -481,13 +442,7 @@ class Chats(Closing):
         Server-side only, like ``record_chat_turn``: a UI offers ``fork_chat``, not this.
         """
         self._check_open()
-        record = self._lifecycle.load_live(chat_id)
-        if not hashes:
-            return
-        with self.database.transaction():
-            for digest in sorted(hashes - self._pool.held(hashes)):
-                self._pool.put(load({digest}))  # one at a time: memory is one payload
-            self._pool.add_references(record.num, hashes)
+        self._pool.share(self._lifecycle.load_live(chat_id).num, hashes, load)
 
     def _emit_after_commit(self, event: DirectoryEvent) -> None:
         self.database.after_commit(lambda: self._events.emit(event))
@@ -539,8 +494,3 @@ def _check_limit(limit: int | None, default: int) -> int:
     if limit < 1:
         raise InvalidInputError("limit must be at least 1")
     return limit
-
-
-def _hit_key(hit: ChatHit) -> tuple[str, str]:
-    """One message of one chat, whichever tier found it."""
-    return (hit.chat_id, hit.message_id)

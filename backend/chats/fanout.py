@@ -23,9 +23,14 @@ from backend.chats.values import ChatHit
 
 
 class SearchResultLike(Protocol):
-    id: str
-    content: str
-    rank: float
+    """What a chat's own hit offers the merge (read only, as a frozen ``SearchResult``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def rank(self) -> float: ...
 
 
 def fanout_search(

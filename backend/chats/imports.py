@@ -32,7 +32,7 @@ from backend.chats.events import ChatCreated, ChatTurnRecorded, DirectoryEvent
 from backend.chats.sources import SourceStore
 from backend.chats.text import clean_preview, clean_title
 from backend.chats.values import ChatSummary
-from backend.storage import Database
+from backend.storage import Scope
 
 ImportStatus = Literal["new", "resume", "update", "unchanged"]
 
@@ -56,7 +56,7 @@ class ChatImports:
 
     def __init__(
         self,
-        database: Database,
+        database: Scope,
         records: ChatRecordStore,
         directory_id: str,
         *,

@@ -3,6 +3,8 @@
 Modules, one concern each (a sent message walks them top to bottom):
 
 * ``runtime``      ``ChatRuntime``: the public async API the UI calls; a thin facade
+* ``conversation_settings`` the facade's calls on a chat's record, agent, model, meter, state
+* ``chat_opener``  a live chat id to its working chat, its runs looked at on first open
 * ``ports``        ``DirectoryPort`` / ``ChatPort``: what the runtime needs from ``backend.chats``
 * ``working_chats`` per-chat runtime objects (``WorkingChat``) and the cache that keeps them open
 * ``bindings``     the conversation record: owner, and the agent (version) it is bound to
@@ -22,6 +24,7 @@ Modules, one concern each (a sent message walks them top to bottom):
 * ``model_choice`` which model a turn uses (chat's choice, agent's, default); ``ModelSource``
 * ``state_schema`` pure validation of session-state documents (size, depth, schema, no secrets)
 * ``store``        SQL of the runtime tables, inside each chat's own SQLite file
+* ``store_tables`` those tables and their migrations (``pg_store`` has its own)
 * ``state``        ``SessionStateStore`` (versioned get/put) and the run's typed handle
 * ``locks``        ``DistributedLockStore`` (per-conversation leases, fencing) + in-process store
 * ``redis_locks``  the Redis store every worker process shares (``REFLEX_REDIS_URL``)

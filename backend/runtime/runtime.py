@@ -33,40 +33,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from backend.clock import now_ms
 from backend.config import Settings
 from backend.errors import (
-    ChatNotFoundError,
-    ChatsError,
     InvalidInputError,
     NotFoundError,
 )
 from backend.messages import Author
-from backend.models import ModelProvider, ModelRef, provider_from_settings
+from backend.models import ModelProvider, provider_from_settings
 from backend.runtime.agents import AgentRegistry, AgentSource
 from backend.runtime.bindings import Bindings
-from backend.runtime.compaction import thread_summary
+from backend.runtime.chat_opener import ChatOpener
+from backend.runtime.conversation_settings import ConversationSettings
 from backend.runtime.events import PublishedRunEvent
 from backend.runtime.execute import DEFAULT_CHECKPOINT_INTERVAL_S, TurnExecutor
 from backend.runtime.locks import DistributedLockStore, InProcessLockStore, process_owner
-from backend.runtime.meter import ChatHeader, ContextMeter, measure_next_turn
 from backend.runtime.model_choice import ModelSource, SingleModel
 from backend.runtime.ports import DirectoryPort
 from backend.runtime.project_context import ProjectSource
 from backend.runtime.records import (
-    AgentBinding,
-    Conversation,
     RunKind,
     RunRecord,
     RunStatus,
     RunStatusView,
     RunTicket,
-    SessionState,
-    ThreadSummary,
     VersionPolicy,
 )
 from backend.runtime.recovery import Recovery
@@ -79,12 +72,10 @@ from backend.runtime.tools import BUILTIN_TOOLS, Tool
 from backend.runtime.turn import TurnWriter
 from backend.runtime.user_messages import edited_copy, new_user_message, user_parts
 from backend.runtime.window import HistoryWindow, path_head
-from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChat, WorkingChats
-
-logger = logging.getLogger(__name__)
+from backend.runtime.working_chats import ActiveRun, Footprint, WorkingChats
 
 
-class ChatRuntime:
+class ChatRuntime(ConversationSettings):
     """Runs conversations of one directory. Create one per directory and share it.
 
     ``chats`` is the directory (a :class:`backend.chats.Chats`, or anything that implements
@@ -96,6 +87,10 @@ class ChatRuntime:
     Shared chats (``docs/sharing.md``): ``owner_name`` is what the owner's messages show;
     ``participants`` and ``owner_context`` come from ``Sharing.run_hooks`` (without them every
     chat has the owner alone, and every run may read the owner's memory and other chats).
+
+    Messages, runs and closing are this class's; the calls on a chat's record, agent, model,
+    meter and state are inherited (:mod:`backend.runtime.conversation_settings`), and every
+    call opens its chat through :class:`~backend.runtime.chat_opener.ChatOpener`.
     """
 
     def __init__(
@@ -159,12 +154,12 @@ class ChatRuntime:
             owner_context=self._bindings.may_use_owner_context,
             projects=projects,
         )
-        self._recovery = Recovery(self.locks, writer)
+        recovery = Recovery(self.locks, writer)
         owner = new_id("runtime")
         self._queue = RunQueue(
             bindings=self._bindings,
             executor=executor,
-            recovery=self._recovery,
+            recovery=recovery,
             writer=writer,
             locks=self.locks,
             owner=owner,
@@ -173,7 +168,7 @@ class ChatRuntime:
             clock=clock_ms,
         )
         self._working = WorkingChats(max_state_bytes=max_state_bytes, clock=clock_ms)
-        self._closed = False
+        self._opener = ChatOpener(chats, self._working, recovery, self._queue)
 
     # ── messages and runs ───────────────────────────────────────────
 
@@ -199,7 +194,7 @@ class ChatRuntime:
         ``metadata.author`` and the reply's ``metadata.requestedBy``.
         """
         parts = user_parts(self.settings, text, images, attachments)
-        conv = await self._open(chat_id)
+        conv = await self._opener.open(chat_id)
         user_message_id = new_id("msg")
         sender = author or self.owner
         message = new_user_message(user_message_id, parts, sender)
@@ -216,7 +211,7 @@ class ChatRuntime:
     ) -> RunTicket:
         """Answer the same user message again, as a new sibling of ``assistant_message_id``;
         the reply records ``author`` (default the owner) as who asked (``requestedBy``)."""
-        conv = await self._open(chat_id)
+        conv = await self._opener.open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, assistant_message_id, 2)
         if not path or path[0].get("role") != "assistant":
             raise NotFoundError("assistant message", assistant_message_id)
@@ -240,7 +235,7 @@ class ChatRuntime:
     ) -> RunTicket:
         """Store an edited copy of a user message as its sibling, and answer it. The copy's
         author is who edited it (``author``, default the owner)."""
-        conv = await self._open(chat_id)
+        conv = await self._opener.open(chat_id)
         path = await asyncio.to_thread(path_head, conv.session, user_message_id, 2)
         if not path or path[0].get("role") != "user":
             raise NotFoundError("user message", user_message_id)
@@ -264,7 +259,7 @@ class ChatRuntime:
         The partial reply is kept, marked ``cancelled``. Queued runs stay queued unless
         ``include_queued`` (or they are named by ``run_id``).
         """
-        conv = await self._open(chat_id)
+        conv = await self._opener.open(chat_id)
         cancelled = False
         active = conv.active
         if active is not None and self._may_cancel(active, run_id):
@@ -301,19 +296,18 @@ class ChatRuntime:
         ``async for``): the last watcher of an idle chat releases its event log (see
         :mod:`backend.runtime.working_chats`), so memory does not grow with every chat opened.
         """
-        if self._closed:
-            raise ChatsError("the runtime is closed")
+        self._opener.check_open()
         await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
         event_log = self._working.watch(chat_id)
         try:
-            await self._recover_watched(chat_id)
+            await self._opener.recover_watched(chat_id)
             async for event in event_log.subscribe(after_seq):
                 yield event
         finally:
             self._working.unwatch(chat_id)
 
     async def run_status(self, chat_id: str) -> RunStatusView:
-        conv = await self._open_written(chat_id)
+        conv = await self._opener.open_written(chat_id)
         if conv is None:
             return RunStatusView(running=None, queued=(), last_seq=0)
         runs = await asyncio.to_thread(conv.store.open_runs, chat_id)
@@ -322,7 +316,7 @@ class ChatRuntime:
         return RunStatusView(running=running, queued=queued, last_seq=conv.events.last_seq)
 
     async def get_run(self, chat_id: str, run_id: str) -> RunRecord:
-        conv = await self._open(chat_id)
+        conv = await self._opener.open(chat_id)
         return await asyncio.to_thread(conv.store.load_run, run_id)
 
     def footprint(self) -> Footprint:
@@ -335,118 +329,12 @@ class ChatRuntime:
 
     async def wait_idle(self, chat_id: str) -> None:
         """Return once ``chat_id`` has no queued or running run (tests, the bench, shutdown)."""
-        conv = await self._open(chat_id)
+        conv = await self._opener.open(chat_id)
         while True:
             pending = {t for t in (conv.worker, *conv.background) if t and not t.done()}
             if not pending:
                 return
             await asyncio.wait(pending)
-
-    # ── the conversation record and session state ───────────────────
-
-    async def get_conversation(self, chat_id: str) -> Conversation:
-        """The conversation record (stored with the default binding by the chat's first write;
-        a chat never written reads as that default)."""
-        conv = await self._open_written(chat_id)
-        return await asyncio.to_thread(self._bindings.conversation, chat_id, conv)
-
-    async def bind_agent(
-        self,
-        chat_id: str,
-        agent_id: str,
-        *,
-        policy: VersionPolicy = "pinned",
-        version: int | None = None,
-    ) -> Conversation:
-        """Bind a conversation to an agent. ``pinned`` records ``version`` (default: newest)."""
-        agent = self.agents.get(agent_id, version)
-        conv = await self._open(chat_id)
-        return await asyncio.to_thread(self._bindings.bind, conv, agent, policy)
-
-    async def use_latest_agent(self, chat_id: str) -> Conversation:
-        """The one click of "Agent updated to v4 — use it": pin the newest version."""
-        record = await self.get_conversation(chat_id)
-        return await self.bind_agent(chat_id, record.agent_id, policy="pinned")
-
-    async def agent_binding(self, chat_id: str) -> AgentBinding:
-        """The chat header's agent and model: bound version, newest version, next model."""
-        record = await self.get_conversation(chat_id)
-        return await asyncio.to_thread(self._bindings.binding_of, record)
-
-    async def set_model(self, chat_id: str, model: ModelRef | None) -> Conversation:
-        """The chat's model from its next turn on (``None``: its agent's, else the default).
-
-        Checked first (``UnknownModelError``); a reply already streaming keeps its model.
-        """
-        conv = await self._open(chat_id)
-        return await asyncio.to_thread(self._bindings.set_model, conv, model)
-
-    async def set_archived(self, chat_id: str, archived: bool = True) -> Conversation:
-        """Archive the chat (or not) through its directory; it keeps running if messaged."""
-        change = self.chats.archive_chat if archived else self.chats.unarchive_chat
-        await asyncio.to_thread(change, chat_id)
-        return await self.get_conversation(chat_id)
-
-    async def chat_header(self, chat_id: str) -> ChatHeader:
-        """The header's record, agent binding and meter in one thread hop (they were three
-        calls, each opening the chat and hopping threads on its own)."""
-        conv = await self._open_written(chat_id)
-        return await asyncio.to_thread(self._header_of, chat_id, conv)
-
-    def _header_of(self, chat_id: str, conv: WorkingChat | None) -> ChatHeader:
-        record = self._bindings.conversation(chat_id, conv)
-        meter = measure_next_turn(
-            chat_id, conv, self._bindings, self.chats, self.tools, None, self.projects
-        )
-        return ChatHeader(record, self._bindings.binding_of(record), meter)
-
-    async def context_meter(self, chat_id: str, leaf_id: str | None = None) -> ContextMeter:
-        """The composer's meter: the next turn's prompt, the window, whether it compacts."""
-        conv = await self._open_written(chat_id)
-        return await asyncio.to_thread(
-            measure_next_turn,
-            chat_id,
-            conv,
-            self._bindings,
-            self.chats,
-            self.tools,
-            leaf_id,
-            self.projects,
-        )
-
-    async def uses_owner_context(self, chat_id: str) -> bool:
-        """Whether the chat's next run may read the owner's memory and other chats (now)."""
-        return await asyncio.to_thread(self._bindings.may_use_owner_context, chat_id)
-
-    async def get_thread_summary(self, chat_id: str) -> ThreadSummary | None:
-        """The thread's newest compacted summary (the session's compaction records)."""
-        conv = await self._open_written(chat_id)
-        return None if conv is None else await asyncio.to_thread(thread_summary, conv.session)
-
-    async def get_session_state(self, chat_id: str) -> SessionState:
-        conv = await self._open_written(chat_id)
-        if conv is None:
-            return SessionState(version=0, data={})  # what the first write starts from
-
-        def load() -> SessionState:
-            self._bindings.ensure_record(conv)
-            return conv.states.get(chat_id)
-
-        return await asyncio.to_thread(load)
-
-    async def put_session_state(
-        self, chat_id: str, state: dict[str, Any], *, expected_version: int
-    ) -> SessionState:
-        """A trusted, deterministic write (UI or host code): validated, version-checked."""
-        conv = await self._open(chat_id)
-
-        def put() -> SessionState:
-            agent = self._bindings.agent_for(self._bindings.ensure_record(conv))
-            return conv.states.put(
-                chat_id, expected_version=expected_version, state=state, schema=agent.state_schema
-            )
-
-        return await asyncio.to_thread(put)
 
     async def shutdown(self, *, grace_s: float = DEFAULT_SHUTDOWN_GRACE_S) -> None:
         """Stop serving, on SIGTERM (:mod:`backend.runtime.shutdown`): every streaming reply is
@@ -469,9 +357,9 @@ class ChatRuntime:
 
     def _begin_closing(self) -> bool:
         """Stop taking runs; False when already closed (closing is idempotent)."""
-        if self._closed:
+        if self._opener.closed:
             return False
-        self._closed = True
+        self._opener.closed = True
         self._queue.closed = True
         return True
 
@@ -484,48 +372,3 @@ class ChatRuntime:
                     await closer()
         for event_log in self._working.event_logs():
             event_log.close()
-
-    # ── opening a chat ──────────────────────────────────────────────
-
-    async def _open(self, chat_id: str, *, recheck: bool = False) -> WorkingChat:
-        """The open chat of a live chat id; opening it looks at its runs (``_recover``).
-
-        ``recheck`` looks again when it is open already: another process may have stopped
-        since (a watcher asks for this; a run this runtime claims is never affected).
-        """
-        if self._closed:
-            raise ChatsError("the runtime is closed")
-        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        conv = self._working.current(chat_id, chat)
-        if conv is not None:
-            if recheck:
-                await self._recover(conv)
-            return conv
-        conv, built = await self._working.open(chat_id, chat)
-        if built:
-            await self._recover(conv)
-        return conv
-
-    async def _open_written(self, chat_id: str, *, recheck: bool = False) -> WorkingChat | None:
-        """:meth:`_open` for a reader: ``None`` for a chat never written, which has no file
-        and reads as its defaults (looking at a chat must not create it: SPEC, first write)."""
-        chat = await asyncio.to_thread(self.chats.get_chat, chat_id)  # KeyError if not live
-        if chat_id not in self._working and not await asyncio.to_thread(lambda: chat.has_file):
-            return None
-        return await self._open(chat_id, recheck=recheck)
-
-    async def _recover(self, conv: WorkingChat) -> None:
-        """Fail orphaned runs, and let the worker take (or follow) the runs still open."""
-        await self._recovery.recover(conv)
-        if conv.followed:
-            self._queue.wake(conv)
-
-    async def _recover_watched(self, chat_id: str) -> None:
-        """Before a watcher replays events: recover the chat's runs, if it has a file at all
-        (a chat never written has no runs, and watching must not create its file)."""
-        try:
-            await self._open_written(chat_id, recheck=True)
-        except ChatNotFoundError:
-            pass  # deleted meanwhile: the subscription simply sees nothing
-        except Exception:  # watching still works; the next open retries the recovery
-            logger.warning("could not recover the runs of chat %s", chat_id, exc_info=True)

@@ -26,8 +26,8 @@ from chatsapp.states.conversation import (
     ATTACHMENT_ACCEPT,
     ATTACHMENT_KINDS,
     ChatTabState,
-    SharedConversationState,
 )
+from chatsapp.states.shared_conversation import SharedConversationState
 from chatsapp.states.shown_vars import shown_message_count, shown_on_branch, shown_rows
 
 UPLOAD_ID = "image-upload"

@@ -8,8 +8,9 @@ from chatsapp.components.copy_button import CopyButton
 from chatsapp.components.edit_form import edit_form
 from chatsapp.components.markdown import safe_markdown
 from chatsapp.components.sent_time import SentTime
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.rows import EntryRow, FileRow, ToolRow
+from chatsapp.states.shared_conversation import SharedConversationState
 from chatsapp.states.shown_vars import streamed_text
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import reflex as rx
 
-from chatsapp.states.conversation import SharedConversationState
+from chatsapp.states.shared_conversation import SharedConversationState
 
 
 def temporary_banner() -> rx.Component:

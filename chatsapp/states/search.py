@@ -15,7 +15,7 @@ from typing import Any
 import reflex as rx
 from reflex.event import EventHandler
 
-from backend.chats import split_snippet
+from backend.chats import Chats, ChatSummary, split_snippet
 from backend.errors import ChatsError
 from backend.sharing import MessageHit
 from chatsapp.auth.identity import current_user_id
@@ -47,7 +47,7 @@ class SearchTabState(rx.State):
     _message_search_since: float = 0.0
     _archived_search_since: float = 0.0
 
-    def _chats(self):
+    def _chats(self) -> Chats:
         return services().directory(current_user_id())
 
     # ── keystrokes (quick: they never wait for a search) ────────────
@@ -184,7 +184,7 @@ class SearchTabState(rx.State):
             raise
 
 
-def _hit_rows(chats: Any, user_id: str, query: str) -> list[HitRow]:
+def _hit_rows(chats: Chats, user_id: str, query: str) -> list[HitRow]:
     """Message hits with their chat's title, the chats shared with the person included and
     labelled with their owner (one synchronous pass, run on a worker thread)."""
     hub = services()
@@ -202,7 +202,7 @@ def _hit_rows(chats: Any, user_id: str, query: str) -> list[HitRow]:
             query,
             limit=MESSAGE_HITS_SHOWN,
         )
-    summaries: dict[str, Any] = {}
+    summaries: dict[str, ChatSummary] = {}
     for chat_id in dict.fromkeys(hit.chat_id for hit in hits if hit.shared_by is None):
         try:
             summaries[chat_id] = chats.get_summary(chat_id)
@@ -221,7 +221,7 @@ def _hit_rows(chats: Any, user_id: str, query: str) -> list[HitRow]:
     ]
 
 
-def _hit_title(hit: MessageHit, summaries: dict[str, Any]) -> str:
+def _hit_title(hit: MessageHit, summaries: dict[str, ChatSummary]) -> str:
     if hit.shared_by is not None:
         return hit.shared_by.chat_title or "Chat"
     return summaries[hit.chat_id].title if hit.chat_id in summaries else "Chat"

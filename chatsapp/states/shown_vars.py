@@ -13,8 +13,8 @@ import operator
 import reflex as rx
 
 from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR
-from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.rows import EntryRow
+from chatsapp.states.shared_conversation import SharedConversationState
 
 
 def _shown_leaf(chosen: rx.Var[str]) -> rx.Var[str]:

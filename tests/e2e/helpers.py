@@ -15,8 +15,9 @@ from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
 from chatsapp.auth.token_binding import REFUSAL
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.shared_conversation import SharedConversationState
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.portability.conftest import FIXTURES
 from tests.support.app_server import AppServer

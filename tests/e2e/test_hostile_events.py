@@ -23,14 +23,13 @@ from backend.chats import Chats
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.archive import ArchivePolicyTabState, SharedArchiveState
 from chatsapp.states.conversation import (
-    MAX_FOLLOWED_BRANCHES,
     ChatTabState,
-    SharedConversationState,
 )
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState, SharedChatSettingsState
 from chatsapp.states.search import SearchTabState
+from chatsapp.states.shared_conversation import MAX_FOLLOWED_BRANCHES, SharedConversationState
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_S

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from backend.chats import Chats
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
+from chatsapp.states.shared_conversation import SharedConversationState
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.streamed_text import StreamedText

@@ -13,8 +13,9 @@ from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
 from backend.transcript import load_window
-from chatsapp.states.conversation import ChatTabState, SharedConversationState
+from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.shared_conversation import SharedConversationState
 from chatsapp.states.status import WorkerTabState
 from tests.e2e.helpers import (
     NEW_TITLE,

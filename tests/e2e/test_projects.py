@@ -86,8 +86,9 @@ class TestProjects:
         tab_a = open_tab(browser, app_server, user=USER)
         tab_b = open_tab(browser, app_server, user=USER)
         create_project(tab_a, "Taxes 2026")
+        shown = tab_a.url  # "/" went on to the latest chat, if there is one
         project_menu(tab_a, "Taxes 2026", "new-chat-in-project")
-        tab_a.wait_for_url("**/chat/*", timeout=WAIT_MS)
+        tab_a.wait_for_url(lambda url: "/chat/" in url and url != shown, timeout=WAIT_MS)
         inside = tab_a.url.rsplit("/", 1)[-1]
         expect(project_item(tab_b, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
 

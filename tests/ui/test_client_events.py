@@ -14,9 +14,9 @@ import pytest
 import reflex as rx
 
 import chatsapp.chatsapp  # noqa: F401  (defines every state of the app)
-from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.server_only import server_only
+from chatsapp.states.shared_conversation import SharedConversationState
 
 GENERIC = {"setvar"}  # Reflex's own; the auth guard refuses it
 

@@ -15,9 +15,9 @@ from reflex_base.constants.route import ROUTER_VARS
 import chatsapp.chatsapp  # noqa: F401  (registers every state of the app)
 from chatsapp.live.fanout import shared_change
 from chatsapp.live.stream_pieces import BASE_CHARS
-from chatsapp.states.conversation import SharedConversationState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.rows import ChatRow
+from chatsapp.states.shared_conversation import SharedConversationState
 from tests.support.fake_reflex_app import FakeReflexApp, link
 from tests.support.streamed_text import StreamedText
 
