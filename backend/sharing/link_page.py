@@ -8,11 +8,13 @@ images that never load on their own, MathML, coloured code); names and titles ar
 Files are ``data:`` URLs of the stored bytes: images of the types an upload accepts inline,
 other files as downloads.
 
-**Bounded work.** Markdown rendering costs far more than escaping (up to ~60 µs a character
-for crafted text such as a run of ``[``, on a busy machine), and anyone with the link can ask
-for the page. So a message longer than :data:`MAX_MARKDOWN_CHARS`, and every message once the
-page has rendered :data:`PAGE_MARKDOWN_BUDGET` characters, is shown as its source (escaped,
-as written): the page's cost stays at a few seconds whatever the snapshot holds.
+**Bounded work.** Markdown rendering costs thousands of times more than escaping, and anyone
+with the link can ask for the page (``bench/link_page_bench.py``). Most text costs a few µs a
+character; each ``[`` starts a link label that markdown-it scans for, about
+:data:`BRACKET_WEIGHT` times that. So a message's cost is its length plus that weight per
+``[`` (:func:`render_cost`); a message over :data:`MAX_MARKDOWN_COST`, and every message once
+the page has spent :data:`PAGE_MARKDOWN_BUDGET`, is shown as its source (escaped, as
+written): the page's first render stays at a few seconds whatever the snapshot holds.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from backend.errors import ShareLinkNotFoundError
 from backend.sharing.page_markdown import CODE_STYLE, clean_text, render_markdown
 from backend.sharing.values import SharedSnapshot, SnapshotAttachment, SnapshotMessage
 
-MAX_MARKDOWN_CHARS = 100_000
+MAX_MARKDOWN_COST = 100_000
 PAGE_MARKDOWN_BUDGET = 300_000
+BRACKET_WEIGHT = 20
 INLINE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 PAGE_STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;"
@@ -72,15 +75,21 @@ def render_snapshot(snapshot: SharedSnapshot, *, own_host: str) -> str:
     budget = PAGE_MARKDOWN_BUDGET
     parts = []
     for message in snapshot.messages:
-        rendered = len(message.text) <= min(MAX_MARKDOWN_CHARS, budget)
+        cost = render_cost(message.text)
+        rendered = cost <= min(MAX_MARKDOWN_COST, budget)
         if rendered:
-            budget -= len(message.text)
+            budget -= cost
         parts.append(_message(message, own_host if rendered else None))
     shared = html.escape(_time(snapshot.created_at))
     return page(
         title,
         f"<h1>{_escaped(title)}</h1><p>A read-only copy, shared {shared}.</p>{''.join(parts)}",
     )
+
+
+def render_cost(text: str) -> int:
+    """What rendering ``text`` costs, in characters of plain prose (see the module)."""
+    return len(text) + BRACKET_WEIGHT * text.count("[")
 
 
 def _message(message: SnapshotMessage, own_host: str | None) -> str:

@@ -174,9 +174,12 @@ class _PageMarkdown(MarkdownIt):
 
 
 def _parser() -> MarkdownIt:
+    # maxNesting: quotes and lists keep their text to 40 levels (commonmark's preset stops at
+    # 20 and drops what is deeper); each ``[`` scans link labels up to this depth, so its
+    # cost grows with it (link_page.BRACKET_WEIGHT).
     md = _PageMarkdown(
         "commonmark",
-        {"html": False, "linkify": False, "typographer": False, "maxNesting": 100},
+        {"html": False, "linkify": False, "typographer": False, "maxNesting": 40},
         renderer_cls=_PageRenderer,
     )
     md.enable(["table", "strikethrough"])  # the app's remark-gfm

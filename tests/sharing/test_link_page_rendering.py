@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backend.sharing import SharedSnapshot, SnapshotMessage
-from backend.sharing.link_page import MAX_MARKDOWN_CHARS, PAGE_MARKDOWN_BUDGET, render_snapshot
+from backend.sharing.link_page import (
+    BRACKET_WEIGHT,
+    MAX_MARKDOWN_COST,
+    PAGE_MARKDOWN_BUDGET,
+    render_cost,
+    render_snapshot,
+)
 from backend.sharing.page_markdown import render_markdown, safe_link
 from backend.sharing.page_math import MATHML_ELEMENTS
 
@@ -116,7 +122,7 @@ class TestMarkdownLikeTheApp:
         assert '<code class="language-nosuchlanguage">&lt;b&gt;\n</code>' in html_text
 
     def test_deep_nesting_keeps_its_text(self):
-        assert "the bottom" in md("> " * 60 + "the bottom")
+        assert "the bottom" in md("> " * 35 + "the bottom")
 
 
 class TestTheAppsSafetyRules:
@@ -195,13 +201,20 @@ class TestBoundedWork:
         return SharedSnapshot(title="t", created_at=0, messages=messages)
 
     def test_a_message_over_the_markdown_bound_is_shown_as_its_source(self):
-        long_text = "*a* " * (MAX_MARKDOWN_CHARS // 4 + 1)
+        long_text = "*a* " * (MAX_MARKDOWN_COST // 4 + 1)
         page = render_snapshot(self.snapshot("*short*", long_text), own_host=HOST)
         assert "<em>short</em>" in page
         assert '<div class="text source">*a* *a*' in page
 
+    def test_each_open_bracket_weighs_as_the_link_label_scan_it_starts(self):
+        brackets = "[" * (MAX_MARKDOWN_COST // (BRACKET_WEIGHT + 1) + 1)
+        assert render_cost(brackets) > MAX_MARKDOWN_COST
+        page = render_snapshot(self.snapshot(brackets, "[ok](https://ok.example)"), own_host=HOST)
+        assert '<div class="text source">[[[' in page
+        assert '<a href="https://ok.example"' in page
+
     def test_past_the_pages_budget_messages_are_shown_as_their_source(self):
-        each = "*b* " * (MAX_MARKDOWN_CHARS // 4)
+        each = "*b* " * (MAX_MARKDOWN_COST // 4)
         count = PAGE_MARKDOWN_BUDGET // len(each) + 2
         page = render_snapshot(self.snapshot(*[each] * count), own_host=HOST)
         rendered = page.count('<div class="text"><p><em>b</em>')
