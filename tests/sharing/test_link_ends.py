@@ -9,6 +9,7 @@ import pytest
 
 from backend.config import Settings
 from chatsapp import services as services_module
+from chatsapp.routes.share_link import process_sharing
 from chatsapp.services import Services
 from chatsapp.states.share_links import ASSISTANT_NAME, link_ends, snapshot_of
 from tests.support.signed_in import sign_in
@@ -71,3 +72,7 @@ class TestTheSnapshotEndsAtTheChoice:
         ]
         whole = snapshot_of(chat, "a2", owner_id)
         assert [m.author for m in whole] == ["olivia", ASSISTANT_NAME, "pat", ASSISTANT_NAME]
+
+
+def test_the_link_page_uses_the_processs_one_sharing_service(app_services: Services):
+    assert process_sharing() is app_services.sharing()
