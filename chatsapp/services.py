@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar
 
 from backend.accounts import Accounts
 from backend.agents import AgentLibrary
-from backend.chats import Chats
+from backend.chats import ChatPurged, Chats, DirectoryEvent
 from backend.chats.meaning_workers import EmbedderFactory, MeaningWorkers, embedder_of
 from backend.clock import now_ms
 from backend.config import Settings
@@ -34,7 +34,7 @@ from backend.runtime.hosting import (
     lock_store_from_settings,
 )
 from backend.runtime.library_agents import LibraryAgents
-from backend.sharing import Sharing
+from backend.sharing import ChatRef, Sharing
 
 if TYPE_CHECKING:  # its module imports numpy: a serving process pays on first use only
     from backend.chats.meaning_search import MeaningSearch
@@ -178,12 +178,20 @@ class Services:
                     temporary_grace_s=self.settings.temporary_chat_grace_s,
                 )
                 self._directories[user_id] = chats
+                chats.subscribe(functools.partial(self._chat_purged, user_id))
                 opened = True
             else:
                 opened = False
         if opened and self._live is not None:
             self._live.directory_opened(user_id, chats)
         return chats
+
+    def _chat_purged(self, owner_id: str, event: DirectoryEvent) -> None:
+        """A chat of ``owner_id``'s is gone for good: if it was shared, its memberships, links
+        and switch end, and its members' tabs and "Shared with me" hear it from the sharing
+        feed (``chat_ended``). On the purging thread, after its commit."""
+        if isinstance(event, ChatPurged):
+            self.sharing().chat_ended(ChatRef(owner_id=owner_id, chat_id=event.chat_id))
 
     def runtime(self, user_id: str) -> ChatRuntime:
         chats = self.directory(user_id)

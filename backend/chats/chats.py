@@ -150,7 +150,13 @@ class Chats(Closing):
                 emit_after_commit=self._emit_after_commit,
                 clock=self._clock,
             )
-            self._purger = ChatPurger(parts, self._open, window_ms=self._window_ms)
+            self._purger = ChatPurger(
+                parts,
+                self._open,
+                window_ms=self._window_ms,
+                directory_id=self.directory_id,
+                emit_after_commit=self._emit_after_commit,
+            )
             self._lifecycle = ChatLifecycle(
                 parts,
                 self._ids,

@@ -13,6 +13,8 @@ type                     meaning
 ``renamed``              ``chat`` has a new title
 ``deleted``              ``chat_id`` was soft-deleted: drop it from lists, close its tab
 ``restored``             a soft-deleted chat is back: ``chat``
+``purged``               ``chat_id``'s undo window ended (or a temporary chat expired): its
+                         files are gone, nothing brings it back (shared chats end)
 ``turn_recorded``        a reply finished: ``chat`` has a new preview and ``updated_at``
 ``archived``             ``chat`` left the main list for the archived one (by hand, or
                          by the "untouched for N days" policy)
@@ -75,6 +77,13 @@ class ChatDeleted:
 
 
 @dataclass(frozen=True, slots=True)
+class ChatPurged:
+    type: ClassVar[str] = "purged"
+    directory_id: str
+    chat_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRestored(_RowEvent):
     type: ClassVar[str] = "restored"
 
@@ -124,6 +133,7 @@ DirectoryEvent = (
     ChatCreated
     | ChatRenamed
     | ChatDeleted
+    | ChatPurged
     | ChatRestored
     | ChatTurnRecorded
     | ChatArchived

@@ -16,10 +16,12 @@ commit and the removal leaves a stale file that the next open removes
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from backend.chats.chat_files import OpenChatFile, OpenChatFiles
 from backend.chats.chat_records import ChatRecord
+from backend.chats.events import ChatPurged, DirectoryEvent
 from backend.chats.parts import DirectoryParts
 from backend.errors import StorageError
 
@@ -31,10 +33,20 @@ SWEEP_BATCH = 100
 class ChatPurger:
     """Purges the files of deleted chats and of superseded generations (see the module)."""
 
-    def __init__(self, parts: DirectoryParts, chat_files: OpenChatFiles, *, window_ms: int) -> None:
+    def __init__(
+        self,
+        parts: DirectoryParts,
+        chat_files: OpenChatFiles,
+        *,
+        window_ms: int,
+        directory_id: str,
+        emit_after_commit: Callable[[DirectoryEvent], None],
+    ) -> None:
         self._parts = parts
         self._open = chat_files
         self._window_ms = window_ms
+        self._directory_id = directory_id
+        self._emit_after_commit = emit_after_commit
 
     def sweep(self, now: int) -> list[str]:
         """Purge the files of chats deleted longer than the window before ``now``; their ids."""
@@ -50,6 +62,9 @@ class ChatPurger:
             self._parts.index.store.drop_chat(record.num)
             self._parts.index.store.release_all(record.num)
             self._parts.pool.drop_chat(record.num)  # a fork's payloads nobody else reads
+            # Announced, so what outlives the files hears the chat is gone (a shared chat's
+            # members and links end: chatsapp.services).
+            self._emit_after_commit(ChatPurged(self._directory_id, record.id))
         self.remove_files(record)  # after the commit: a restore can no longer win
         return True
 

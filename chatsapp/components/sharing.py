@@ -14,6 +14,7 @@ from chatsapp.states.chat_people import (
 )
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.share_dialog import OWNER_CONTEXT_EXPOSES, LinkRow, ShareDialogTabState
+from chatsapp.states.share_links import LinkEndTabState
 from chatsapp.states.shared_with_me import SharedChatRow, SharedWithMeState
 
 ONE_LINE = {"overflow": "hidden", "white_space": "nowrap", "text_overflow": "ellipsis"}
@@ -186,22 +187,51 @@ def _link(row: LinkRow) -> rx.Component:
     )
 
 
+def _link_end_chooser() -> rx.Component:
+    """Which message the link ends at: the shown branch's, newest first (none chosen: the
+    newest). Sent with the form as ``up_to``."""
+    return rx.select.root(
+        rx.select.trigger(
+            placeholder="Up to the newest message",
+            id="link-up-to",
+            aria_label="The link ends at",
+            max_width="100%",
+            style=ONE_LINE,
+        ),
+        rx.select.content(
+            rx.foreach(
+                LinkEndTabState.ends,
+                lambda end: rx.select.item(
+                    end.label, value=end.id, class_name="link-end", style=ONE_LINE
+                ),
+            ),
+            position="popper",
+        ),
+        name="up_to",
+        size="1",
+    )
+
+
 def _links() -> rx.Component:
     return rx.vstack(
         rx.heading("Read-only links", size="2"),
         rx.text(
-            "A snapshot of the branch shown, up to its newest message; anyone with the link "
-            "can read it without an account, until you revoke it.",
+            "A snapshot of the branch shown, up to its newest message or the one you choose; "
+            "anyone with the link can read it without an account, until you revoke it.",
             size="1",
             color_scheme="gray",
         ),
         rx.form(
-            rx.hstack(
-                rx.el.label(
-                    rx.checkbox(name="attachments"), " Include attachments", font_size="0.8rem"
+            rx.vstack(
+                _link_end_chooser(),
+                rx.hstack(
+                    rx.el.label(
+                        rx.checkbox(name="attachments"), " Include attachments", font_size="0.8rem"
+                    ),
+                    rx.button("Create link", type="submit", size="1", id="create-link"),
+                    align="center",
                 ),
-                rx.button("Create link", type="submit", size="1", id="create-link"),
-                align="center",
+                spacing="2",
             ),
             on_submit=ShareDialogTabState.create_link,
         ),
@@ -221,6 +251,7 @@ def _links() -> rx.Component:
         rx.foreach(ShareDialogTabState.links, _link),
         width="100%",
         id="share-links",
+        on_mount=LinkEndTabState.load,  # the dialog's content mounts each time it opens
     )
 
 

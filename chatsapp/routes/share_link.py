@@ -1,29 +1,25 @@
 """``GET /share/<token>``: a read-only share link's page, built on the server from its snapshot.
 
-What the page holds is the snapshot (``Sharing.open_link``: the title, and each message's
-author name, role, time, text and, only when the owner included them, its files) and nothing
-else: no id of any chat or person, no memory, no script, no live updates. Every piece of text
-is HTML-escaped and shown as written (``white-space: pre-wrap``): markdown, math and code read
-as their source, so nothing a message holds can become markup, a link the browser follows,
-or a request. Images are inline ``data:`` URLs of the stored bytes (the upload rules allow only
-PNG, JPEG, GIF and WebP images); other files are ``data:`` downloads.
-
-Every response says ``noindex`` (``X-Robots-Tag`` and the page's ``<meta name="robots">``),
-``no-store`` (a revoked link's page must not live on in a cache), ``no-referrer`` (the token
-is in the address) and carries its own Content-Security-Policy: nothing may load but the
-inline style and ``data:`` images (:mod:`chatsapp.routes.csp` keeps a route's own policy).
+The page itself is :mod:`backend.sharing.link_page` (the snapshot and nothing else, markdown,
+math and code rendered by the app's rules, no script). This module adds what HTTP says:
+``noindex`` (``X-Robots-Tag``; the page has the robots meta tag too), ``no-store`` (a revoked
+link's page must not live on in a cache), ``no-referrer`` (the token is in the address) and
+the page's own Content-Security-Policy: nothing may load but the inline style and ``data:``
+images, and no script may run (:mod:`chatsapp.routes.csp` keeps a route's own policy).
 
 The store is read on every request: a revoke made by any process answers ``404`` at the next
 request everywhere. An unknown, malformed, over-long, revoked or deleted chat's token all get
-the same ``404`` page, byte for byte.
+the same ``404`` page, byte for byte. Rendering is memoised by the snapshot's content
+(:class:`RenderedPages`): the read still decides whether there is a page, the memo only spares
+re-rendering the same snapshot for every visitor.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-from collections.abc import Callable
-from datetime import UTC, datetime
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -31,7 +27,8 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from backend.errors import ShareLinkNotFoundError
-from backend.sharing import SharedSnapshot, Sharing, SnapshotAttachment, SnapshotMessage
+from backend.sharing import SharedSnapshot, Sharing
+from backend.sharing.link_page import NOT_FOUND_PAGE, render_snapshot
 from chatsapp.services import offload, services
 
 SHARE_PATH = "/share/{token}"
@@ -45,63 +42,65 @@ HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": PAGE_POLICY,
 }
-INLINE_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_STYLE = (
-    "body{font-family:system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;"
-    "color:#1f2328;background:#fff}article{border-top:1px solid #d0d7de;padding:.75rem 0}"
-    ".who{font-weight:600}.when{color:#59636e;font-size:.85em;margin-left:.5em}"
-    ".text{white-space:pre-wrap;overflow-wrap:anywhere}img{max-width:100%}"
-)
+MEMO_BYTES = 32 * 1024 * 1024
 
 
-def _page(title: str, body: str) -> str:
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="robots" content="noindex, nofollow">'
-        '<meta name="referrer" content="no-referrer">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>"
-        f"<body>{body}</body></html>"
-    )
+class RenderedPages:
+    """Rendered pages by the digest of what they were rendered from, least recently used
+    dropped past ``max_bytes``. Holds only pages a link opened moments ago; a revoked link's
+    page is never served from here (the store said 404 first) and ages out."""
+
+    def __init__(self, max_bytes: int = MEMO_BYTES) -> None:
+        self._max_bytes = max_bytes
+        self._pages: OrderedDict[bytes, str] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def held_bytes(self) -> int:
+        with self._lock:
+            return self._bytes
+
+    def page(self, snapshot: SharedSnapshot, own_host: str) -> str:
+        key = _digest(snapshot, own_host)
+        with self._lock:
+            found = self._pages.get(key)
+            if found is not None:
+                self._pages.move_to_end(key)
+                return found
+        rendered = render_snapshot(snapshot, own_host=own_host)
+        with self._lock:
+            if key not in self._pages and len(rendered) <= self._max_bytes:
+                self._pages[key] = rendered
+                self._bytes += len(rendered)
+            while self._bytes > self._max_bytes:
+                _, dropped = self._pages.popitem(last=False)
+                self._bytes -= len(dropped)
+        return rendered
 
 
-NOT_FOUND_PAGE = _page(
-    "Not found", f"<h1>Not found</h1><p>{html.escape(ShareLinkNotFoundError.MESSAGE)}</p>"
-)
+def _digest(snapshot: SharedSnapshot, own_host: str) -> bytes:
+    digest = hashlib.sha256()
+    for value in _fields(snapshot, own_host):
+        digest.update(len(value).to_bytes(8, "big"))  # lengths first: no two snapshots collide
+        digest.update(value)
+    return digest.digest()
 
 
-def render_snapshot(snapshot: SharedSnapshot) -> str:
-    """The link's whole page: every value escaped, nothing but the snapshot."""
-    title = snapshot.title or "Shared chat"
-    messages = "".join(_message(message) for message in snapshot.messages)
-    shared = html.escape(_time(snapshot.created_at))
-    return _page(
-        title,
-        f"<h1>{html.escape(title)}</h1><p>A read-only copy, shared {shared}.</p>{messages}",
-    )
+def _fields(snapshot: SharedSnapshot, own_host: str) -> Iterator[bytes]:
+    """Everything the page is rendered from, field by field, counts before lists."""
 
+    def text(*values: str | int) -> Iterator[bytes]:
+        for value in values:
+            yield str(value).encode("utf-8", "surrogatepass")
 
-def _message(message: SnapshotMessage) -> str:
-    who = html.escape(message.author or message.role)
-    files = "".join(_attachment(file) for file in message.attachments)
-    return (
-        f'<article><div><span class="who">{who}</span>'
-        f'<span class="when">{html.escape(_time(message.created_at))}</span></div>'
-        f'<div class="text">{html.escape(message.text)}</div>{files}</article>'
-    )
-
-
-def _attachment(file: SnapshotAttachment) -> str:
-    media_type = file.media_type if "/" in file.media_type else "application/octet-stream"
-    url = f"data:{media_type};base64,{base64.b64encode(file.data).decode('ascii')}"
-    name = html.escape(file.name)
-    if media_type in INLINE_IMAGE_TYPES:
-        return f'<div><img src="{html.escape(url)}" alt="{name}"></div>'
-    return f'<div><a download="{name}" href="{html.escape(url)}">{name}</a></div>'
-
-
-def _time(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    yield from text(own_host, snapshot.title, snapshot.created_at, len(snapshot.messages))
+    for message in snapshot.messages:
+        yield from text(message.author, message.role, message.text, message.created_at)
+        yield from text(len(message.attachments))
+        for file in message.attachments:
+            yield from text(file.name, file.media_type)
+            yield file.data
 
 
 def not_found() -> HTMLResponse:
@@ -110,8 +109,9 @@ def not_found() -> HTMLResponse:
 
 def share_link_routes(sharing: Callable[[], Sharing] | None = None) -> Starlette:
     """Mounted in front of Reflex's app (``rx.App(api_transformer=...)``). ``sharing`` gives
-    the process's sharing service (default: one opened on the services' data folder)."""
+    the sharing service (default: the process's one, :meth:`Services.sharing`)."""
     opener = sharing or process_sharing
+    pages = RenderedPages()
 
     async def share_page(request: Request) -> HTMLResponse:
         token = request.path_params.get("token", "")
@@ -119,11 +119,13 @@ def share_link_routes(sharing: Callable[[], Sharing] | None = None) -> Starlette
             snapshot = await offload(opener().open_link, token)
         except ShareLinkNotFoundError:
             return not_found()
-        return HTMLResponse(render_snapshot(snapshot), headers=HEADERS)
+        body = await offload(pages.page, snapshot, request.url.hostname or "")
+        return HTMLResponse(body, headers=HEADERS)
 
     return Starlette(routes=[Route(SHARE_PATH, share_page, methods=["GET"])])
 
 
 def process_sharing() -> Sharing:
-    """This process's sharing service (it reads the store on every call)."""
+    """This process's one sharing service (:meth:`Services.sharing`), which the states,
+    the live poller, the export route and this page all use."""
     return services().sharing()

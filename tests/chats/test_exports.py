@@ -24,6 +24,7 @@ def test_backend_chats_exports_exactly_its_public_names():
             "ChatHit",
             "ChatImports",
             "ChatPinned",
+            "ChatPurged",
             "ChatRenamed",
             "ChatRestored",
             "ChatSummary",

@@ -13,8 +13,8 @@ import pytest
 
 from backend.accounts import Accounts, User
 from backend.config import Settings
-from backend.sharing import ChatRef, Sharing, SnapshotAttachment, SnapshotMessage
-from chatsapp.routes.share_link import PAGE_POLICY, share_link_routes
+from backend.sharing import ChatRef, SharedSnapshot, Sharing, SnapshotAttachment, SnapshotMessage
+from chatsapp.routes.share_link import PAGE_POLICY, RenderedPages, share_link_routes
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -67,7 +67,7 @@ def link(sharing: Sharing, owner: User, chat: ChatRef, *, with_file: bool = Fals
 
 
 class TestThePage:
-    async def test_it_shows_the_snapshot_escaped_with_noindex_and_its_own_policy(
+    async def test_it_shows_the_snapshot_rendered_safely_with_noindex_and_its_own_policy(
         self, page, sharing, owner, pat, shared
     ):
         response = await page.get(f"/share/{link(sharing, owner, shared)}")
@@ -81,9 +81,18 @@ class TestThePage:
         assert "Kayak &lt;b&gt;plans&lt;/b&gt;" in body
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
         assert ">pat<" in body and ">Assistant<" in body and "2 + 2 = 4" in body
-        for markup in ("<script", "<iframe", 'javascript:alert(1)"', 'src="https:', 'href="/'):
+        assert "[image “x” from evil.example: click to open]" in body  # a link, not a fetch
+        for markup in ("<script", "<iframe", "javascript:", 'src="https:', 'href="/'):
             assert markup not in body
-        assert "<a " not in body and "<img" not in body  # no file was included
+        assert "<img" not in body  # no file was included, no image loads from a message
+
+    async def test_an_image_on_the_pages_own_host_is_not_shown(self, page, sharing, owner, shared):
+        own = "![all](http://127.0.0.1:3000/export/all.zip)"
+        made = sharing.create_link(
+            owner, shared, "t", [snapshot()[1].model_copy(update={"text": own})]
+        )
+        body = (await page.get(f"/share/{made.token}")).text
+        assert "[image not shown “all”]" in body and "export/all.zip" not in body
 
     async def test_it_names_no_chat_and_no_person_by_id(
         self, page, sharing, owner, pat, vic, shared
@@ -138,3 +147,19 @@ class TestNotFound:
                 made = sharing.list_links(owner)[0]
                 assert sharing.revoke_link(owner, made.id)
                 assert (await other.get(f"/share/{token}")).status_code == 404
+
+
+class TestRenderedPages:
+    def test_each_snapshot_gets_its_own_page_rendered_once_within_the_bound(self):
+        pages = RenderedPages(max_bytes=60_000)
+        one = SharedSnapshot(title="t", created_at=0, messages=tuple(snapshot()))
+        other = one.model_copy(
+            update={"messages": (one.messages[0], one.messages[1].model_copy(update={"text": "5"}))}
+        )
+        first = pages.page(one, "h")
+        assert pages.page(one, "h") is first  # the memo: not rendered again
+        assert pages.page(other, "h") != first and "2 + 2 = 4" not in pages.page(other, "h")
+        assert pages.page(one, "elsewhere") is not first  # the host decides the image rule
+        for n in range(40):
+            pages.page(one.model_copy(update={"title": f"t{n}"}), "h")
+        assert 0 < pages.held_bytes <= 60_000
