@@ -268,6 +268,10 @@ class LiveBridge(ChatHeaders):
     def people_with_tabs(self) -> list[str]:
         return list(self._user_tabs)
 
+    def serves_anyone(self) -> bool:
+        """Whether a tab is connected to this worker (cheap: asked once a second)."""
+        return bool(self._user_tabs)
+
     def pumped_chats(self) -> set[Key]:
         """The chats whose run events are pumped now."""
         return {key for key, task in self._pumps.items() if not task.done()}

@@ -4,11 +4,13 @@ One :class:`SharingLive` per worker process, built by the app module beside the
 :class:`~chatsapp.live.bridge.LiveBridge` (whose tab bookkeeping it reads and whose watch
 changes it hears). It imports no state module: the app module hands it the states it writes.
 
-* **The sharing change feed** (``Sharing.changes_since``, one indexed read when nothing
-  changed), polled every :data:`POLL_INTERVAL_S` by every process: each process updates the
-  tabs it serves. A person named by an entry gets their "Shared with me" list re-read; a chat
-  named gets its member list re-read; a person who **lost** a chat (removed, left, the owner
-  deleted or ended it) has each of their tabs here that shows it emptied at once: the tab's
+* **The sharing change feed** (``Sharing.changes_since``), read when
+  :mod:`chatsapp.live.sharing_wakeups` says something changed (at once after a commit here or
+  another worker's announcement on Redis; a fallback read each second only while this process
+  serves a tab): each process updates the tabs it serves. A person named by an entry gets
+  their "Shared with me" list re-read; a chat named gets its member list re-read; a person
+  who **lost** a chat (removed, left, the owner deleted or ended it) has each of their tabs
+  here that shows it emptied at once: the tab's
   shared views of that chat are linked to :data:`LOST_TOKEN` (nothing is ever written there),
   so the chat's later frames are not sent to it, what it showed is replaced by empty values,
   and a reconnecting socket hydrates nothing of it; the tab shows why.
@@ -31,17 +33,16 @@ from typing import Any
 import reflex as rx
 
 from backend.errors import ChatsError
-from backend.sharing import ChatRef, SharingChange
+from backend.sharing import ChatRef, Sharing, SharingChange
 from chatsapp.auth.identity import conversation_token, directory_token
 from chatsapp.live.bridge import Key, LiveBridge
 from chatsapp.live.fanout import shared_change
-from chatsapp.reflex_seam import ReflexApp, link_to
+from chatsapp.live.sharing_wakeups import FeedWakeups
+from chatsapp.reflex_seam import ReflexApp, link_to, redis_of
 from chatsapp.services import Services, offload
 
 log = logging.getLogger(__name__)
 
-POLL_INTERVAL_S = 0.2
-"""How often each process reads the sharing feed (a removed member's tabs empty within it)."""
 LOST_TOKEN = "conv-lost"
 """Where a tab's views of a chat it lost are linked: a token nothing writes (not a chat id)."""
 LOST_NOTICES = {
@@ -73,19 +74,28 @@ class SharingLive:
         self.bridge = bridge
         self.states = states
         self.services = services
-        self.poll_interval_s = POLL_INTERVAL_S
+        self.wakeups: FeedWakeups | None = None  # made on the loop by :meth:`follow_feed`
         self._usernames: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def install(self) -> None:
         self.bridge.watch_listener = self
 
-    async def poll_forever(self) -> None:
+    async def follow_feed(self) -> None:
         """Follow the feed until cancelled (the app's lifespan task)."""
         sharing = await offload(self.services.sharing)
+        self.wakeups = FeedWakeups(lambda: self.bridge.serves_anyone(), redis_of(self.app))
+        unsubscribe = sharing.subscribe(self.wakeups.committed_here)
+        try:
+            await self._follow(sharing, self.wakeups)
+        finally:
+            unsubscribe()
+            await self.wakeups.aclose()
+
+    async def _follow(self, sharing: Sharing, wakeups: FeedWakeups) -> None:
         cursor = await offload(sharing.change_cursor)
         while True:
-            await asyncio.sleep(self.poll_interval_s)
+            await wakeups.wait()
             try:
                 changes = await offload(sharing.changes_since, cursor)
                 cursor = changes.cursor
