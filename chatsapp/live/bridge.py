@@ -155,6 +155,7 @@ class LiveBridge(ChatHeaders):
         self._directory_releases: dict[str, asyncio.TimerHandle] = {}
         self._watched_directories: dict[str, Chats] = {}  # user id -> directory subscribed to
         self._agent_saves_seen: dict[str, int] = {}  # user id -> versions_saved last read
+        self._header_refreshes: dict[Key, bool] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.watch_listener: WatchListener | None = None
 
@@ -470,7 +471,7 @@ class LiveBridge(ChatHeaders):
         runtime = self.services.runtime(user_id)
         pump = RunPump(self.app, self.states.conversation, runtime, user_id, chat_id)
         async for _settings_may_change in pump.run():
-            await self._refresh_chat_settings(user_id, chat_id)
+            self._request_header_refresh(user_id, chat_id)
 
     # ── plumbing ────────────────────────────────────────────────────
 
