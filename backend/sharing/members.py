@@ -208,10 +208,11 @@ class MembershipOperations(SharingCore):
         return self._store.last_event_seq()
 
     def changes_since(self, cursor: int) -> SharingChanges:
-        """Membership changes after ``cursor``: each app process polls this (one indexed read
-        when nothing changed) and updates the tabs of ``changes.user_ids`` (their shared
-        chats) and of the owners of ``changes.chats`` (member lists); on ``gap`` (more than a
-        day behind) it re-reads every tab's list."""
+        """Membership changes after ``cursor``: each app process reads this when told of a
+        change (:meth:`subscribe`; one indexed read when nothing changed) and updates the
+        tabs of ``changes.user_ids`` (their shared chats) and of the owners of
+        ``changes.chats`` (member lists); on ``gap`` (more than a day behind) it re-reads
+        every tab's list."""
         last = self._store.last_event_seq()
         if last <= cursor:
             return SharingChanges(cursor=cursor)

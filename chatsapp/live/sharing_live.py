@@ -15,7 +15,10 @@ changes it hears). It imports no state module: the app module hands it the state
   so the chat's later frames are not sent to it, what it showed is replaced by empty values,
   and a reconnecting socket hydrates nothing of it; the tab shows why.
 * **Presence**: the bridge reports each tab that starts or stops watching a chat; the chat's
-  shared people state counts them per username (under its lock, so processes on Redis add up).
+  shared people state counts them per process and username (under its lock, so processes on
+  Redis add up), and while this process has such tabs it renews its lease on the chat every
+  ``heartbeat_s``: a process that dies stops renewing, and its tabs leave the header once its
+  lease ends (``chatsapp.states.chat_people``).
 * **Renames**: an owner's rename re-reads the "Shared with me" list of the chat's members
   with a tab here (the open chat's title follows through the transcript's shared state).
 """
@@ -26,7 +29,9 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Coroutine
+import time
+import uuid
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +48,9 @@ from chatsapp.services import Services, offload
 
 log = logging.getLogger(__name__)
 
+HEARTBEAT_S = 10.0
+"""How often a process renews its presence lease on the chats its tabs show (the lease:
+``chatsapp.states.chat_people.PRESENCE_LEASE_S``, three heartbeats)."""
 LOST_TOKEN = "conv-lost"
 """Where a tab's views of a chat it lost are linked: a token nothing writes (not a chat id)."""
 LOST_NOTICES = {
@@ -60,7 +68,8 @@ class SharingStates:
 
     tab: type[rx.State]  # per tab: ``lose_chat(notice)``
     shared_with_me: type[rx.State]  # on ``user-<id>``: ``reload(user_id)``, ``loaded``
-    people: type[rx.State]  # on ``conv-<chat>``: ``reload(owner_id)``, ``count_viewer``
+    # on ``conv-<chat>``: ``reload(owner_id)``, ``show_tabs_of``
+    people: type[rx.State]
     chat_views: tuple[type[rx.State], ...]  # every shared state a tab links to ``conv-<chat>``
 
 
@@ -77,6 +86,13 @@ class SharingLive:
         self.wakeups: FeedWakeups | None = None  # made on the loop by :meth:`follow_feed`
         self._usernames: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # Presence: this process's name in the counts, the wall clock leases are read on
+        # (processes compare them), and the tabs here per chat id (while any, a heartbeat).
+        self.process = f"{uuid.uuid4().hex[:12]}"
+        self.clock: Callable[[], float] = time.time
+        self.heartbeat_s = HEARTBEAT_S
+        self._here: dict[str, dict[str, int]] = {}  # chat id -> user id -> tabs here
+        self._heartbeat: asyncio.Task[None] | None = None
 
     def install(self) -> None:
         self.bridge.watch_listener = self
@@ -133,19 +149,48 @@ class SharingLive:
 
     def watched(self, client_token: str, key: Key, change: int) -> None:
         viewer = self.bridge.tab_owner(client_token) or key[0]
-        self._spawn(self._count(viewer, key[1], change))
+        chat_id = key[1]
+        tabs = self._here.setdefault(chat_id, {})
+        tabs[viewer] = tabs.get(viewer, 0) + change
+        if tabs[viewer] <= 0:
+            del tabs[viewer]
+        if not tabs:
+            del self._here[chat_id]
+        self._spawn(self._show_tabs_here(chat_id))
+        if self._here and (self._heartbeat is None or self._heartbeat.done()):
+            with contextlib.suppress(RuntimeError):  # no loop: nothing is served yet
+                self._heartbeat = asyncio.get_running_loop().create_task(
+                    self._renew_leases(), context=contextvars.Context()
+                )
 
     def chat_renamed(self, owner_id: str, chat_id: str) -> None:
         self._spawn(self._members_renamed(ChatRef(owner_id=owner_id, chat_id=chat_id)))
 
     # ── writes ──────────────────────────────────────────────────────
 
-    async def _count(self, user_id: str, chat_id: str, change: int) -> None:
-        name = await self._username(user_id)
-        async with shared_change(
-            self.app, conversation_token(chat_id), self.states.people
-        ) as people:
-            people.count_viewer(name, change)
+    async def _show_tabs_here(self, chat_id: str) -> None:
+        """This process's tabs of ``chat_id`` per username, as they are when written (so
+        writes that land out of order still leave the last state), and its lease renewed."""
+        names = {user_id: await self._username(user_id) for user_id in self._here.get(chat_id, {})}
+        token = conversation_token(chat_id)
+        async with shared_change(self.app, token, self.states.people) as people:
+            tabs: dict[str, int] = {}
+            for user_id, count in self._here.get(chat_id, {}).items():
+                name = names.get(user_id) or await self._username(user_id)
+                tabs[name] = tabs.get(name, 0) + count
+            people.show_tabs_of(self.process, tabs, self.clock())
+
+    async def _renew_leases(self) -> None:
+        """While tabs here show chats: write their counts again, renewing this process's lease
+        on each chat (and dropping the counts of processes whose lease ended), every
+        ``heartbeat_s``."""
+        while self._here:
+            await asyncio.sleep(self.heartbeat_s)
+            for chat_id in list(self._here):
+                try:
+                    await self._show_tabs_here(chat_id)
+                except Exception:  # the next heartbeat tries again (within the lease)
+                    log.warning("presence renewal failed", exc_info=True)
 
     async def _username(self, user_id: str) -> str:
         name = self._usernames.get(user_id)
