@@ -83,7 +83,6 @@ class SharingLive:
         self.bridge = bridge
         self.states = states
         self.services = services
-        self.wakeups: FeedWakeups | None = None  # made on the loop by :meth:`follow_feed`
         self._usernames: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         # Presence: this process's name in the counts, the wall clock leases are read on
@@ -100,13 +99,13 @@ class SharingLive:
     async def follow_feed(self) -> None:
         """Follow the feed until cancelled (the app's lifespan task)."""
         sharing = await offload(self.services.sharing)
-        self.wakeups = FeedWakeups(lambda: self.bridge.serves_anyone(), redis_of(self.app))
-        unsubscribe = sharing.subscribe(self.wakeups.committed_here)
+        wakeups = FeedWakeups(self.bridge.serves_anyone, redis_of(self.app))
+        unsubscribe = sharing.subscribe(wakeups.committed_here)
         try:
-            await self._follow(sharing, self.wakeups)
+            await self._follow(sharing, wakeups)
         finally:
             unsubscribe()
-            await self.wakeups.aclose()
+            await wakeups.aclose()
 
     async def _follow(self, sharing: Sharing, wakeups: FeedWakeups) -> None:
         cursor = await offload(sharing.change_cursor)
@@ -119,8 +118,8 @@ class SharingLive:
                     await self._everyone_here()
                 for change in changes.changes:
                     await self.apply(change)
-            except Exception:  # the next poll tries again
-                log.warning("sharing feed poll failed", exc_info=True)
+            except Exception:  # the next wake-up reads again
+                log.warning("sharing feed read failed", exc_info=True)
 
     async def apply(self, change: SharingChange) -> None:
         """One entry of the feed, for the tabs this process serves."""
