@@ -122,9 +122,12 @@ def cpu_seconds(pid: int) -> float:
     return total / 1e9
 
 
-SETTLE_S = 0.1
-"""After a turn's reply ended: what it left running (the header's re-read, frames to other
-tabs) is counted in its turn, not in the next one."""
+SETTLE_S = 0.6
+"""After a turn's reply ended: what it left running is counted in its turn, not in the next
+one: the header's re-read, frames to other tabs, and the owner's sidebar refresh, which the
+bridge coalesces over 0.5 s (``DIRECTORY_REFRESH_S``): with 0.1 s, alternate turns took
+turns paying for it and the private chat came out dearer than the shared one (0.83-0.96).
+The idle cost in it (~1-2 ms per second) is counted in both alike."""
 
 
 def turns(server: AppServer, owner: TimedTab, path: str, count: int, tag: str) -> float:
