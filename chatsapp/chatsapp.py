@@ -138,7 +138,7 @@ live_sharing = sharing_live.SharingLive(
     services(),
 )
 live_sharing.install()
-app.register_lifespan_task(live_sharing.poll_forever)
+app.register_lifespan_task(live_sharing.follow_feed)
 temporary_keeper = TemporaryKeeper(services(), live_bridge.pumped_chats)
 
 

@@ -20,6 +20,7 @@ import reflex as rx
 from reflex.app import EventNamespace
 from reflex.istate.manager import StateManager
 from reflex.istate.manager.memory import StateManagerMemory
+from reflex.istate.manager.redis import StateManagerRedis
 from reflex.istate.shared import SharedState, SharedStateBaseInternal
 from reflex.middleware.middleware import Middleware
 from reflex.state import BaseState, StateUpdate
@@ -198,6 +199,13 @@ async def existing_tab_state(app: ReflexApp, token: str, cls: type[S]) -> S | No
     with app.set_contexts():
         root = await manager.get_state(state_token)
         return await root.get_state(cls)
+
+
+def redis_of(app: ReflexApp) -> Any:
+    """The Redis client of the app's state manager (``redis.asyncio.Redis``), or None when
+    tab states live in this process's memory (one worker, nothing to tell the others)."""
+    manager = app.state_manager
+    return manager.redis if isinstance(manager, StateManagerRedis) else None
 
 
 # ── fan-out ─────────────────────────────────────────────────────────

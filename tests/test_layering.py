@@ -275,9 +275,12 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.auth.identity",
         "chatsapp.live.bridge",
         "chatsapp.live.fanout",
+        "chatsapp.live.sharing_wakeups",
         "chatsapp.reflex_seam",
         "chatsapp.services",
     },
+    # When to read the sharing feed: local commits, Redis announcements, a fallback read.
+    "chatsapp.live.sharing_wakeups": set(),
     # A chat's header refreshes, a part of the bridge.
     "chatsapp.live.chat_headers": {"chatsapp.auth.identity", "chatsapp.services"},
     # Holds and expires temporary chats through the services; the bridge's watched chats come

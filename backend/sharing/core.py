@@ -8,6 +8,7 @@ feed's bookkeeping, and :meth:`SharingCore.authorize`, the one check before any 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -65,9 +66,32 @@ class SharingCore(Closing):
         )
         self._db = self._opened.scope
         self._store: SharingStore = self._opened.store
+        self._listeners: list[Callable[[], None]] = []
+        self._listeners_lock = threading.Lock()
 
     def close(self) -> None:
         self._opened.close()
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after each commit *of this handle* that wrote feed entries (on
+        the committing thread: it must be quick), so the live layer reads
+        :meth:`changes_since` at once instead of polling. Other processes' commits are not
+        heard here. Returns the call that unsubscribes."""
+        with self._listeners_lock:
+            self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with self._listeners_lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _announce(self) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()
 
     # ── the one check ───────────────────────────────────────────────
 
@@ -118,6 +142,7 @@ class SharingCore(Closing):
         now = self._now_ms()
         self._store.append_event(user_id, chat.owner_id, chat.chat_id, kind, role, now)
         self._store.prune_events(now - EVENT_RETENTION_S * 1000)
+        self._db.after_commit(self._announce)  # once per entry: a repeat wakes a reader twice
 
     def _delete_links(self, link_ids: list[str]) -> None:
         for link_id in link_ids:

@@ -82,6 +82,14 @@ class MembershipOperations(SharingCore):
             self._store.ensure_chat(chat.owner_id, chat.chat_id, self._now_ms())
             self._store.set_owner_context(chat.owner_id, chat.chat_id, bool(enabled))
 
+    def owner_context(self, actor: User, chat: ChatRef) -> bool:
+        """The owner's switch as stored (what the share dialog's checkbox shows), for the
+        owner only: off until turned on, and kept while the chat is shared with nobody (runs
+        then see the owner's context anyway; the switch applies once someone is added)."""
+        self.authorize(actor, chat, "share")
+        state = self._store.chat_state(chat.owner_id, chat.chat_id)
+        return state is not None and state.owner_context
+
     # ── members ─────────────────────────────────────────────────────
 
     def leave(self, person: User, chat: ChatRef) -> None:
@@ -200,10 +208,11 @@ class MembershipOperations(SharingCore):
         return self._store.last_event_seq()
 
     def changes_since(self, cursor: int) -> SharingChanges:
-        """Membership changes after ``cursor``: each app process polls this (one indexed read
-        when nothing changed) and updates the tabs of ``changes.user_ids`` (their shared
-        chats) and of the owners of ``changes.chats`` (member lists); on ``gap`` (more than a
-        day behind) it re-reads every tab's list."""
+        """Membership changes after ``cursor``: each app process reads this when told of a
+        change (:meth:`subscribe`; one indexed read when nothing changed) and updates the
+        tabs of ``changes.user_ids`` (their shared chats) and of the owners of
+        ``changes.chats`` (member lists); on ``gap`` (more than a day behind) it re-reads
+        every tab's list."""
         last = self._store.last_event_seq()
         if last <= cursor:
             return SharingChanges(cursor=cursor)

@@ -10,8 +10,9 @@ PostgreSQL). What the UI and the runtime do with it:
   :meth:`members`, :meth:`set_owner_context`; links: :meth:`create_link`,
   :meth:`list_links`, :meth:`revoke_link`. **A member**: :meth:`shared_with_me`,
   :meth:`members`, :meth:`leave`. **The link page**: :meth:`open_link`.
-* **Live**: each app process polls :meth:`changes_since` (start at :meth:`change_cursor`),
-  as it polls the accounts feed, and refreshes the tabs the changes name.
+* **Live**: each app process reads :meth:`changes_since` (start at :meth:`change_cursor`)
+  when :meth:`subscribe` tells it of a commit (or another worker does), and refreshes the
+  tabs the changes name.
 * **The chat's life**: the owner's delete and undo call :meth:`chat_deleted` /
   :meth:`chat_restored`; the purge after the undo window calls :meth:`chat_ended`; deleting
   an account calls :meth:`account_ended`.

@@ -161,6 +161,7 @@ class LiveBridge(ChatHeaders):
         self._directory_releases: dict[str, asyncio.TimerHandle] = {}
         self._watched_directories: dict[str, Chats] = {}  # user id -> directory subscribed to
         self._agent_saves_seen: dict[str, int] = {}  # user id -> versions_saved last read
+        self._header_refreshes: dict[Key, bool] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.watch_listener: WatchListener | None = None
 
@@ -277,6 +278,10 @@ class LiveBridge(ChatHeaders):
 
     def people_with_tabs(self) -> list[str]:
         return list(self._user_tabs)
+
+    def serves_anyone(self) -> bool:
+        """Whether a tab is connected to this worker (cheap: asked once a second)."""
+        return bool(self._user_tabs)
 
     def pumped_chats(self) -> set[Key]:
         """The chats whose run events are pumped now."""
@@ -488,7 +493,7 @@ class LiveBridge(ChatHeaders):
         runtime = self.services.runtime(user_id)
         pump = RunPump(self.app, self.states.conversation, runtime, user_id, chat_id)
         async for _settings_may_change in pump.run():
-            await self._refresh_chat_settings(user_id, chat_id)
+            self._request_header_refresh(user_id, chat_id)
 
     # ── plumbing ────────────────────────────────────────────────────
 

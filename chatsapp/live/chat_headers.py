@@ -26,6 +26,8 @@ class ChatHeaders:
     services: Services
     header_state: type[rx.State]  # ``refresh(user_id)``, ``chat_id``, ``agent_id``
     _agent_saves_seen: dict[str, int]
+    # (user, chat) -> asked again while its refresh runs (see _request_header_refresh)
+    _header_refreshes: dict[tuple[str, str], bool]
     _watchers: dict[tuple[str, str], set[str]]
     _spawn: Callable[[Coroutine[Any, Any, None]], Any]
     _modify: Callable[[str, type[rx.State]], contextlib.AbstractAsyncContextManager[Any]]
@@ -44,6 +46,27 @@ class ChatHeaders:
         for watched_user, chat_id in list(self._watchers):
             if watched_user == user_id:
                 self._spawn(self._refresh_chat_settings(user_id, chat_id, only_agent=only_agent))
+
+    def _request_header_refresh(self, user_id: str, chat_id: str) -> None:
+        """After a run event: re-read the chat's header and meter without holding up the
+        chat's next events (the pump awaited it: a run's first words and the next message
+        reached every tab ~5-12 ms later, the time of a meter read). A request made while a
+        refresh runs is done once more after it, so the last one reads the final state."""
+        key = (user_id, chat_id)
+        if key in self._header_refreshes:
+            self._header_refreshes[key] = True
+            return
+        self._header_refreshes[key] = False
+        self._spawn(self._refresh_header_until_current(key))
+
+    async def _refresh_header_until_current(self, key: tuple[str, str]) -> None:
+        try:
+            await self._refresh_chat_settings(*key)
+            while self._header_refreshes.get(key):
+                self._header_refreshes[key] = False
+                await self._refresh_chat_settings(*key)
+        finally:
+            self._header_refreshes.pop(key, None)
 
     async def _refresh_chat_settings(
         self, user_id: str, chat_id: str, only_agent: str = ""

@@ -4,16 +4,21 @@ One :class:`SharingLive` per worker process, built by the app module beside the
 :class:`~chatsapp.live.bridge.LiveBridge` (whose tab bookkeeping it reads and whose watch
 changes it hears). It imports no state module: the app module hands it the states it writes.
 
-* **The sharing change feed** (``Sharing.changes_since``, one indexed read when nothing
-  changed), polled every :data:`POLL_INTERVAL_S` by every process: each process updates the
-  tabs it serves. A person named by an entry gets their "Shared with me" list re-read; a chat
-  named gets its member list re-read; a person who **lost** a chat (removed, left, the owner
-  deleted or ended it) has each of their tabs here that shows it emptied at once: the tab's
+* **The sharing change feed** (``Sharing.changes_since``), read when
+  :mod:`chatsapp.live.sharing_wakeups` says something changed (at once after a commit here or
+  another worker's announcement on Redis; a fallback read each second only while this process
+  serves a tab): each process updates the tabs it serves. A person named by an entry gets
+  their "Shared with me" list re-read; a chat named gets its member list re-read; a person
+  who **lost** a chat (removed, left, the owner deleted or ended it) has each of their tabs
+  here that shows it emptied at once: the tab's
   shared views of that chat are linked to :data:`LOST_TOKEN` (nothing is ever written there),
   so the chat's later frames are not sent to it, what it showed is replaced by empty values,
   and a reconnecting socket hydrates nothing of it; the tab shows why.
 * **Presence**: the bridge reports each tab that starts or stops watching a chat; the chat's
-  shared people state counts them per username (under its lock, so processes on Redis add up).
+  shared people state counts them per process and username (under its lock, so processes on
+  Redis add up), and while this process has such tabs it renews its lease on the chat every
+  ``heartbeat_s``: a process that dies stops renewing, and its tabs leave the header once its
+  lease ends (``chatsapp.states.chat_people``).
 * **Renames**: an owner's rename re-reads the "Shared with me" list of the chat's members
   with a tab here (the open chat's title follows through the transcript's shared state).
 """
@@ -24,24 +29,28 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import Coroutine
+import time
+import uuid
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 import reflex as rx
 
 from backend.errors import ChatsError
-from backend.sharing import ChatRef, SharingChange
+from backend.sharing import ChatRef, Sharing, SharingChange
 from chatsapp.auth.identity import conversation_token, directory_token
 from chatsapp.live.bridge import Key, LiveBridge
 from chatsapp.live.fanout import shared_change
-from chatsapp.reflex_seam import ReflexApp, link_to
+from chatsapp.live.sharing_wakeups import FeedWakeups
+from chatsapp.reflex_seam import ReflexApp, link_to, redis_of
 from chatsapp.services import Services, offload
 
 log = logging.getLogger(__name__)
 
-POLL_INTERVAL_S = 0.2
-"""How often each process reads the sharing feed (a removed member's tabs empty within it)."""
+HEARTBEAT_S = 10.0
+"""How often a process renews its presence lease on the chats its tabs show (the lease:
+``chatsapp.states.chat_people.PRESENCE_LEASE_S``, three heartbeats)."""
 LOST_TOKEN = "conv-lost"
 """Where a tab's views of a chat it lost are linked: a token nothing writes (not a chat id)."""
 LOST_NOTICES = {
@@ -59,7 +68,8 @@ class SharingStates:
 
     tab: type[rx.State]  # per tab: ``lose_chat(notice)``
     shared_with_me: type[rx.State]  # on ``user-<id>``: ``reload(user_id)``, ``loaded``
-    people: type[rx.State]  # on ``conv-<chat>``: ``reload(owner_id)``, ``count_viewer``
+    # on ``conv-<chat>``: ``reload(owner_id)``, ``show_tabs_of``
+    people: type[rx.State]
     chat_views: tuple[type[rx.State], ...]  # every shared state a tab links to ``conv-<chat>``
 
 
@@ -73,19 +83,34 @@ class SharingLive:
         self.bridge = bridge
         self.states = states
         self.services = services
-        self.poll_interval_s = POLL_INTERVAL_S
         self._usernames: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # Presence: this process's name in the counts, the wall clock leases are read on
+        # (processes compare them), and the tabs here per chat id (while any, a heartbeat).
+        self.process = f"{uuid.uuid4().hex[:12]}"
+        self.clock: Callable[[], float] = time.time
+        self.heartbeat_s = HEARTBEAT_S
+        self._here: dict[str, dict[str, int]] = {}  # chat id -> user id -> tabs here
+        self._heartbeat: asyncio.Task[None] | None = None
 
     def install(self) -> None:
         self.bridge.watch_listener = self
 
-    async def poll_forever(self) -> None:
+    async def follow_feed(self) -> None:
         """Follow the feed until cancelled (the app's lifespan task)."""
         sharing = await offload(self.services.sharing)
+        wakeups = FeedWakeups(self.bridge.serves_anyone, redis_of(self.app))
+        unsubscribe = sharing.subscribe(wakeups.committed_here)
+        try:
+            await self._follow(sharing, wakeups)
+        finally:
+            unsubscribe()
+            await wakeups.aclose()
+
+    async def _follow(self, sharing: Sharing, wakeups: FeedWakeups) -> None:
         cursor = await offload(sharing.change_cursor)
         while True:
-            await asyncio.sleep(self.poll_interval_s)
+            await wakeups.wait()
             try:
                 changes = await offload(sharing.changes_since, cursor)
                 cursor = changes.cursor
@@ -93,8 +118,8 @@ class SharingLive:
                     await self._everyone_here()
                 for change in changes.changes:
                     await self.apply(change)
-            except Exception:  # the next poll tries again
-                log.warning("sharing feed poll failed", exc_info=True)
+            except Exception:  # the next wake-up reads again
+                log.warning("sharing feed read failed", exc_info=True)
 
     async def apply(self, change: SharingChange) -> None:
         """One entry of the feed, for the tabs this process serves."""
@@ -123,19 +148,48 @@ class SharingLive:
 
     def watched(self, client_token: str, key: Key, change: int) -> None:
         viewer = self.bridge.tab_owner(client_token) or key[0]
-        self._spawn(self._count(viewer, key[1], change))
+        chat_id = key[1]
+        tabs = self._here.setdefault(chat_id, {})
+        tabs[viewer] = tabs.get(viewer, 0) + change
+        if tabs[viewer] <= 0:
+            del tabs[viewer]
+        if not tabs:
+            del self._here[chat_id]
+        self._spawn(self._show_tabs_here(chat_id))
+        if self._here and (self._heartbeat is None or self._heartbeat.done()):
+            with contextlib.suppress(RuntimeError):  # no loop: nothing is served yet
+                self._heartbeat = asyncio.get_running_loop().create_task(
+                    self._renew_leases(), context=contextvars.Context()
+                )
 
     def chat_renamed(self, owner_id: str, chat_id: str) -> None:
         self._spawn(self._members_renamed(ChatRef(owner_id=owner_id, chat_id=chat_id)))
 
     # ── writes ──────────────────────────────────────────────────────
 
-    async def _count(self, user_id: str, chat_id: str, change: int) -> None:
-        name = await self._username(user_id)
-        async with shared_change(
-            self.app, conversation_token(chat_id), self.states.people
-        ) as people:
-            people.count_viewer(name, change)
+    async def _show_tabs_here(self, chat_id: str) -> None:
+        """This process's tabs of ``chat_id`` per username, as they are when written (so
+        writes that land out of order still leave the last state), and its lease renewed."""
+        names = {user_id: await self._username(user_id) for user_id in self._here.get(chat_id, {})}
+        token = conversation_token(chat_id)
+        async with shared_change(self.app, token, self.states.people) as people:
+            tabs: dict[str, int] = {}
+            for user_id, count in self._here.get(chat_id, {}).items():
+                name = names.get(user_id) or await self._username(user_id)
+                tabs[name] = tabs.get(name, 0) + count
+            people.show_tabs_of(self.process, tabs, self.clock())
+
+    async def _renew_leases(self) -> None:
+        """While tabs here show chats: write their counts again, renewing this process's lease
+        on each chat (and dropping the counts of processes whose lease ended), every
+        ``heartbeat_s``."""
+        while self._here:
+            await asyncio.sleep(self.heartbeat_s)
+            for chat_id in list(self._here):
+                try:
+                    await self._show_tabs_here(chat_id)
+                except Exception:  # the next heartbeat tries again (within the lease)
+                    log.warning("presence renewal failed", exc_info=True)
 
     async def _username(self, user_id: str) -> str:
         name = self._usernames.get(user_id)

@@ -7,7 +7,10 @@ state and relay, as the transcript). Three sources write it:
 * the members: read from ``Sharing.members`` when a tab links and whenever the sharing change
   feed names the chat (``chatsapp.live.sharing_live``);
 * presence: the live layer counts each person's tabs watching the chat as they open and leave
-  it (``viewers``: username -> tabs, across processes, under the shared state's lock);
+  it, per app process (under the shared state's lock, so processes on Redis add up), and
+  renews its process's **lease** every heartbeat while it has such tabs: the counts of
+  a process that stopped renewing (it crashed) are dropped once its lease ends, at the next
+  count or renewal of any process (``viewers``: username -> tabs of live processes);
 * typing: a member's composer sends :meth:`ChatPeopleTabState.typing`, throttled in the
   browser; the name stays in ``typing`` for :data:`TYPING_SHOWN_S` after the last keystroke.
 """
@@ -29,6 +32,9 @@ from chatsapp.states.chat_access import chat_access, person
 from chatsapp.states.linking import link_quietly
 from chatsapp.states.server_only import server_only
 
+PRESENCE_LEASE_S = 30.0
+"""A process's tab counts stand this long after it last renewed them (three of the live
+layer's heartbeats: ``chatsapp.live.sharing_live.HEARTBEAT_S``)."""
 TYPING_SHOWN_S = 3.0
 """How long "… is typing" stays after the last keystroke the composer reported."""
 TYPING_THROTTLE_MS = 1000
@@ -49,16 +55,48 @@ def member_rows(owner_id: str, chat_id: str, viewer_id: str) -> list[MemberRow]:
     return [MemberRow(m.user_id, m.username, m.role) for m in found]
 
 
+Counts = dict[str, dict[str, int]]  # process -> username -> tabs showing the chat
+Leases = dict[str, float]  # process -> when its counts end unless renewed (wall-clock s)
+
+
+def with_tabs_of(counts: Counts, process: str, tabs: dict[str, int]) -> Counts:
+    """``counts`` with ``process``'s tabs (username -> tabs) replaced by ``tabs``: each
+    process writes all its own, so writes that land out of order still end right."""
+    others = {p: c for p, c in counts.items() if p != process}
+    mine = {username: n for username, n in tabs.items() if n > 0}
+    return {**others, process: mine} if mine else others
+
+
+def renewed(counts: Counts, leases: Leases, process: str, now: float) -> tuple[Counts, Leases]:
+    """``process`` renews its lease at ``now``; every lease ended by then goes with its
+    process's counts (a process that crashed stops renewing)."""
+    alive = {p: until for p, until in leases.items() if until > now and p in counts}
+    if process in counts:
+        alive[process] = now + PRESENCE_LEASE_S
+    return {p: c for p, c in counts.items() if p in alive}, alive
+
+
+def tabs_per_person(counts: Counts) -> dict[str, int]:
+    """username -> tabs showing the chat, over every process."""
+    total: dict[str, int] = {}
+    for mine in counts.values():
+        for username, tabs in mine.items():
+            total[username] = total.get(username, 0) + tabs
+    return total
+
+
 class SharedChatPeopleState(rx.SharedState):
     """The people of one chat (module docstring), shared by every tab that shows it."""
 
     chat_id: str = ""
     members: list[MemberRow] = []
-    viewers: dict[str, int] = {}  # username -> tabs showing the chat now
+    viewers: dict[str, int] = {}  # username -> tabs showing the chat now (live processes)
     present: list[str] = []  # the usernames with at least one tab, sorted
     typing: list[str] = []
     loaded: bool = False
     _typed_at: dict[str, float] = {}  # username -> monotonic time of the last keystroke
+    _counts: Counts = {}
+    _leases: Leases = {}
 
     @server_only
     async def reload(self, owner_id: str) -> None:
@@ -73,20 +111,24 @@ class SharedChatPeopleState(rx.SharedState):
             self.loaded = True
 
     @server_only
-    def count_viewer(self, username: str, change: int) -> None:
-        """One more (``+1``) or one fewer (``-1``) tab of ``username`` shows the chat."""
-        viewers = dict(self.viewers)
-        left = viewers.get(username, 0) + change
-        if left > 0:
-            viewers[username] = left
-        else:
-            viewers.pop(username, None)
-        self.viewers = viewers
+    def show_tabs_of(self, process: str, tabs: dict[str, int], now: float) -> None:
+        """App process ``process`` serves ``tabs`` (username -> its tabs showing the chat)
+        now (``now``: wall-clock seconds; the process's lease renews)."""
+        self._counts = with_tabs_of(self._counts, process, tabs)
+        self.renew(process, now)
+
+    @server_only
+    def renew(self, process: str, now: float) -> None:
+        """``process`` still serves its tabs (its heartbeat); ended leases are dropped."""
+        self._counts, self._leases = renewed(self._counts, self._leases, process, now)
+        viewers = tabs_per_person(self._counts)
+        if viewers != self.viewers:
+            self.viewers = viewers
         present = sorted(viewers)
         if present != self.present:
             self.present = present
-        if username not in viewers and username in self.typing:
-            self.typing = [name for name in self.typing if name != username]
+        if any(name not in viewers for name in self.typing):
+            self.typing = [name for name in self.typing if name in viewers]
 
     @server_only
     def typed(self, username: str, now: float) -> None:

@@ -44,6 +44,13 @@ def _link_row(link: ShareLink) -> LinkRow:
     return LinkRow(link.id, link.title, created, link.message_count, link.includes_attachments)
 
 
+def owner_context_switch(access: ChatAccess) -> bool:
+    """The owner's switch as stored, through the one backend call that checks the reader is
+    the owner (blocking). Not ``run_may_use_owner_context``: that says whether runs use the
+    owner's context *now*, which for a chat shared with nobody is always yes."""
+    return services().sharing().owner_context(person(access.viewer_id), access.ref)
+
+
 class ShareDialogTabState(rx.State):
     """Per tab: the dialog's open state, the last refusal or confirmation, links, the switch."""
 
@@ -80,16 +87,10 @@ class ShareDialogTabState(rx.State):
             self._refused(exc)
             return
         sharing = services().sharing()
-        self.owner_context = await offload(self._owner_context, access)
+        self.owner_context = await offload(owner_context_switch, access)
         await self._refresh_members(access)
         found = await offload(sharing.list_links, person(access.viewer_id))
         self.links = [_link_row(link) for link in found if link.chat_id == access.chat_id]
-
-    @staticmethod
-    def _owner_context(access: ChatAccess) -> bool:
-        sharing = services().sharing()
-        has_members = len(sharing.participant_ids(access.ref)) > 1
-        return has_members and sharing.run_may_use_owner_context(access.ref)
 
     @rx.event
     async def share(self, form_data: dict[str, object]) -> None:
@@ -148,10 +149,10 @@ class ShareDialogTabState(rx.State):
             await offload(
                 services().sharing().set_owner_context, actor, access.ref, enabled is True
             )
+            # Read back, not assumed: another tab of the owner may have switched it since.
+            self.owner_context = await offload(owner_context_switch, access)
         except ChatsError as exc:
             self._refused(exc)
-            return
-        self.owner_context = enabled is True
 
     @rx.event
     async def leave(self):  # noqa: ANN201

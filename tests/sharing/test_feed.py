@@ -74,6 +74,23 @@ class TestTheFeed:
         sharing.shared_with_me(pat)
         assert sharing.changes_since(cursor).changes == ()
 
+    def test_a_subscriber_hears_each_committed_change_made_through_this_handle(
+        self, sharing, shared, owner, pat
+    ):
+        """The live layer's cue to read the feed at once (no poll while nothing changes)."""
+        heard: list[int] = []
+        unsubscribe = sharing.subscribe(lambda: heard.append(sharing.change_cursor()))
+        cursor = sharing.change_cursor()
+        with pytest.raises(AlreadyMemberError):  # refused: rolled back, nothing to hear
+            sharing.share(owner, shared, "pat", "viewer")
+        sharing.members(owner, shared)  # a read: nothing to hear
+        assert heard == []
+        sharing.remove_member(owner, shared, pat.id)
+        assert heard and heard[-1] > cursor  # heard after the entry is readable
+        unsubscribe()
+        sharing.share(owner, shared, "pat", "viewer")
+        assert len(heard) == 1
+
     def test_another_process_sees_a_change_made_here_at_its_next_read(
         self, sharing, settings, accounts, chat, owner, pat
     ):

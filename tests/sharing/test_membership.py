@@ -228,6 +228,28 @@ class TestOwnerContext:
             sharing.set_owner_context(pat, shared, True)
         assert not sharing.run_may_use_owner_context(shared)
 
+    def test_the_switch_reads_as_stored_also_while_shared_with_nobody(
+        self, sharing, shared, owner, pat, vic
+    ):
+        """The share dialog's checkbox: the stored switch, not whether runs use it now."""
+        assert not sharing.owner_context(owner, shared)
+        sharing.set_owner_context(owner, shared, True)
+        assert sharing.owner_context(owner, shared)
+        sharing.remove_member(owner, shared, pat.id)
+        sharing.remove_member(owner, shared, vic.id)
+        assert sharing.run_may_use_owner_context(shared)  # shared with nobody: as before
+        assert sharing.owner_context(owner, shared)  # the switch is kept for the next share
+
+    def test_only_the_owner_reads_the_switch(self, sharing, shared, owner, pat, stranger):
+        sharing.set_owner_context(owner, shared, True)
+        with pytest.raises(ChatActRefusedError):
+            sharing.owner_context(pat, shared)
+        with pytest.raises(ChatNotFoundError):
+            sharing.owner_context(stranger, shared)
+
+    def test_a_chat_never_shared_reads_off(self, sharing, chat, owner):
+        assert not sharing.owner_context(owner, chat)
+
 
 class TestConcurrentWriters:
     def test_two_processes_sharing_with_the_same_person_at_once_add_them_once(

@@ -161,3 +161,35 @@ class TestHeadersFollowAgentSavesOnOtherWorkers:
             await until(lambda: len(header.refreshed) > seen)
         finally:
             await other.shutdown()
+
+
+class TestTheHeaderDoesNotHoldUpTheChat:
+    async def test_a_slow_header_read_delays_no_run_event_and_is_redone_once_after(
+        self, live
+    ) -> None:
+        """A run's header and meter are re-read after it starts and ends; while that read
+        waits, the reply still reaches the transcript (the pump awaited it before: every
+        tab got the run's first words one meter read late)."""
+        served, app = live
+        chat = new_chat(served)
+        gate, reads = asyncio.Event(), []
+
+        async def slow_header_read(user_id: str, chat_id: str, only_agent: str = "") -> None:
+            reads.append(chat_id)
+            await gate.wait()
+
+        app.bridge._refresh_chat_settings = slow_header_read
+        served.conversation_opened(USER, chat, "tab-1")
+        await until(lambda: watchers(served) == 1)
+        view = views_of(app)[f"conv-{chat}"]
+        runtime = served.runtime(USER)
+        await runtime.send_message(chat, "hello")
+        await runtime.wait_idle(chat)
+        await until(lambda: len(view.refreshed) == 2 and not view.streaming)
+        # The read after run.started still waits; the one run.completed asked for is pending.
+        assert app.bridge._header_refreshes == {(USER, chat): True}
+        before = len(reads)
+
+        gate.set()
+        await until(lambda: not app.bridge._header_refreshes)
+        assert len(reads) == before + 1  # redone once, after the read it waited behind
