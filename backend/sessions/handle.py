@@ -96,7 +96,7 @@ class Session(SessionReads):
         nested = db.in_transaction
         try:
             with db.transaction():
-                if appends:
+                if appends and store.folds_append_check:
                     store.begin_append(self._id, nested)
                 else:
                     store.begin_write(self._id, nested)

@@ -53,6 +53,7 @@ class PgSessionStore(SessionStore):
         " ORDER BY seq DESC LIMIT 1"
     )
 
+    folds_append_check = True
     _folded_check = False
     """``begin_append`` left the check for foreign commits to the ``insert`` that follows."""
 
@@ -82,7 +83,7 @@ class PgSessionStore(SessionStore):
         *,
         keep_memo: bool = True,
     ) -> str | _NotInserted | None:
-        if self._folded_check:
+        if self._folded_check:  # an append (begin_append): parent OMITTED, keep_memo True
             self._folded_check = False
             writer = self._writer
             assert isinstance(writer, PgMessageWriter)
@@ -94,8 +95,12 @@ class PgSessionStore(SessionStore):
                 if stored is not None:
                     if not stored:
                         return NOT_INSERTED
-                    parent = tail.leaf_id
-                    self._inserted(session_id, tail, encoded, parent, keep_memo)
+                    parent, tail.leaf_id = tail.leaf_id, encoded.id
+                    tail.next_seq += 1
+                    if session_id in self._memos:  # as the file's insert keeps it
+                        self._memo_after_insert(
+                            session_id, encoded.id, parent, encoded.token_estimate
+                        )
                     return parent
             super().begin_write(session_id, nested=False)  # the check, the usual way
         return super().insert(session_id, encoded, parent_id, created_at, keep_memo=keep_memo)

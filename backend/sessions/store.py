@@ -173,6 +173,10 @@ class SessionStore:
                 forget = self._forgetters[session_id] = partial(self.forget, session_id)
             self.db.on_rollback(forget)
 
+    folds_append_check = False
+    """Whether :meth:`begin_append` differs from ``begin_write`` (the handle calls it only
+    then: a file's append pays nothing for it)."""
+
     def begin_append(self, session_id: str, nested: bool) -> None:
         """``begin_write`` of a transaction whose first step is ``insert`` under the active
         leaf (an append): an engine may fold the check for foreign commits into the insert
@@ -299,24 +303,13 @@ class SessionStore:
             parent_id = tail.leaf_id
         if not self._writer.insert(session_id, encoded, tail.next_seq, parent_id, created_at):
             return NOT_INSERTED
-        self._inserted(session_id, tail, encoded, parent_id, keep_memo)
-        return parent_id
-
-    def _inserted(
-        self,
-        session_id: str,
-        tail: _Tail,
-        encoded: EncodedMessage,
-        parent_id: str | None,
-        keep_memo: bool,
-    ) -> None:
-        """The derived state after ``encoded`` was stored as the tail, under ``parent_id``."""
         tail.leaf_id = encoded.id
         tail.next_seq += 1
         if not keep_memo:
             self._memos.pop(session_id, None)
         elif session_id in self._memos:  # no memo (the common case): no call
             self._memo_after_insert(session_id, encoded.id, parent_id, encoded.token_estimate)
+        return parent_id
 
     def stamp_digest(self, session_id: str, message_id: str, digest: bytes) -> None:
         """Record the digest of a row stored without one (no cached state depends on it)."""
