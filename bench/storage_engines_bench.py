@@ -28,6 +28,12 @@ with their goals:
   search p95 over 500 chats x 200 messages, PostgreSQL vs SQLite (<= 3).
 
     .venv/bin/python bench/storage_engines_bench.py --skip-conversations   # the seam only
+    .venv/bin/python bench/storage_engines_bench.py --durable-append-only  # its first case only
+
+An append on PostgreSQL is one round trip (``BEGIN``, one statement doing the whole append
+behind the scope's guarded version bump, ``COMMIT``: backend/sessions/pg_writes.py); it was
+three (``BEGIN`` + bump + version read, the ``INSERT``, ``COMMIT``). On a loaded machine
+every round trip waits for two processes to be scheduled, on top of the commit's flush.
 """
 
 from __future__ import annotations
@@ -164,6 +170,13 @@ def prepared(scope: Scope) -> Scope:
 def main() -> None:
     started = time.perf_counter()
     server = start_postgres(DURABLE)
+    if "--durable-append-only" in sys.argv:
+        try:
+            with tempfile.TemporaryDirectory(prefix="engines-bench-") as name:
+                durable_append(server.create_database("bench_conversations"), Path(name))
+        finally:
+            server.stop()
+        return
     engines: list[PostgresEngine] = []
     try:
         with tempfile.TemporaryDirectory(prefix="engines-bench-") as name:

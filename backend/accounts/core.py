@@ -66,14 +66,14 @@ class AccountsCore(Closing):
         """Create one account; call inside a transaction.
 
         The first admin of a data folder adopts the former single local user's directory:
-        when no admin was ever made, and ``<data_dir>/<CHATS_USER>/directory.sqlite`` exists,
+        when no admin was ever made, and the engine holds ``<CHATS_USER>``'s directory database,
         and no account holds that id yet, the new admin's id *is* that id, so their chats are
         where they were (see :mod:`backend.accounts.adoption`).
         """
         now = self._now_ms()
         store = self._store
         if role == "admin" and store.count_admins() == 0:
-            adopted = former_local_directory(self.settings.data_dir, self.settings.user_id)
+            adopted = former_local_directory(self.settings, self._opened.storage)
             if adopted is not None and store.user_by_id(adopted) is None:
                 return self._insert_with_id(adopted, username, role, password_hash, now)
         for _ in range(_ID_ATTEMPTS):

@@ -80,12 +80,14 @@ class Session(SessionReads):
 
     # ── write pipeline ──────────────────────────────────────────────
 
-    def _write(self, work: Callable[..., T], *args: Any) -> T:
+    def _write(self, work: Callable[..., T], *args: Any, appends: bool = False) -> T:
         """Run ``work(*args)`` as one write transaction (joining the caller's, if any).
 
         If the transaction this call opened fails, the session's cached state is dropped right
         here; inside a caller's transaction the store arms a rollback hook instead. (``args``
         rather than a closure: an append is one call less and one allocation less.)
+        ``appends``: ``work`` begins with the store's ``insert`` under the active leaf
+        (``SessionStore.begin_append``).
         """
         store = self._store
         if store.retired:  # the file was purged or replaced: nothing written here would last
@@ -94,7 +96,10 @@ class Session(SessionReads):
         nested = db.in_transaction
         try:
             with db.transaction():
-                self._store.begin_write(self._id, nested)
+                if appends and store.folds_append_check:
+                    store.begin_append(self._id, nested)
+                else:
+                    store.begin_write(self._id, nested)
                 return work(*args)
         except BaseException:
             self._store.forget(self._id)
@@ -136,7 +141,7 @@ class Session(SessionReads):
         if validate_message(message).startswith(COMPACTION_PREFIX):
             return AppendResult(False, message)
         encoded = self._prepare(message, source)
-        return self._write(self._append, encoded, parent_id)
+        return self._write(self._append, encoded, parent_id, appends=parent_id is OMITTED)
 
     def _append(self, encoded: EncodedMessage, parent_id: str | _Omitted | None) -> AppendResult:
         store = self._store

@@ -66,6 +66,14 @@ class ScopeKeyed:
     def iterate(self, sql: str, params: Params = ()) -> Iterator[Row]:
         return self.scope.iterate(sql, self._keyed(params))
 
+    def commit_if_unmoved(self, sql: str, params: Params, data_version: int) -> Row | None:
+        """:meth:`PostgresScope.commit_if_unmoved`, the scope's name first in ``params``."""
+        return self.scope.commit_if_unmoved(sql, self._keyed(params), data_version)
+
+    @property
+    def nothing_sent(self) -> bool:
+        return self.scope.nothing_sent
+
     def transaction(self) -> AbstractContextManager[Any]:
         return self.scope.transaction()
 

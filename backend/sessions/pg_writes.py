@@ -4,6 +4,12 @@ The same statements, each leading with the conversation's scope (an ``UPDATE`` t
 through the ``k`` CTE, so it still comes first); ``INSERT OR IGNORE`` is ``ON CONFLICT DO
 NOTHING``, id lists are one bound ``text[]``.
 
+**An append is one round trip** (:meth:`PgMessageWriter.insert_at_once`): the message row, its
+continuation slices and its search document go in one statement behind the scope's guarded
+bump (``GUARDED_BUMP``), sent with ``BEGIN`` and ``COMMIT``; it writes only if nobody else
+committed to the conversation since the store last looked, which is what the store's
+``begin_write`` would otherwise have read first (a round trip of its own).
+
 **A growing message rewrites only its end** (:mod:`backend.sessions.growth`): a streamed
 reply is updated at every checkpoint, and rewriting it whole each time makes the WAL grow
 with the square of the reply. An update whose stored slices still begin the new content keeps
@@ -17,10 +23,13 @@ from typing_extensions import override
 
 from backend.sessions.encoding import EncodedMessage
 from backend.sessions.growth import GROWTH_MIN_CHARS, grown_slices
+from backend.sessions.pg_fts import document_parts
 from backend.sessions.pg_rows import ID_LIST, id_array
-from backend.sessions.pg_scoped import SCOPE_CTE
+from backend.sessions.pg_scoped import SCOPE_CTE, ScopeKeyed
 from backend.sessions.rows import StoredRow
+from backend.sessions.search import fts_rowid, indexed_text
 from backend.sessions.writes import MessageWriter, _blob
+from backend.storage.postgres import GUARDED_BUMP
 
 
 class PgMessageWriter(MessageWriter):
@@ -87,6 +96,70 @@ class PgMessageWriter(MessageWriter):
     )
     _CLEAR_MESSAGES = "DELETE FROM session_messages WHERE scope = ? AND session_id = ?"
     _CLEAR_CONTINUATIONS = "DELETE FROM session_message_chunks WHERE scope = ? AND session_id = ?"
+
+    _INSERT_AT_ONCE = (
+        GUARDED_BUMP + ", k AS (SELECT ?::text AS scope, ?::text AS sid, ?::text AS id),"
+        " m AS (INSERT INTO session_messages (scope, session_id, id, seq, parent_id, type,"
+        " role, content, content_chunks, token_estimate, created_at, content_hash)"
+        " SELECT k.scope, k.sid, k.id, ?::bigint, ?::text, 'message', ?::text, ?::text,"
+        " ?::integer, ?::bigint, ?::bigint, ?::bytea FROM bump, k"
+        " ON CONFLICT DO NOTHING RETURNING 1),"
+        " c AS (INSERT INTO session_message_chunks (scope, session_id, id, idx, content)"
+        " SELECT k.scope, k.sid, k.id, u.idx, u.content FROM m, k,"
+        " unnest(?::text[]) WITH ORDINALITY AS u(content, idx)"
+        " ON CONFLICT (scope, session_id, id, idx) DO UPDATE SET content = excluded.content"
+        " RETURNING 1),"
+        " d AS (INSERT INTO session_search (scope, doc, id, session_id, role, content)"
+        " SELECT k.scope, ?::bigint, k.id, k.sid, ?::text, ?::text FROM m, k WHERE ?::boolean"
+        " RETURNING doc),"
+        " p AS (INSERT INTO session_search_parts (scope, doc, part, tsv)"
+        " SELECT k.scope, d.doc, u.part - 1, u.tsv::tsvector FROM d, k,"
+        " unnest(?::text[]) WITH ORDINALITY AS u(tsv, part) RETURNING 1)"
+        " SELECT bump.*, (SELECT count(*) FROM m) AS inserted, (SELECT count(*) FROM m)"
+        " + (SELECT count(*) FROM c) + (SELECT count(*) FROM d) + (SELECT count(*) FROM p)"
+        " AS written FROM bump"
+    )
+
+    def insert_at_once(
+        self,
+        session_id: str,
+        encoded: EncodedMessage,
+        seq: int,
+        parent_id: str | None,
+        created_at: int,
+        data_version: int,
+    ) -> bool | None:
+        """``insert`` as a whole transaction in one round trip, if the conversation's
+        ``data_version`` is still ``data_version`` (see the module docstring): True (stored),
+        False (the id exists: nothing written) or None (someone else committed meanwhile:
+        nothing written, catch up and ``insert``). Not for a message with attachments."""
+        assert not encoded.payloads and not encoded.references
+        text = indexed_text(encoded.message) if self._index.exists else ""
+        db = self.db
+        assert isinstance(db, ScopeKeyed)
+        row = db.commit_if_unmoved(
+            self._INSERT_AT_ONCE,
+            (
+                session_id,
+                encoded.id,
+                seq,
+                parent_id,
+                encoded.role,
+                encoded.slices[0],
+                encoded.continuation_count,
+                encoded.token_estimate,
+                created_at,
+                _blob(encoded.digest),
+                list(encoded.slices[1:]),
+                fts_rowid(session_id, encoded.id),
+                encoded.role,
+                text,
+                bool(text),
+                [part.tsvector for part in document_parts(text)] if text else [],
+            ),
+            data_version,
+        )
+        return None if row is None else bool(row["inserted"])
 
     @override
     def _replace_content(

@@ -173,6 +173,16 @@ class SessionStore:
                 forget = self._forgetters[session_id] = partial(self.forget, session_id)
             self.db.on_rollback(forget)
 
+    folds_append_check = False
+    """Whether :meth:`begin_append` differs from ``begin_write`` (the handle calls it only
+    then: a file's append pays nothing for it)."""
+
+    def begin_append(self, session_id: str, nested: bool) -> None:
+        """``begin_write`` of a transaction whose first step is ``insert`` under the active
+        leaf (an append): an engine may fold the check for foreign commits into the insert
+        itself (the PostgreSQL twin does). The file needs no such thing."""
+        self.begin_write(session_id, nested)
+
     def _enter_caller_transaction(self, session_id: str) -> None:
         if session_id in self._unsettled:
             self._verify(session_id)

@@ -4,12 +4,14 @@ chats kept by adoption."""
 from __future__ import annotations
 
 import stat
+from pathlib import Path
 
 import pytest
 
 from backend.accounts import CONSOLE_ACTOR, MAX_FAILURES_PER_ADDRESS, Accounts, SignedIn
 from backend.accounts import tokens as tokens_module
 from backend.chats import Chats
+from backend.config import PostgresLocation
 from backend.data_folder import SETUP_CODE_FILE
 from backend.errors import InvalidSetupCodeError, ThrottledError
 from tests.accounts.conftest import ADDRESS, PASSWORD, make_settings, raw_rows
@@ -127,24 +129,44 @@ class TestSetupCode:
             accounts.create_first_admin(code, "racer", PASSWORD)
 
 
-def make_legacy_directory(data_dir, user_id: str = "local") -> str:
-    """The single local user's directory as the app left it, with one chat."""
-    with Chats(data_dir, user_id) as chats:
-        return chats.create_chat(title="Before accounts").id
+class LegacyDirectories:
+    """The single local user's directories as the app left them, on the test's engine: under
+    the data folder on SQLite, as scopes under the storage root on PostgreSQL."""
+
+    def __init__(self, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        settings = make_settings(data_dir)
+        storage = settings.storage
+        monkeypatch.setenv(
+            "CHATS_STORAGE", storage.url if isinstance(storage, PostgresLocation) else storage
+        )
+        self.root = settings.storage_root
+
+    def make(self, user_id: str = "local") -> str:
+        """A directory of ``user_id`` with one chat; the chat's id."""
+        with Chats(self.root, user_id) as chats:
+            return chats.create_chat(title="Before accounts").id
+
+    def chat_ids(self, user_id: str) -> list[str]:
+        with Chats(self.root, user_id) as chats:
+            return [chat.id for chat in chats.list_chats()]
+
+
+@pytest.fixture
+def legacy(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> LegacyDirectories:
+    return LegacyDirectories(data_dir, monkeypatch)
 
 
 class TestAdoptionOfTheFormerLocalUser:
-    def test_the_first_admin_gets_the_former_local_directory_and_its_chats(
-        self, accounts, data_dir
-    ):
-        chat_id = make_legacy_directory(data_dir)
+    """The same rule on both engines: what counts is the directory the engine holds."""
+
+    def test_the_first_admin_gets_the_former_local_directory_and_its_chats(self, accounts, legacy):
+        chat_id = legacy.make()
         admin = accounts.create_first_admin(accounts.setup_code_for_console(), "owner", PASSWORD)
         assert admin.user.id == "local"
-        with Chats(data_dir, admin.user.id) as chats:
-            assert [chat.id for chat in chats.list_chats()] == [chat_id]
+        assert legacy.chat_ids(admin.user.id) == [chat_id]
 
-    def test_the_former_user_is_whoever_CHATS_USER_named(self, data_dir, clock):
-        make_legacy_directory(data_dir, "family-laptop")
+    def test_the_former_user_is_whoever_CHATS_USER_named(self, data_dir, clock, legacy):
+        legacy.make("family-laptop")
         with Accounts(make_settings(data_dir, user_id="family-laptop"), clock=clock) as accounts:
             admin = accounts.create_user(CONSOLE_ACTOR, "owner", PASSWORD, role="admin")
         assert admin.id == "family-laptop"
@@ -155,24 +177,29 @@ class TestAdoptionOfTheFormerLocalUser:
         assert admin.id != "local"
         assert admin.id.startswith("owner-")
 
-    def test_only_the_first_admin_adopts(self, accounts, data_dir, admin):
-        make_legacy_directory(data_dir)
+    def test_someone_else_s_directory_is_not_the_former_user_s(self, accounts, legacy):
+        legacy.make("local-2")  # a name that begins like the former user's
+        admin = accounts.create_user(CONSOLE_ACTOR, "owner", PASSWORD, role="admin")
+        assert admin.id.startswith("owner-")
+
+    def test_only_the_first_admin_adopts(self, accounts, legacy, admin):
+        legacy.make()
         second = accounts.create_user(admin.id, "second", PASSWORD, role="admin")
         assert second.id != "local"
 
-    def test_a_plain_user_made_first_does_not_take_it_from_the_admin(self, accounts, data_dir):
-        make_legacy_directory(data_dir)
+    def test_a_plain_user_made_first_does_not_take_it_from_the_admin(self, accounts, legacy):
+        legacy.make()
         user = accounts.create_user(CONSOLE_ACTOR, "early-bird", PASSWORD)
         admin = accounts.create_user(CONSOLE_ACTOR, "owner", PASSWORD, role="admin")
         assert (user.id, admin.id) != ("local", "local")
         assert admin.id == "local"
 
-    def test_a_former_id_that_cannot_be_a_user_id_is_left_alone(self, data_dir, clock):
-        make_legacy_directory(data_dir, "Old_User")
+    def test_a_former_id_that_cannot_be_a_user_id_is_left_alone(self, data_dir, clock, legacy):
+        chat_id = legacy.make("Old_User")
         with Accounts(make_settings(data_dir, user_id="Old_User"), clock=clock) as accounts:
             admin = accounts.create_user(CONSOLE_ACTOR, "owner", PASSWORD, role="admin")
         assert admin.id != "Old_User"
-        assert (data_dir / "Old_User" / "directory.sqlite").exists()
+        assert legacy.chat_ids("Old_User") == [chat_id]
 
 
 class TestSetupHashesOnlyForTheRightCode:

@@ -3,7 +3,7 @@ server), nothing acknowledged is lost, and the runtime works again by itself onc
 
 The app reaches the test server through a relay (``tests/storage/cutting_proxy.py``) that cuts
 every connection and refuses new ones for :data:`OUTAGE_S`, as a server restart does, while a
-reply streams. A statement waits up to the pool's ``POOL_WAIT_S`` for a connection (30 s: an
+reply streams. A statement waits up to the pool's ``POOL_WAIT_S`` for a connection (5 s: an
 outage shorter than that costs a write a wait, not a failure); here it waits
 :data:`POOL_WAIT_S`, so the outage outlasts it and writes fail as a longer one makes them.
 """

@@ -11,10 +11,12 @@ from backend.storage.postgres.errors import (
     StorageUnavailableError,
     UnsupportedServerError,
 )
+from backend.storage.postgres.outcome import GUARDED_BUMP
 from backend.storage.postgres.rows import PgRow
 from backend.storage.postgres.scope import PostgresScope
 
 __all__ = [
+    "GUARDED_BUMP",
     "MIN_SERVER_VERSION",
     "CommitAbortedError",
     "CommitOutcomeError",

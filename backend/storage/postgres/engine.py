@@ -41,8 +41,22 @@ from backend.storage.postgres.rows import PgRow, pg_row_factory
 CONNECT_TIMEOUT_S = 10
 POOL_MAX = 16
 """Connections per process: a transaction pins one, a statement outside borrows one."""
-POOL_WAIT_S = 30.0
-"""How long a statement waits for a free connection before failing as unavailable."""
+POOL_WAIT_S = 5.0
+"""How long a statement waits for a pooled connection before it fails as
+:class:`~backend.storage.postgres.errors.StorageUnavailableError`, which a person reads as
+"Storage unavailable ... Try again in a moment" (:mod:`backend.runtime.failures`).
+
+Why 5 s: a request that waits longer than a few seconds is what a person sees as a hang
+(30 s was the old value: a send that hung half a minute before saying anything). A server
+restart (1-3 s) and the pool's first reconnect attempts fit inside it, so a short blip costs
+a request a wait, not a failure; a longer outage, or a failover (~15 s under Patroni,
+docs/scaling.md), fails each request fast with the typed error while the pool keeps
+reconnecting in the background, and the next try succeeds once the server is back. A busy
+pool never comes near it: a connection is held for one statement or one transaction
+(milliseconds), never across a streamed reply. It is shorter than
+:data:`CONNECT_TIMEOUT_S` on purpose: one connection attempt to a host that drops packets
+may take that long, and the person is answered before it gives up. Read when an engine is
+made (``PostgresEngine(pool_wait_s=...)`` or this module attribute: tests shorten it)."""
 RECONNECT_WINDOW_S = 4.0
 """How long the pool retries one lost connection (psycopg_pool doubles its pause each time,
 1, 2, 4, 8 s...) before giving up that attempt; :meth:`PostgresEngine.connection` asks again
@@ -72,8 +86,16 @@ class PostgresEngine:
 
     kind = "postgresql"
 
-    def __init__(self, location: PostgresLocation, *, pool_max: int = POOL_MAX) -> None:
+    def __init__(
+        self,
+        location: PostgresLocation,
+        *,
+        pool_max: int = POOL_MAX,
+        pool_wait_s: float | None = None,
+    ) -> None:
         self.location = location
+        self.pool_wait_s = POOL_WAIT_S if pool_wait_s is None else pool_wait_s
+        """How long :meth:`connection` waits for a connection (see :data:`POOL_WAIT_S`)."""
         self.conninfo = _conninfo(location)
         try:
             with psycopg.connect(self.conninfo, autocommit=True) as conn:
@@ -87,7 +109,7 @@ class PostgresEngine:
             kwargs={"autocommit": True, "row_factory": pg_row_factory},
             min_size=1,
             max_size=pool_max,
-            timeout=POOL_WAIT_S,
+            timeout=self.pool_wait_s,
             reconnect_timeout=RECONNECT_WINDOW_S,
             name=f"chats {location.describe()}",
             open=True,
@@ -104,8 +126,9 @@ class PostgresEngine:
 
     def connection(self, timeout: float | None = None) -> psycopg.Connection[PgRow]:
         """A pooled connection the server has not visibly closed (see the module docstring);
-        give it back with ``pool.putconn``. Raises ``PoolTimeout`` as ``pool.getconn`` does."""
-        deadline = time.monotonic() + (POOL_WAIT_S if timeout is None else timeout)
+        give it back with ``pool.putconn``. Raises ``PoolTimeout`` as ``pool.getconn`` does,
+        after :attr:`pool_wait_s` unless ``timeout`` says otherwise."""
+        deadline = time.monotonic() + (self.pool_wait_s if timeout is None else timeout)
         dead = 0
         while True:
             # Asked again at least every RECONNECT_WINDOW_S: the pool starts a new connection

@@ -56,6 +56,18 @@ BUMP = (
 )
 """A write transaction's first statement: the scope's write lock and counter, and its witness."""
 
+GUARDED_BUMP = (
+    "WITH bump AS (UPDATE _scopes SET version = version + 1, token = ? WHERE name = ?"
+    " AND version = ? RETURNING pg_current_xact_id()::text AS xid, version,"
+    " pg_postmaster_start_time() AS started)"
+)
+""":data:`BUMP` as the first CTE of a statement that does a whole write transaction's work
+(``PostgresScope.commit_if_unmoved``): it bumps only while the scope's version is still the
+one given, and the rest of the statement writes only ``FROM bump``, so when anyone else
+committed in between the statement writes nothing at all. Its first three parameters are the
+token, the scope and that version; the statement's one row begins with the bump's columns
+(``SELECT bump.*, ... FROM bump``): they are the transaction's witness."""
+
 _TAKE_ID = "SELECT pg_current_xact_id()"
 _ASK = """
 SELECT s.token, s.version, pg_postmaster_start_time(),

@@ -37,14 +37,13 @@ import contextlib
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from types import TracebackType
 from typing import Any
 
 import psycopg
 from psycopg_pool import PoolTimeout
 
 from backend.clock import now_ms
-from backend.errors import InvalidInputError, StorageError
+from backend.errors import StorageError
 from backend.storage.database import OpStats
 from backend.storage.hooks import TransactionHooks
 from backend.storage.postgres.engine import PostgresEngine
@@ -58,7 +57,13 @@ from backend.storage.postgres.outcome import (
     row_if_any,
 )
 from backend.storage.postgres.rows import PgResult, PgRow
-from backend.storage.postgres.statements import is_read, to_psycopg
+from backend.storage.postgres.statements import (
+    bound_params,
+    is_read,
+    surrogate_error,
+    to_psycopg,
+)
+from backend.storage.postgres.transaction import ScopeTransaction
 
 Migration = Callable[["PostgresScope"], None]
 
@@ -87,6 +92,7 @@ class PostgresScope(TransactionHooks):
         self._own_commits = 0
         self._begin_pending = False  # a transaction pinned a connection, no statement yet
         self._witness: Witness | None = None  # the open transaction's, once its bump ran
+        self._finished = False  # the open transaction committed early (commit_if_unmoved)
         self.resolve_wait_s = RESOLVE_WAIT_S
         self._closed = False
         # Every pooled connection may have died at once (a server restart): one try each, +1.
@@ -125,9 +131,7 @@ class PostgresScope(TransactionHooks):
         except PoolTimeout as exc:
             raise unavailable(self.engine.location, exc) from exc
         except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                f"text holding a lone UTF-16 surrogate cannot be stored (in: {_first_line(sql)})"
-            ) from exc
+            raise surrogate_error(sql) from exc
 
     def _pin(self) -> psycopg.Connection[PgRow]:
         if self._closed:
@@ -187,18 +191,20 @@ class PostgresScope(TransactionHooks):
             # In a transaction the connection is this scope's until commit, so the rows are
             # read after ``_borrowed`` returns: a first statement pipelined with the BEGIN
             # (``_begin_with``) has its row count only once the pipeline is synced.
-            cursor = self._borrowed(lambda conn: conn.execute(query, _params(params)), sql)
+            cursor = self._borrowed(lambda conn: conn.execute(query, bound_params(params)), sql)
             try:
                 rows = cursor.fetchall() if cursor.description is not None else []
             except psycopg.Error as exc:
                 raise translated(exc, sql, self.engine.location) from exc
             result = PgResult(rows, cursor.rowcount)
         elif not is_read(sql):
+            if self._finished:
+                raise StorageError("this transaction was committed with its last write")
             result = self._write_alone(sql, query, params)
         else:
 
             def run(conn: psycopg.Connection[PgRow]) -> PgResult:
-                cursor = conn.execute(query, _params(params))
+                cursor = conn.execute(query, bound_params(params))
                 rows = cursor.fetchall() if cursor.description is not None else []
                 return PgResult(rows, cursor.rowcount)
 
@@ -224,21 +230,16 @@ class PostgresScope(TransactionHooks):
             with conn.pipeline():
                 conn.execute("BEGIN")
                 bump = conn.execute(BUMP, (token, self.name))
-                cursor = conn.execute(query, _params(params))
+                cursor = conn.execute(query, bound_params(params))
                 conn.execute("COMMIT")
             rows = cursor.fetchall() if cursor.description is not None else []
             done = True
         except psycopg.Error as exc:
-            if not _dead(conn):
-                raise translated(exc, sql, self.engine.location) from exc
-            witness = Witness.from_bump(token, backend_pid, row_if_any(bump))
-            self._unpin()
-            self._settle_lost_commit(witness, exc)
-            raise commit_outcome_error("committed", self.engine.location, exc) from exc
-        except UnicodeEncodeError as exc:
-            raise InvalidInputError(
-                f"text holding a lone UTF-16 surrogate cannot be stored (in: {_first_line(sql)})"
+            raise self._failed_at_once(
+                exc, sql, conn, Witness.from_bump(token, backend_pid, row_if_any(bump))
             ) from exc
+        except UnicodeEncodeError as exc:
+            raise surrogate_error(sql) from exc
         finally:
             if not done and not conn.closed:
                 with contextlib.suppress(psycopg.Error):
@@ -247,6 +248,82 @@ class PostgresScope(TransactionHooks):
         self._own_commits += 1
         self._stats.statements += 1  # the BEGIN, as a transaction counts it
         return PgResult(rows, cursor.rowcount)
+
+    def _failed_at_once(
+        self, exc: psycopg.Error, sql: str, conn: psycopg.Connection[PgRow], witness: Witness
+    ) -> Exception:
+        """The error of a transaction sent whole, ``COMMIT`` included, that failed: the
+        statement's own error, or, when the connection was lost on the way, the resolved
+        outcome (committed: its reply, rows and all, was lost with the connection)."""
+        if not _dead(conn):
+            return translated(exc, sql, self.engine.location)
+        self._unpin()
+        self._settle_lost_commit(witness, exc)
+        return commit_outcome_error("committed", self.engine.location, exc)
+
+    @property
+    def nothing_sent(self) -> bool:
+        """In an outermost transaction that has sent no statement yet (so it holds no lock and
+        :meth:`commit_if_unmoved` may still do all of it)."""
+        return self._begin_pending and self._depth == 1
+
+    def commit_if_unmoved(self, sql: str, params: Sequence[Any], data_version: int) -> PgRow | None:
+        """Do a whole write transaction in one round trip, if nobody else committed to the
+        scope since :meth:`data_version` read ``data_version``.
+
+        ``sql`` begins with :data:`~backend.storage.postgres.outcome.GUARDED_BUMP` (its first
+        three parameters are this method's: leave them out of ``params``) and writes only
+        ``FROM bump``; it returns one row when its bump matched, whose ``written`` column
+        counts the rows it wrote (for :attr:`stats`). ``BEGIN``, the statement and
+        ``COMMIT`` go out together. Returns that row (committed: this scope's write lock was
+        held as by any write transaction, and its counter moved), or None when someone else
+        committed in between: nothing was written, and the caller catches up and writes the
+        usual way. Called inside an outermost transaction that has sent nothing yet, the
+        transaction is finished by it: nothing more may be written in it, and its exit runs
+        its after-commit hooks (a failure raised after the commit still runs them: the write
+        is there). A connection lost on the way is resolved as a lone write's is.
+        """
+        with self.lock:
+            pending = self.nothing_sent
+            if self._conn is not None and not pending:
+                raise StorageError("commit_if_unmoved must begin its transaction")
+            conn = self._conn if pending else self._pin()
+            assert conn is not None
+            token, backend_pid = new_token(), conn.info.backend_pid
+            expected = data_version + self._own_commits
+            cursor: psycopg.Cursor[PgRow] | None = None
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    cursor = conn.execute(to_psycopg(sql), (token, self.name, expected, *params))
+                    conn.execute("COMMIT")
+                row = cursor.fetchone()
+            except psycopg.Error as exc:
+                self._begin_pending = False
+                if not _dead(conn):
+                    with contextlib.suppress(psycopg.Error):
+                        conn.execute("ROLLBACK")
+                raise self._failed_at_once(
+                    exc, sql, conn, Witness.from_bump(token, backend_pid, row_if_any(cursor))
+                ) from exc
+            except UnicodeEncodeError as exc:
+                self._begin_pending = False
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise surrogate_error(sql) from exc
+            finally:
+                if not pending:
+                    self._unpin()
+            self._stats.statements += 2  # the BEGIN, as a transaction counts it
+            if row is None:
+                return None  # moved: nothing written; a pending transaction is still pending
+            self._own_commits += 1
+            self._stats.rows_written += int(row["written"])
+            if pending:
+                self._begin_pending = False
+                self._finished = True
+                self._unpin()
+            return row
 
     def _commit(self) -> None:
         """``COMMIT`` the outermost transaction (lock held). A reply lost with the connection
@@ -285,7 +362,7 @@ class PostgresScope(TransactionHooks):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """One statement once per row, in one transaction (one counted statement)."""
         query = to_psycopg(sql)
-        batch = [_params(row) for row in rows]
+        batch = [bound_params(row) for row in rows]
         with self.lock, self.transaction():
 
             def run(conn: psycopg.Connection[PgRow]) -> int:
@@ -325,8 +402,19 @@ class PostgresScope(TransactionHooks):
 
     def data_version(self) -> int:
         """Commits others made to this scope (moves only when someone else committed); the
-        same number inside this scope's own write transaction as before it."""
+        same number inside this scope's own write transaction as before it.
+
+        Inside a write transaction it costs no round trip: the transaction's bump returned
+        the version (its witness), and nobody else can move it before this one ends (a
+        first statement, when none ran yet, is only ``BEGIN`` and the bump)."""
         with self.lock:
+            if self._conn is not None and self._depth and not self._finished:
+                if self._begin_pending:
+                    self._borrowed(lambda conn: None, "BEGIN")
+                witness = self._witness
+                if witness is not None and witness.version is not None:
+                    self._stats.statements += 1
+                    return witness.version - self._own_commits - 1
 
             def read(conn: psycopg.Connection[PgRow]) -> int:
                 row = conn.execute(_SELECT_VERSION, (self.name,)).fetchone()
@@ -336,7 +424,7 @@ class PostgresScope(TransactionHooks):
             self._stats.statements += 1
             # Inside a write transaction the row already holds its own bump (taken with its
             # first statement, this read at the latest), not yet counted in _own_commits.
-            return version - self._own_commits - (1 if self._depth else 0)
+            return version - self._own_commits - (1 if self._depth and not self._finished else 0)
 
     @property
     def stats(self) -> OpStats:
@@ -344,9 +432,9 @@ class PostgresScope(TransactionHooks):
 
     # ── transactions ────────────────────────────────────────────────
 
-    def transaction(self) -> _Transaction:
+    def transaction(self) -> ScopeTransaction:
         """Reentrant write transaction (``with scope.transaction() as db:`` binds the scope)."""
-        return _Transaction(self)
+        return ScopeTransaction(self)
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[PostgresScope]:
@@ -418,81 +506,10 @@ class PostgresScope(TransactionHooks):
         return self._closed
 
 
-class _Transaction:
-    """What ``PostgresScope.transaction()`` returns; state lives on the scope, under its lock."""
-
-    __slots__ = ("_scope",)
-
-    def __init__(self, scope: PostgresScope) -> None:
-        self._scope = scope
-
-    def __enter__(self) -> PostgresScope:
-        scope = self._scope
-        scope.lock.acquire()
-        try:
-            depth = scope._depth
-            if depth:
-                sql = f"SAVEPOINT sp_{depth}"
-                scope._borrowed(lambda conn: conn.execute(sql), sql)
-                scope._mark_savepoint()
-            else:
-                scope._begin_outermost()
-            scope._stats.statements += 1
-            scope._depth = depth + 1
-        except BaseException:
-            scope.lock.release()
-            raise
-        return scope
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        scope = self._scope
-        callbacks: list[Callable[[], None]] = []
-        try:
-            depth = scope._depth = scope._depth - 1
-            if depth:
-                marks = scope._savepoint_marks.pop()
-                if exc_type is None:
-                    sql = f"RELEASE SAVEPOINT sp_{depth}"
-                    scope._borrowed(lambda conn: conn.execute(sql), sql)
-                else:
-                    scope._rollback_savepoint(depth, marks)
-                return
-            if exc_type is not None:
-                scope._rollback_outermost()
-                return
-            if scope._begin_pending:  # no statement ran: nothing began, nothing to commit
-                scope._begin_pending = False
-            else:
-                scope._commit()
-            scope._unpin()
-            scope._on_rollback = []
-            callbacks, scope._after_commit = scope._after_commit, []
-        finally:
-            scope.lock.release()
-        for callback in callbacks:  # outside the lock, as on SQLite
-            callback()
-
-
 def _dead(conn: psycopg.Connection[PgRow]) -> bool:
     return conn.closed or conn.broken
-
-
-def _params(params: Any) -> Any:
-    """psycopg formats only when given parameters; always give some (``%%`` must unescape)."""
-    if isinstance(params, dict):
-        raise InvalidInputError("named parameters are not supported by the PostgreSQL scope")
-    return params if isinstance(params, list | tuple) else tuple(params)
 
 
 def _lock_key(component: str) -> int:
     """A stable 32-bit advisory lock key per migration component."""
     return zlib.crc32(f"chats:migrate:{component}".encode())
-
-
-def _first_line(sql: str) -> str:
-    return " ".join(sql.split())[:120]

@@ -15,6 +15,9 @@ takes the scope's write lock and moves its version for every other node).
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from backend.errors import InvalidInputError
 
 MAX_CACHED = 4096
 """Distinct statement strings remembered; stores have a few hundred constants in all. Past
@@ -90,3 +93,20 @@ def _classify(sql: str) -> bool:
     if verb == "WITH":
         return not any(word.upper() in _WRITE_VERBS for word in words)
     return verb in _READ_VERBS
+
+
+def bound_params(params: Any) -> Any:
+    """psycopg formats only when given parameters; always give some (``%%`` must unescape)."""
+    if isinstance(params, dict):
+        raise InvalidInputError("named parameters are not supported by the PostgreSQL scope")
+    return params if isinstance(params, list | tuple) else tuple(params)
+
+
+def surrogate_error(sql: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"text holding a lone UTF-16 surrogate cannot be stored (in: {first_line(sql)})"
+    )
+
+
+def first_line(sql: str) -> str:
+    return " ".join(sql.split())[:120]
