@@ -42,12 +42,12 @@ from typing import Any
 import psycopg
 from psycopg_pool import PoolTimeout
 
-from backend.clock import now_ms
 from backend.errors import StorageError
 from backend.storage.database import OpStats
 from backend.storage.hooks import TransactionHooks
 from backend.storage.postgres.engine import PostgresEngine
 from backend.storage.postgres.errors import commit_outcome_error, translated, unavailable
+from backend.storage.postgres.migrations import Migration, apply_migrations
 from backend.storage.postgres.outcome import (
     BUMP,
     RESOLVE_WAIT_S,
@@ -65,13 +65,8 @@ from backend.storage.postgres.statements import (
 )
 from backend.storage.postgres.transaction import ScopeTransaction
 
-Migration = Callable[["PostgresScope"], None]
-
 _SELECT_VERSION = "SELECT version FROM _scopes WHERE name = %s"
 _ENSURE_SCOPE = "INSERT INTO _scopes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING"
-_SELECT_APPLIED = "SELECT name FROM _migrations WHERE component = ?"
-_INSERT_APPLIED = "INSERT INTO _migrations (component, name, applied_at) VALUES (?, ?, ?)"
-_MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(?)"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 _TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL"
 
@@ -475,24 +470,9 @@ class PostgresScope(TransactionHooks):
     # ── schema ──────────────────────────────────────────────────────
 
     def migrate(self, component: str, migrations: Sequence[Migration]) -> list[str]:
-        """Apply ``component``'s not-yet-applied migrations under its advisory lock."""
-        with self.lock:
-            applied = {row[0] for row in self.query(_SELECT_APPLIED, (component,))}
-            if all(migration.__name__ in applied for migration in migrations):
-                return []
-            ran: list[str] = []
-            with self.transaction():
-                # Held to commit: a second process waits here, then sees what this one did.
-                self.query(_MIGRATION_LOCK, (_lock_key(component),))
-                applied = {row[0] for row in self.query(_SELECT_APPLIED, (component,))}
-                for migration in migrations:
-                    if migration.__name__ in applied:
-                        continue
-                    with self.transaction():
-                        migration(self)
-                        self.execute(_INSERT_APPLIED, (component, migration.__name__, now_ms()))
-                    ran.append(migration.__name__)
-            return ran
+        """Apply ``component``'s not-yet-applied migrations under its advisory lock, in few
+        round trips (:mod:`backend.storage.postgres.migrations`)."""
+        return apply_migrations(self, component, migrations, _lock_key(component))
 
     # ── lifecycle ───────────────────────────────────────────────────
 
