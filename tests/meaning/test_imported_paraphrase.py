@@ -91,6 +91,8 @@ def test_the_apps_worker_embeds_what_another_process_wrote(tmp_path):
                 other_process.get_chat(chat_id).session.append_message(message(DOG))
                 other_process.flush_index()
             asyncio.run(until(lambda: len(embedder.documents) == 1))
+            # embedded, then stored in its own commit: the search is complete once it is stored
+            asyncio.run(until(lambda: meaning.search(PARAPHRASE).complete))
             assert [h.chat_id for h in meaning.search(PARAPHRASE).hits] == [chat_id]
         finally:
             meaning.stop()

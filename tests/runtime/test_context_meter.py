@@ -14,6 +14,7 @@ from backend.runtime.meter import context_meter
 from backend.runtime.prompt import TOKENS_PER_MESSAGE, request_tokens
 from backend.sessions import estimate_string_tokens
 from tests.runtime.helpers import events_until_done, fill_thread
+from tests.support.deadlines import until
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -112,6 +113,12 @@ class TestTheHeaderInOneCall:
         unwritten = chats.create_chat().id
         written = chats.create_chat().id
         await turn(runtime, written, "a question")
+
+        # The first turn names the chat in the background: compare once that has happened.
+        async def named() -> bool:
+            return (await runtime.get_conversation(written)).title == "A question"
+
+        await until(named, what="the chat's title")
         chats.archive_chat(written)
         for chat_id in (unwritten, written):
             header = await runtime.chat_header(chat_id)

@@ -427,7 +427,7 @@ class PostgresScope(TransactionHooks):
 
     # ── transactions ────────────────────────────────────────────────
 
-    def transaction(self) -> ScopeTransaction:
+    def transaction(self) -> ScopeTransaction[PostgresScope]:
         """Reentrant write transaction (``with scope.transaction() as db:`` binds the scope)."""
         return ScopeTransaction(self)
 

@@ -3,25 +3,50 @@ transaction (savepoints inside it), its state kept on the scope, under the scope
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import Any, Generic, Protocol, TypeVar
 
 from backend.errors import StorageError
+from backend.storage.database import OpStats
+from backend.storage.hooks import Hook
 
-if TYPE_CHECKING:
-    from backend.storage.postgres.scope import PostgresScope
+
+class TransactionalScope(Protocol):
+    """What a transaction block uses of its scope (described here, not imported: the scope
+    module imports this one)."""
+
+    lock: threading.RLock
+    _depth: int
+    _finished: bool
+    _begin_pending: bool
+    _stats: OpStats
+    _savepoint_marks: list[tuple[int, int]]
+    _after_commit: list[Hook]
+    _on_rollback: list[Hook]
+
+    def _borrowed(self, use: Callable[[Any], Any], sql: str) -> Any: ...
+    def _mark_savepoint(self) -> None: ...
+    def _begin_outermost(self) -> None: ...
+    def _commit(self) -> None: ...
+    def _unpin(self) -> None: ...
+    def _rollback_savepoint(self, depth: int, marks: tuple[int, int]) -> None: ...
+    def _rollback_outermost(self) -> None: ...
 
 
-class ScopeTransaction:
+S = TypeVar("S", bound=TransactionalScope)
+
+
+class ScopeTransaction(Generic[S]):
     """What ``PostgresScope.transaction()`` returns; state lives on the scope, under its lock."""
 
     __slots__ = ("_scope",)
 
-    def __init__(self, scope: PostgresScope) -> None:
+    def __init__(self, scope: S) -> None:
         self._scope = scope
 
-    def __enter__(self) -> PostgresScope:
+    def __enter__(self) -> S:
         scope = self._scope
         scope.lock.acquire()
         try:
