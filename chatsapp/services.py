@@ -96,7 +96,10 @@ class Services:
         self._runtimes: dict[str, ChatRuntime] = {}
         self._libraries: dict[str, AgentLibrary] = {}
         self._projects: dict[str, Projects] = {}
-        self._last_used: dict[str, float] = {}  # user id -> monotonic time of the last call
+        # user id -> monotonic time of the person's last use (orders who is released first)
+        self._last_used: dict[str, float] = {}
+        # user id -> monotonic time of the last call of anyone (a handler may still hold it)
+        self._last_fetched: dict[str, float] = {}
         self._holds: dict[str, int] = {}  # user id -> background jobs using the directory
         self._endpoints: ModelEndpoints | None = None
         # The session-state ceiling of every chat: the runtimes enforce it, the panel shows it.
@@ -145,9 +148,9 @@ class Services:
                 self._libraries[user_id] = library
             return library
 
-    def projects(self, user_id: str) -> Projects:
-        """The user's projects, in their directory database."""
-        chats = self.directory(user_id)
+    def projects(self, user_id: str, *, touch: bool = True) -> Projects:
+        """The user's projects, in their directory database (``touch``: see :meth:`directory`)."""
+        chats = self.directory(user_id, touch=touch)
         with self._lock:
             found = self._projects.get(user_id)
             if found is None:
@@ -159,11 +162,14 @@ class Services:
         """The user's directory, opened again if it was released (see :meth:`release_idle`).
 
         ``touch=False`` is for the live bridge's own reads (a sidebar refresh): they are not
-        the person's use, so they never make someone without a tab the most recently used.
+        the person's use, so they never make someone without a tab the most recently used,
+        and a directory such a read opens again is the first to be released.
         """
         with self._lock:
-            if touch or user_id not in self._last_used:
-                self._last_used[user_id] = time.monotonic()
+            now = time.monotonic()
+            self._last_fetched[user_id] = now
+            if touch:
+                self._last_used[user_id] = now
             chats = self._directories.get(user_id)
             if chats is None:
                 if not self.settings.on_postgresql:  # there, the root names scopes only
@@ -256,7 +262,7 @@ class Services:
             if chats is None:
                 return Release.NOT_OPEN
             runtime = self._runtimes.get(user_id)
-            recent = time.monotonic() - self._last_used.get(user_id, 0.0) < idle_s
+            recent = time.monotonic() - self._last_fetched.get(user_id, 0.0) < idle_s
             running = runtime is not None and runtime.footprint().busy_chats > 0
             if recent or running or self._holds.get(user_id):
                 return Release.BUSY
@@ -265,11 +271,17 @@ class Services:
             self._libraries.pop(user_id, None)
             self._projects.pop(user_id, None)
             self._last_used.pop(user_id, None)
+            self._last_fetched.pop(user_id, None)
         if runtime is not None:
             await runtime.release()
         await offload(self._meaning.forget, chats)
         await offload(chats.close)
         return Release.RELEASED
+
+    def is_open(self, user_id: str) -> bool:
+        """Whether the user's directory is open here (a refresh of a released one waits)."""
+        with self._lock:
+            return user_id in self._directories
 
     def people_by_last_use(self) -> list[str]:
         """The people whose directory is open here, least recently used first."""

@@ -439,6 +439,8 @@ class LiveBridge(ChatHeaders):
         try:
             while self._refreshes.get(key):
                 self._refreshes[key] = False
+                if not self.services.is_open(user_id):
+                    break  # released meanwhile: opening it again asks for a refresh
                 try:
                     if kind == "directory":
                         await self._refresh_sidebar(user_id)
@@ -446,7 +448,7 @@ class LiveBridge(ChatHeaders):
                         shown = self.states.projects if kind == "projects" else None
                         token = directory_token(user_id)
                         async with self._modify(token, shown or self.states.memory) as state:
-                            await state.reload(user_id)
+                            await state.reload(user_id, touch=False)
                 except Exception:  # the next change (or interval) tries again
                     log.warning("%s refresh failed", kind, exc_info=True)
                 await asyncio.sleep(self.directory_refresh_s)

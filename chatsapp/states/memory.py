@@ -29,8 +29,9 @@ class SharedMemoryState(rx.SharedState):
             await linked.reload(user_id)
 
     @server_only
-    async def reload(self, user_id: str) -> None:
-        chats = services().directory(user_id)
+    async def reload(self, user_id: str, *, touch: bool = True) -> None:
+        """``touch=False``: the live bridge's read, not the person's use."""
+        chats = services().directory(user_id, touch=touch)
         blocks = await offload(chats.list_shared_contexts)
         labels = dict(blocks)
         labels.setdefault(MEMORY_LABEL, "")

@@ -82,8 +82,9 @@ class SharedProjectsState(rx.SharedState):
             await linked.reload(user_id)
 
     @server_only
-    async def reload(self, user_id: str) -> None:
-        projects = services().projects(user_id)
+    async def reload(self, user_id: str, *, touch: bool = True) -> None:
+        """``touch=False``: the live bridge's read, not the person's use."""
+        projects = services().projects(user_id, touch=touch)
 
         def read() -> list[ProjectRow]:
             return [

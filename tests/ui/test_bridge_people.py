@@ -227,6 +227,35 @@ class TestOpenPeopleAreCapped:
         await until(lambda: not app.bridge.footprint()["tasks"])
         assert served.footprint()["directories"] == 2
 
+    async def test_a_read_on_the_bridges_behalf_is_not_use(self, live) -> None:
+        served, _app = live
+        served.directory("read-by-a-refresh")
+        served.directory("used")
+        served.directory("read-by-a-refresh", touch=False)
+        served.projects("read-by-a-refresh", touch=False)
+        assert served.people_by_last_use() == ["read-by-a-refresh", "used"]
+
+    async def test_a_directory_a_late_refresh_opens_again_is_the_first_to_go(self, live) -> None:
+        # A refresh queued before its person was released must not make them the newest
+        # (CI once evicted the newest person instead: the late refresh had reopened the oldest).
+        served, app = live
+        app.bridge.directory_grace_s = 3600.0
+        served.directory("used")
+        served.directory("released")
+        assert await served.release_idle("released", 0.0) is Release.RELEASED
+        served.directory("released", touch=False)
+        assert served.people_by_last_use() == ["released", "used"]
+
+    async def test_a_refresh_of_a_released_directory_does_not_open_it(self, live) -> None:
+        served, app = live
+        app.bridge.directory_grace_s = 3600.0
+        served.directory("released")
+        await until(lambda: not app.bridge.refreshes_running())
+        assert await served.release_idle("released", 0.0) is Release.RELEASED
+        app.bridge.projects_changed("released")  # a change heard after the release
+        await until(lambda: not app.bridge.refreshes_running())
+        assert not served.is_open("released")
+
 
 class TestChangesMadeWhileReleasedAreShown:
     async def test_a_chat_another_process_created_meanwhile_reaches_the_sidebar(
