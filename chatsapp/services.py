@@ -165,6 +165,14 @@ class Services:
         the person's use, so they never make someone without a tab the most recently used,
         and a directory such a read opens again is the first to be released.
         """
+        # What the opening sweep purges is heard under our lock: kept, and handled after it.
+        swept: list[DirectoryEvent] = []
+        opening = True
+
+        def heard_while_opening(event: DirectoryEvent) -> None:
+            if opening:
+                swept.append(event)
+
         with self._lock:
             now = time.monotonic()
             self._last_fetched[user_id] = now
@@ -182,12 +190,16 @@ class Services:
                     storage=self.settings.storage,
                     temporary_lifetime_s=self.settings.temporary_chat_ttl_s,
                     temporary_grace_s=self.settings.temporary_chat_grace_s,
+                    listeners=[heard_while_opening],
                 )
+                opening = False
                 self._directories[user_id] = chats
                 chats.subscribe(functools.partial(self._chat_purged, user_id))
                 opened = True
             else:
                 opened = False
+        for event in swept:  # the chats the sweep purged end their shares too
+            self._chat_purged(user_id, event)
         if opened and self._live is not None:
             self._live.directory_opened(user_id, chats)
         return chats

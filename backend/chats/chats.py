@@ -94,9 +94,11 @@ class Chats(Closing):
         storage: StorageChoice | None = None,
         temporary_lifetime_s: float = DEFAULT_TEMPORARY_LIFETIME_S,
         temporary_grace_s: float = DEFAULT_TEMPORARY_GRACE_S,
+        listeners: Collection[DirectoryListener] = (),
     ) -> None:
         """``storage``: the engine, which must be ``CHATS_STORAGE``'s (the default);
-        ``temporary_*``: how long a temporary chat lives at most, and outlives its last window."""
+        ``temporary_*``: how long a temporary chat lives at most, and outlives its last window;
+        ``listeners``: subscribed before the opening sweep, so they hear the chats it purges."""
         if soft_delete_window_s < 0:
             raise ValueError("soft_delete_window_s must not be negative")
         if max_open_chats < 1:
@@ -182,6 +184,8 @@ class Chats(Closing):
                 self.database, self._records, self.directory_id, self._events.emit
             )
             self._events.on_first, self._events.on_last = self._watcher.start, self._watcher.stop
+            for listener in listeners:
+                self._events.subscribe(listener)
             self.sweep()
             self._purger.remove_stale_files()
             self._index.repair()
@@ -195,7 +199,12 @@ class Chats(Closing):
             raise
 
     @classmethod
-    def from_settings(cls, settings: Settings, directory_id: str | None = None) -> Chats:
+    def from_settings(
+        cls,
+        settings: Settings,
+        directory_id: str | None = None,
+        listeners: Collection[DirectoryListener] = (),
+    ) -> Chats:
         """The directory of ``directory_id`` (default: the configured user) under the storage
         root: the data folder, or on PostgreSQL the fixed root every node names alike."""
         return cls(
@@ -205,6 +214,7 @@ class Chats(Closing):
             storage=settings.storage,
             temporary_lifetime_s=settings.temporary_chat_ttl_s,
             temporary_grace_s=settings.temporary_chat_grace_s,
+            listeners=listeners,
         )
 
     @property

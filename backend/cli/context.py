@@ -24,16 +24,18 @@ command ends. Each subcommand lives in its own module and registers itself in
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 from typing import NoReturn
 
 import click
 
 from backend.accounts import ACCOUNTS_FILE, Accounts
-from backend.chats import Chats
+from backend.chats import ChatPurged, Chats, DirectoryEvent
 from backend.config import PostgresLocation, Settings
-from backend.data_folder import DIRECTORY_FILE, directory_ids
+from backend.data_folder import DIRECTORY_FILE, SHARING_FILE, directory_ids
 from backend.errors import ChatsError, InvalidInputError, StorageError
+from backend.sharing import ChatRef, Sharing
 from backend.storage.durability import apply_storage_settings
 from backend.storage.engines import PostgresStorage, check_storage
 
@@ -49,6 +51,7 @@ class CliContext:
         self.settings = settings
         apply_storage_settings(settings)  # as durable as the app's writes
         self._accounts: Accounts | None = None
+        self._sharing: Sharing | None = None
         self._directories: dict[str, Chats] = {}
 
     @classmethod
@@ -115,17 +118,33 @@ class CliContext:
     def directory_by_id(self, directory_id: str, what: str = "directory") -> Chats:
         chats = self._directories.get(directory_id)
         if chats is None:
+            ended = functools.partial(self._end_shares_of_purged, directory_id)
             try:
-                chats = Chats.from_settings(self.settings, directory_id)
+                chats = Chats.from_settings(self.settings, directory_id, listeners=[ended])
             except InvalidInputError as exc:
                 raise click.UsageError(f"{what}: {exc}") from exc
             self._directories[directory_id] = chats
         return chats
 
+    def _end_shares_of_purged(self, owner_id: str, event: DirectoryEvent) -> None:
+        """A chat purged by this invocation (any directory open sweeps) ends its memberships
+        and links, as in the app: nobody keeps a share of a chat that is gone."""
+        if not isinstance(event, ChatPurged):
+            return
+        on_disk = not self.settings.on_postgresql
+        if on_disk and not (self.settings.data_dir / SHARING_FILE).is_file():
+            return  # nothing was ever shared here
+        if self._sharing is None:
+            self._sharing = Sharing(self.settings, self.accounts())
+        self._sharing.chat_ended(ChatRef(owner_id=owner_id, chat_id=event.chat_id))
+
     def close(self) -> None:
         for chats in self._directories.values():
             chats.close()
         self._directories.clear()
+        if self._sharing is not None:
+            self._sharing.close()
+            self._sharing = None
         if self._accounts is not None:
             self._accounts.close()
             self._accounts = None
