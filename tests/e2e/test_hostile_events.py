@@ -29,6 +29,8 @@ from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.memory import SharedMemoryState
 from chatsapp.states.models import ChatSettingsTabState, SharedChatSettingsState
 from chatsapp.states.search import SearchTabState
+from chatsapp.states.share_dialog import ShareDialogTabState
+from chatsapp.states.share_links import LinkEndTabState
 from chatsapp.states.shared_conversation import MAX_FOLLOWED_BRANCHES, SharedConversationState
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
@@ -239,6 +241,42 @@ class TestBobCannotReachAlicesChatsThroughTodaysEvents:
         bob.settle()
         assert alice_state(app_server, alice) == before
         assert_nothing_of_alice(bob, alice, sent=(alice.chat_id,))
+
+    def test_alices_chat_cannot_be_shared_linked_or_offered_as_a_link_end(
+        self, app_server: AppServer, alice: Alice, bob: RawTab, bob_account: Bob
+    ):
+        """The share dialog's events act on the tab's chat, which must be one bob may share:
+        on alice's page he is refused; on his own, her message is no end for his link."""
+        before = alice_state(app_server, alice)
+        alice_page = f"/chat/{alice.chat_id}"
+        bob.send(event(ChatTabState, "open_chat"), path=alice_page)
+        bob.send(event(LinkEndTabState, "load"), path=alice_page)
+        bob.send(event(ShareDialogTabState, "set_open"), {"value": True}, path=alice_page)
+        bob.send(
+            event(ShareDialogTabState, "share"),
+            {"form_data": {"username": "bob", "role": "participant"}},
+            path=alice_page,
+        )
+        bob.send(
+            event(ShareDialogTabState, "create_link"),
+            {"form_data": {"up_to": SECRET_MESSAGE_ID}},
+            path=alice_page,
+        )
+        bob.send(event(ShareDialogTabState, "set_owner_context"), {"enabled": True})
+        own_page = f"/chat/{bob_account.chat_id}"
+        bob.send(event(ChatTabState, "open_chat"), path=own_page)
+        bob.send(
+            event(ShareDialogTabState, "create_link"),
+            {"form_data": {"up_to": SECRET_MESSAGE_ID}},
+            path=own_page,
+        )
+        updates = bob.settle()
+        assert not any(var_values(updates, ShareDialogTabState, "new_link_url"))
+        assert not any(var_values(updates, LinkEndTabState, "ends"))
+        errors = var_values(updates, ShareDialogTabState, "error")
+        assert sum("not found" in str(e) for e in errors) >= 2, errors  # as for an unknown chat
+        assert alice_state(app_server, alice) == before
+        assert_nothing_of_alice(bob, alice, sent=(alice.chat_id, SECRET_MESSAGE_ID))
 
     def test_naming_a_message_of_alices_chat_as_a_branch_shows_none_of_it(
         self, app_server: AppServer, alice: Alice, bob: RawTab
