@@ -1,14 +1,22 @@
 // Drag a chat onto a project (desktop): a chat row (its link is draggable) carries its id; a
 // project's group takes it and submits the hidden #drop-chat-form, whose handler moves the
-// chat. The keyboard and phones use the row's "Move to project…" menu item instead.
+// chat. A chat dragged out of a project onto the list of loose chats (#loose-chats) leaves its
+// project (the form's project id is then empty). The keyboard and phones use the row's
+// "Move to project…" menu item instead.
 // Guarded: the page may load this script more than once (client-side navigation).
 if (!window.__chatsProjectsDragInstalled) {
   window.__chatsProjectsDragInstalled = true;
   const KIND = "application/x-chats-chat-id";
-  const groupOf = (event) => event.target?.closest?.(".project-group[data-project-id]");
+  const FROM_PROJECT = "application/x-chats-from-project"; // only such a chat may leave one
+  const targetOf = (event) => {
+    const group = event.target?.closest?.(".project-group[data-project-id]");
+    if (group) return group;
+    const loose = event.target?.closest?.("#loose-chats");
+    return loose && event.dataTransfer?.types?.includes(FROM_PROJECT) ? loose : null;
+  };
   const carriesChat = (event) => event.dataTransfer?.types?.includes(KIND);
   const unmark = () => {
-    for (const el of document.querySelectorAll(".project-group[data-drop-target]")) {
+    for (const el of document.querySelectorAll("[data-drop-target]")) {
       delete el.dataset.dropTarget;
     }
   };
@@ -16,32 +24,33 @@ if (!window.__chatsProjectsDragInstalled) {
     const row = event.target?.closest?.(".chat-item[data-chat-id]");
     if (!row || !event.dataTransfer) return;
     event.dataTransfer.setData(KIND, row.dataset.chatId);
+    if (row.closest(".project-group")) event.dataTransfer.setData(FROM_PROJECT, "1");
     event.dataTransfer.effectAllowed = "move";
   });
   document.addEventListener("dragover", (event) => {
-    const group = groupOf(event);
-    if (!group || !carriesChat(event)) return;
+    const target = targetOf(event);
+    if (!target || !carriesChat(event)) return;
     event.preventDefault(); // this element takes the drop
     event.dataTransfer.dropEffect = "move";
-    if (!group.dataset.dropTarget) {
+    if (!target.dataset.dropTarget) {
       unmark();
-      group.dataset.dropTarget = "true";
+      target.dataset.dropTarget = "true";
     }
   });
   document.addEventListener("dragleave", (event) => {
-    const group = groupOf(event);
-    if (group && !group.contains(event.relatedTarget)) delete group.dataset.dropTarget;
+    const target = targetOf(event);
+    if (target && !target.contains(event.relatedTarget)) delete target.dataset.dropTarget;
   });
   document.addEventListener("dragend", unmark);
   document.addEventListener("drop", (event) => {
-    const group = groupOf(event);
+    const target = targetOf(event);
     unmark();
-    if (!group || !carriesChat(event)) return;
+    if (!target || !carriesChat(event)) return;
     event.preventDefault();
     const form = document.getElementById("drop-chat-form");
     if (!form) return;
     form.querySelector("#drop-chat-id").value = event.dataTransfer.getData(KIND);
-    form.querySelector("#drop-project-id").value = group.dataset.projectId;
+    form.querySelector("#drop-project-id").value = target.dataset.projectId ?? "";
     form.requestSubmit();
   });
 }

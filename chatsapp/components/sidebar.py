@@ -212,6 +212,7 @@ def _chat_list() -> rx.Component:
         overflow_x="hidden",
         width="100%",
         on_scroll=SidebarTabState.load_more.debounce(300),
+        id="loose-chats",  # a chat dragged out of a project lands here (projects_drag.js)
     )
 
 

@@ -153,9 +153,10 @@ class SharedProjectsState(rx.SharedState):
 
     @rx.event
     async def drop_chat(self, form_data: dict[str, object]):  # noqa: ANN201
-        """A chat dragged onto a project (``assets/projects_drag.js`` submits its ids)."""
-        chat_id, project_id = form_data.get("chat_id"), form_data.get("project_id")
-        if not isinstance(chat_id, str) or not isinstance(project_id, str) or not project_id:
+        """A chat dragged onto a project, or out of one onto the loose chats (an empty project
+        id): ``assets/projects_drag.js`` submits the ids."""
+        chat_id, project_id = form_data.get("chat_id"), form_data.get("project_id", "")
+        if not isinstance(chat_id, str) or not chat_id or not isinstance(project_id, str):
             return None
         return await self.move_chat(chat_id, project_id)
 

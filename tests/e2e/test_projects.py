@@ -130,7 +130,7 @@ class TestProjects:
         expect(project_item(tab_b, "Taxes 2026", inside)).to_be_visible(timeout=WAIT_MS)
         expect(tab_b.locator("#project-undo-bar")).to_have_count(0, timeout=WAIT_MS)
 
-    def test_a_project_from_the_cli_takes_a_dragged_chat_and_an_uploaded_file(
+    def test_a_project_from_the_cli_takes_a_dragged_chat_gives_it_back_and_takes_a_file(
         self, app_server: AppServer, browser: Browser
     ):
         tab = open_tab(browser, app_server, user="quinn")
@@ -143,6 +143,14 @@ class TestProjects:
         main_list_item(tab, chat_id).locator("a").drag_to(group(tab, "Recipes 🍞"))
         expect(project_item(tab, "Recipes 🍞", chat_id)).to_be_visible(timeout=WAIT_MS)
         expect(main_list_item(tab, chat_id)).to_have_count(0, timeout=WAIT_MS)
+
+        # Dragged back onto the loose chats, it leaves the project; a loose chat dropped
+        # there stays where it is.
+        project_item(tab, "Recipes 🍞", chat_id).locator("a").drag_to(tab.locator("#loose-chats"))
+        expect(main_list_item(tab, chat_id)).to_be_visible(timeout=WAIT_MS)
+        expect(project_item(tab, "Recipes 🍞", chat_id)).to_have_count(0, timeout=WAIT_MS)
+        main_list_item(tab, chat_id).locator("a").drag_to(group(tab, "Recipes 🍞"))
+        expect(project_item(tab, "Recipes 🍞", chat_id)).to_be_visible(timeout=WAIT_MS)
 
         # The project's panel takes documents as the composer does; an image is refused.
         project_menu(tab, "Recipes 🍞", "edit-project")
