@@ -108,14 +108,14 @@ class LiveStates:
     """The shared states the bridge writes into (each needs the fields and methods it uses)."""
 
     directory: type[rx.State]  # ``show(page)``: the sidebar page's chats
-    memory: type[rx.State]  # ``reload(user_id)``
+    memory: type[rx.State]  # ``reload(user_id, touch=False)``: not the person's use
     # ``refresh(user_id)``, ``show_written(written)`` and the run/deletion fields
     conversation: type[rx.State]
     archive: type[rx.State]  # ``show(page)``, ``loaded``: the sidebar page's archived chats
     # A chat's header and context meter: ``refresh(user_id)``, ``chat_id``, ``agent_id``, and
     # ``archived``, ``loaded`` for its archive badge.
     chat_settings: type[rx.State]
-    # ``reload(user_id)``: the projects, each with its chats (re-read on any change of either)
+    # ``reload(user_id, touch=False)``: the projects, each with its chats (re-read on any change of either)
     projects: type[rx.State] | None = None
 
 

@@ -42,8 +42,8 @@ class ProjectsView:
         self.served = served
         self.shown: dict[str, list[str]] = {}
 
-    async def reload(self, user_id: str) -> None:
-        projects = self.served.projects(user_id)
+    async def reload(self, user_id: str, *, touch: bool = True) -> None:
+        projects = self.served.projects(user_id, touch=touch)
         self.shown = {
             p.name: [c.id for c in projects.chats_of(p.id)] for p in projects.list_projects()
         }

@@ -52,7 +52,7 @@ class View:
     def clear_streamed(self) -> None:
         self.streaming_text = ""
 
-    async def reload(self, user_id: str) -> None:
+    async def reload(self, user_id: str, *, touch: bool = True) -> None:
         self.reloads += 1
 
     def show(self, page: SidebarPage) -> None:

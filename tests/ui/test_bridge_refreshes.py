@@ -48,7 +48,7 @@ class Sidebar:
     def show(self, page: SidebarPage) -> None:
         self.reloads += 1
 
-    async def reload(self, user_id: str) -> None:
+    async def reload(self, user_id: str, *, touch: bool = True) -> None:
         """As the memory list, re-read when the directory reopens: not what is counted."""
 
 
