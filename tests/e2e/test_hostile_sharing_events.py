@@ -10,7 +10,6 @@ owner's context on.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,7 +25,7 @@ from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.shared_with_me import SharedWithMeState
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
-from tests.support.deadlines import WAIT_S
+from tests.support.deadlines import until_blocking
 
 OWNER, VIEWER, PARTICIPANT, STRANGER = "shown", "shviewer", "shpart", "shstranger"
 TITLE = "Pangolin treaty draft"
@@ -238,9 +237,7 @@ class TestARemovedMember:
 
 
 def until_stored(server: AppServer, shared: Shared, count: int) -> None:
-    """Wait until the chat holds ``count`` messages (the owner's send and its reply); the
-    test's event loop may be Playwright's, so this polls the store from this thread."""
-    deadline = time.monotonic() + WAIT_S  # a hang guard, not a limit on the app
-    while len(messages(server, shared)) < count:
-        assert time.monotonic() < deadline, "the owner's message was never stored"
-        time.sleep(0.05)
+    """Wait until the chat holds ``count`` messages (the owner's send and its reply)."""
+    until_blocking(
+        lambda: len(messages(server, shared)) >= count, what="the owner's message stored"
+    )

@@ -13,9 +13,12 @@ from playwright.sync_api import Browser, Page, expect
 
 from backend.chats import Chats
 from backend.transcript import load_window
+from chatsapp.states.chat_people import ChatPeopleTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
+from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.shared_conversation import SharedConversationState
+from chatsapp.states.shared_with_me import SharedWithMeState
 from chatsapp.states.status import WorkerTabState
 from tests.e2e.helpers import (
     NEW_TITLE,
@@ -32,7 +35,7 @@ from tests.e2e.helpers import (
 )
 from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
-from tests.support.deadlines import WAIT_MS
+from tests.support.deadlines import WAIT_MS, until_blocking
 from tests.support.streamed_text import StreamedText
 from tests.support.two_workers import MAX_TABS, app_on_two_workers, worker_of
 
@@ -208,3 +211,87 @@ class TestABindingSeenByEveryWorker:
         finally:
             for thief in thieves:
                 thief.close()
+
+
+# ── a removed member's socket on the other worker hears nothing more ─────────
+
+SHARE_OWNER, SHARE_MEMBER = "mwowner", "mwmember"
+SHARED_SECRET = "the vault code is 5512-okapi"
+LATER_SECRET = "written after the removal: 8830-tapir"
+
+
+def member_tab_on(server: AppServer, username: str, path: str) -> tuple[RawTab, str]:
+    """A raw tab of ``username`` that opened the shared chat at ``path`` as the page does,
+    and the worker process that serves it."""
+    tab = RawTab(server.backend_url, session_token=server.session_token(username)).connect()
+    tab.send(HYDRATE, path=path)
+    for state in (SharedDirectoryState, SharedWithMeState):
+        tab.send(event(state, "link"), path=path)
+    tab.send(event(ChatTabState, "open_chat"), path=path)
+    tab.send(event(ChatPeopleTabState, "load"), path=path)
+    return tab, raw_worker_of(tab, path)
+
+
+def stored_messages(server: AppServer, owner_id: str, chat_id: str) -> int:
+    with Chats(server.data_dir, owner_id) as chats:
+        return len(chats.get_chat(chat_id).session.get_history())
+
+
+class TestARemovedMemberOnTheOtherWorker:
+    def test_receives_nothing_more_of_the_chat_from_either_worker(self, prod_server: AppServer):
+        for name in (SHARE_OWNER, SHARE_MEMBER):  # the accounts exist before they are named
+            prod_server.session_token(name)
+        owner_id = prod_server.user_id(SHARE_OWNER)
+        with Chats(prod_server.data_dir, owner_id) as chats:
+            chat_id = chats.create_chat("Okapi survey").id
+            chats.get_chat(chat_id).session.append_message(
+                {
+                    "id": "okapi-m1",
+                    "role": "user",
+                    "parts": [{"type": "text", "text": SHARED_SECRET}],
+                }
+            )
+        path = f"/chat/{chat_id}"
+        owner, owners_worker = member_tab_on(prod_server, SHARE_OWNER, path)
+        tabs = [owner]
+        try:
+            owner.send(
+                event(ShareDialogTabState, "share"),
+                {"form_data": {"username": SHARE_MEMBER, "role": "participant"}},
+                path,
+            )
+            owner.settle()
+            far = None
+            while far is None and len(tabs) <= MAX_TABS:
+                tab, worker = member_tab_on(prod_server, SHARE_MEMBER, path)
+                tabs.append(tab)
+                if worker != owners_worker:
+                    far = tab
+            assert far is not None, f"every member tab landed on worker {owners_worker}"
+            assert "5512-okapi" in far.text()
+
+            owner.send(event(ShareDialogTabState, "set_open"), {"value": True}, path)
+            owner.settle()
+            member_id = prod_server.user_id(SHARE_MEMBER)
+            owner.send(event(ShareDialogTabState, "remove_member"), {"member_id": member_id}, path)
+            owner.settle()
+            lost = ChatTabState.get_full_name()
+            far.wait_for(lambda u: "removed you" in str((u.get("delta") or {}).get(lost)))
+            far.settle()
+            heard = len(far.received)
+
+            # The owner's worker writes and streams the chat; the far socket asks again.
+            owner.send(event(ChatTabState, "send"), {"text": LATER_SECRET}, path)
+            until_blocking(lambda: stored_messages(prod_server, owner_id, chat_id) >= 3)
+            owner.settle()
+            far.send(HYDRATE, path=path)
+            far.send(event(ChatTabState, "send"), {"text": "still here?"}, path)
+            far.send(event(ChatTabState, "open_chat"), path=path)
+            far.settle()
+            after = str(far.received[heard:])
+            for secret in ("8830-tapir", "5512-okapi", "Okapi survey"):
+                assert secret not in after, secret
+            assert stored_messages(prod_server, owner_id, chat_id) == 3
+        finally:
+            for tab in tabs:
+                tab.close()

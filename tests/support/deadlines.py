@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 
 WAIT_S = 60.0
@@ -52,6 +53,19 @@ async def until(
             name = what or getattr(condition, "__qualname__", "condition")
             raise TimeoutError(f"{name} did not hold within {timeout_s:g}s")
         await asyncio.sleep(POLL_S)
+
+
+def until_blocking(
+    condition: Callable[[], bool], *, timeout_s: float = WAIT_S, what: str = ""
+) -> None:
+    """:func:`until` for a test with no event loop of its own to run (its loop, if any, is
+    Playwright's): checks ``condition()`` from this thread, sleeping between checks."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            name = what or getattr(condition, "__qualname__", "condition")
+            raise TimeoutError(f"{name} did not hold within {timeout_s:g}s")
+        time.sleep(POLL_S * 10)
 
 
 class ManualClock:
