@@ -14,6 +14,11 @@ Invariants:
   it holds more than ``max_events``. A subscriber asking for evicted events starts at the
   oldest one still buffered (the messages themselves are in the store; events are only the
   live view of them).
+* A run's events come in the order the run went, its end once and last: ``run.queued`` (a
+  run this runtime queued) before ``run.started``, even when the worker was awake before the
+  enqueue returned (``run_queue``: ``WorkingChat.announcing``); an end seen by a look at the
+  run table is published only for a run its record shows finished, and not again for one
+  this runtime ended itself (``recovery``).
 * Publishing never blocks and never waits for subscribers; each subscriber is woken on its
   own event loop (``call_soon_threadsafe``), so publishers and subscribers may live on
   different loops or threads.

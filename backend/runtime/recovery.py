@@ -64,16 +64,22 @@ class Recovery:
         self._fenced = isinstance(locks, FencedLockStore)
 
     async def recover(self, conv: WorkingChat) -> OpenRuns:
-        """Look at the chat's open runs: announce ended ones, fail orphans, follow the rest."""
+        """Look at the chat's open runs: announce ended ones, fail orphans, follow the rest.
+
+        The look is a snapshot taken before its awaits: a run this runtime enqueued after it
+        is not ended (``_announce_ended`` checks), and one this runtime ended after it is not
+        open (it is not followed again, which would announce its end a second time).
+        """
+        looked_at = conv.events.last_seq
         runs = await asyncio.to_thread(conv.store.open_runs, conv.chat_id)
         await self._announce_ended(conv, {run.id for run in runs})
         if not runs:
             return OpenRuns(running_elsewhere=False, queued=False)
         holder = await self._locks.holder(conversation_lock_key(conv.chat_id))
-        active_id = conv.active.run.id if conv.active is not None else None
         running_elsewhere = False
         for run in runs:
-            if run.id == active_id:
+            active_id = conv.active.run.id if conv.active is not None else None
+            if run.id == active_id or run.id in _ended_here_since(conv, looked_at):
                 continue
             conv.followed.setdefault(run.id, run)
             if run.status != RunStatus.RUNNING:
@@ -136,21 +142,32 @@ class Recovery:
         return finished, bool(turn.parts)
 
     async def _announce_ended(self, conv: WorkingChat, open_ids: set[str]) -> None:
-        """Publish the end of each followed run that is no longer open (it ended elsewhere)."""
+        """Publish the end of each followed run that is no longer open (it ended elsewhere).
+
+        ``open_ids`` may predate a run followed since (enqueued here after the look): a run
+        its record still shows open has not ended, whatever the look missed.
+        """
         ended = [run_id for run_id in conv.followed if run_id not in open_ids]
         if not ended:
             return
         ends = await asyncio.to_thread(self._load_ends, conv, ended)
         for run_id, end in zip(ended, ends, strict=True):
-            if run_id in conv.followed:  # not ended here meanwhile
+            if end is not None and run_id in conv.followed:  # not ended here meanwhile
                 conv.publish(run_id, end)
 
-    def _load_ends(self, conv: WorkingChat, run_ids: list[str]) -> list[RunEnd]:
+    def _load_ends(self, conv: WorkingChat, run_ids: list[str]) -> list[RunEnd | None]:
         return [_end_event(conv, conv.store.load_run(run_id)) for run_id in run_ids]
 
 
-def _end_event(conv: WorkingChat, run: RunRecord) -> RunEnd:
-    """The end event of a finished run, from what its process stored."""
+def _ended_here_since(conv: WorkingChat, seq: int) -> set[str]:
+    """The runs whose end this runtime published after event ``seq`` of the chat."""
+    return {e.run_id for e in conv.events.since(seq) if isinstance(e.payload, RunEnd)}
+
+
+def _end_event(conv: WorkingChat, run: RunRecord) -> RunEnd | None:
+    """The end event of a finished run, from what its process stored; None while it is open."""
+    if not run.status.finished:
+        return None
     turn = Turn.saved(conv.session.get_message(run.assistant_message_id))
     message_id = run.assistant_message_id
     if run.status == RunStatus.COMPLETED:

@@ -138,18 +138,21 @@ class RunQueue:
             sent_at = now_ms()
             return run, tuple(written_now(r.message, r.parent_id, sent_at) for r in stored)
 
-        run, written = await asyncio.to_thread(write)
-        # Followed until this runtime claims it: another process may claim it first.
-        conv.followed[run.id] = run
-        conv.publish(
-            run.id,
-            RunQueued(
-                kind=kind.value,
-                user_message_id=user_message_id,
-                assistant_message_id=assistant_id,
-                written=written,
-            ),
-        )
+        # Under ``announcing``: no claim of this runtime's lands between the commit and the
+        # event (see ``_claim_and_execute``), so run.queued is the run's first event here.
+        async with conv.announcing:
+            run, written = await asyncio.to_thread(write)
+            # Followed until this runtime claims it: another process may claim it first.
+            conv.followed[run.id] = run
+            conv.publish(
+                run.id,
+                RunQueued(
+                    kind=kind.value,
+                    user_message_id=user_message_id,
+                    assistant_message_id=assistant_id,
+                    written=written,
+                ),
+            )
         self.wake(conv)
         return RunTicket(conv.chat_id, run.id, user_message_id, assistant_id)
 
@@ -203,10 +206,13 @@ class RunQueue:
             await asyncio.sleep(FOREIGN_RUN_POLL_S)
 
     async def _claim_and_execute(self, conv: WorkingChat, lease: Lease) -> _Claim:
-        if self.closed:
-            return _Claim.EMPTY  # stopping: nothing new is claimed, queued runs stay queued
         try:
-            claimed, taken_over = await asyncio.to_thread(self._claim, conv, lease.token)
+            # A run whose enqueue has committed but not yet published run.queued waits for
+            # it: claimed now, its run.started (even its end) would reach watchers first.
+            async with conv.announcing:
+                if self.closed:
+                    return _Claim.EMPTY  # stopping: nothing new is claimed, queued runs stay
+                claimed, taken_over = await asyncio.to_thread(self._claim, conv, lease.token)
         except LeaseLostError:
             # The chat file remembers a newer token than this lease's: the store's counter
             # fell behind (Redis restarted empty). Advance it and take a fresh lease.

@@ -75,6 +75,11 @@ class WorkingChat:
     # Open runs this runtime is not executing (another process's, or still queued), by id:
     # when one ends elsewhere, its end is announced to this runtime's watchers too.
     followed: dict[str, RunRecord] = field(default_factory=dict)
+    # Held by an enqueue from its write until its run.queued is published, and by a claim
+    # (run_queue): a run is claimable once its transaction commits, and a worker already
+    # awake (a watcher's look at the runs woke it, or it drains an earlier run) must not
+    # start it before watchers have been told it is queued.
+    announcing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def publish(self, run_id: str, payload: RunPayload) -> None:
         """Publish a run event; an end event also stops following that run."""
