@@ -113,6 +113,17 @@ class TestTableOwnership:
         assert {"chats", "chat_titles", "message_fts", "index_leases"} <= tables
         assert sql_mentions(tables, ROOT / "backend" / "chats") == []
 
+    def test_only_the_chats_package_runs_sql_on_the_vectors_of_search_by_meaning(self, tmp_path):
+        """Made on a directory's first search by meaning, not when it opens."""
+        from backend.chats.vector_store import vector_store_for
+
+        with Chats(tmp_path, "owner") as chats:
+            vector_store_for(chats.database)
+            path = chats.layout.database_path
+        tables = tables_of(path) - directory_tables(tmp_path / "bare")
+        assert tables == {"message_vectors"}
+        assert sql_mentions(tables, ROOT / "backend" / "chats") == []
+
     def test_only_the_agents_package_runs_sql_on_the_agent_library_tables(self, tmp_path):
         from backend.agents import AgentLibrary
 

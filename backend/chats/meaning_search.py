@@ -6,7 +6,9 @@ with full-text search.
   a batch at a time, on a worker thread of its own (:meth:`start`) or when asked
   (:meth:`catch_up`, as the CLI does, with progress). After a restart the same scan finds
   every message written meanwhile; vectors of changed or removed messages are stale and
-  dropped (:mod:`backend.chats.vector_store`).
+  dropped (:mod:`backend.chats.vector_store`). The vectors live in the directory's database
+  on either engine (on PostgreSQL, :mod:`backend.chats.pg_vector_store`), as int8 bytes
+  scored in memory, so both engines give the same hits.
 * **Searching.** Full-text hits (words in any order, exact phrase first) and the nearest
   vectors to the query are fused by :func:`backend.meaning.fuse_ranks` (exact words win).
   While vectors are missing, or when the embedder cannot run, the result holds what there
@@ -33,9 +35,8 @@ import numpy as np
 from backend.chats.chats import Chats
 from backend.chats.text import clean_preview
 from backend.chats.values import ChatHit
-from backend.chats.vector_store import MessageVectorStore, VectorTable
+from backend.chats.vector_store import VectorTable, vector_store_for
 from backend.meaning import Embedder, EmbedderUnavailable, fuse_ranks
-from backend.storage import Database
 
 logger = logging.getLogger(__name__)
 
@@ -78,10 +79,7 @@ class MeaningSearch:
     def __init__(self, chats: Chats, embedder: Embedder) -> None:
         self._chats = chats
         self._embedder = embedder
-        # The vector table has no PostgreSQL twin yet: there, search is by words alone.
-        self._store = (
-            MessageVectorStore(chats.database) if isinstance(chats.database, Database) else None
-        )
+        self._store = vector_store_for(chats.database)  # beside the index, on its engine
         self._table: VectorTable | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -94,11 +92,6 @@ class MeaningSearch:
         """Whether every message the worker has seen has its vector (a search is complete)."""
         return not self._behind
 
-    @property
-    def available(self) -> bool:
-        """Whether this directory keeps vectors (not yet on PostgreSQL)."""
-        return self._store is not None
-
     # ── writing ─────────────────────────────────────────────────────
 
     def catch_up(
@@ -107,8 +100,6 @@ class MeaningSearch:
         """Embed every message without a current vector (at most ``limit``, ``batch`` per call
         of the model); how many."""
         self._chats.flush_index()
-        if self._store is None:
-            return 0
         model = self._embedder.name
         with self._chats.database.transaction():
             self._store.drop_stale(model)
@@ -129,9 +120,8 @@ class MeaningSearch:
         return done
 
     def start(self) -> None:
-        """Keep vectors current on a worker thread until :meth:`stop` (none on PostgreSQL
-        yet: no vectors there)."""
-        if self._thread is None and self._store is not None:
+        """Keep vectors current on a worker thread until :meth:`stop`."""
+        if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="meaning", daemon=True)
             self._thread.start()
 
@@ -185,8 +175,6 @@ class MeaningSearch:
         flushed = self._chats.flush_index()
         if flushed.documents_added or flushed.documents_updated:
             self.wake()  # messages the worker has not seen yet: this answer lacks them
-        if self._store is None:  # PostgreSQL: no vectors yet, by words alone
-            return MeaningResult([], complete=False)
         complete = not self._behind
         try:
             return MeaningResult(self._nearest(query, chat_ids), complete)
@@ -195,8 +183,6 @@ class MeaningSearch:
             return MeaningResult([], complete=False)
 
     def _nearest(self, query: str, chat_ids: Collection[str] | None) -> list[ChatHit]:
-        if self._store is None:
-            raise EmbedderUnavailable("search by meaning does not run on PostgreSQL yet")
         if not query.strip():
             return []
         table = self._current_table()
@@ -227,7 +213,6 @@ class MeaningSearch:
         return hits[:FUSE_DEPTH]
 
     def _current_table(self) -> VectorTable:
-        assert self._store is not None
         if self._table is None or self._table.version != self._store.version():
             self._table = self._store.table(self._embedder.name)
         return self._table

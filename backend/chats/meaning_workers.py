@@ -7,9 +7,9 @@
   until they do (that first search is marked incomplete while its worker catches up).
 * **One worker per directory object.** A directory closed and opened again is a new
   object: its old worker is stopped (:meth:`forget`) before the old directory closes.
-* ``CHATS_EMBEDDER=off`` (or an embedder the factory refuses), or a directory that keeps no
-  vectors (PostgreSQL, for now), means no search by meaning: :meth:`of` answers None and
-  searches are by words alone.
+* ``CHATS_EMBEDDER=off`` (or an embedder the factory refuses) means no search by meaning:
+  :meth:`of` answers None and searches are by words alone. Every directory keeps vectors, on
+  either engine (:func:`backend.chats.vector_store.vector_store_for`).
 * Importing this module imports neither numpy nor the embedders (0.6 s under load): a
   serving process pays for them on its first search by meaning.
 """
@@ -70,8 +70,6 @@ class MeaningWorkers:
             if self._directories.get(key) is chats:
                 return self._searches[key]
             search = MeaningSearch(chats, embedder)
-            if not search.available:
-                return None
             stale = self._searches.pop(key, None)
             self._searches[key], self._directories[key] = search, chats
         if stale is not None:

@@ -1,11 +1,13 @@
 """``chats import`` embeds what it imported (the real bundled model, offline), so a paraphrase
 of an imported message is found at once; with ``--no-embed`` the next ``chats search``
-catches up. The app's worker picks up what another process imported, unasked."""
+catches up. The app's worker picks up what another process imported, unasked. Both engines:
+the export is made from a data folder (SQLite), then imported where ``CHATS_STORAGE`` says."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,20 +15,28 @@ from click.testing import CliRunner, Result
 
 from backend.chats import Chats
 from backend.chats.meaning_search import MeaningSearch
-from backend.chats.vector_store import MessageVectorStore
+from backend.chats.vector_store import vector_store_for
 from backend.cli import cli
+from backend.config import StorageChoice, storage_root
 from backend.meaning import BundledEmbedder
 from tests.meaning.fake_embedder import FakeEmbedder
 from tests.support.deadlines import until
 
-pytestmark = pytest.mark.sqlite_only  # the vectors have no PostgreSQL twin yet
+pytestmark = pytest.mark.usefixtures("on_engine")  # both engines (tests/meaning/conftest.py)
 
 DOG = "my dog is broken, how can I repair it"
 PARAPHRASE = "fixing a damaged puppy"
 
 
-def run(data_dir: Path, *args: str) -> Result:
-    runner = CliRunner(env={"CHATS_DATA_DIR": str(data_dir), "CHATS_EMBEDDER": "bundled"})
+def run(data_dir: Path, *args: str, storage: str | None = None) -> Result:
+    """``chats ...`` on ``data_dir`` (and on ``storage``, if given, over ``CHATS_STORAGE``)."""
+    env = {"CHATS_DATA_DIR": str(data_dir), "CHATS_EMBEDDER": "bundled"}
+    if os.environ.get("CHATS_STORAGE", "").startswith("postgresql"):
+        # There the command asks the accounts who ``--user`` is; ``none``: nobody signs in.
+        env["CHATS_AUTH"] = "none"
+    if storage is not None:
+        env["CHATS_STORAGE"] = storage
+    runner = CliRunner(env=env)
     result = runner.invoke(cli, list(args), prog_name="chats")
     assert result.exit_code == 0, result.output
     return result
@@ -37,24 +47,34 @@ def message(text: str, message_id: str = "m") -> dict:
 
 
 @pytest.fixture
-def export(tmp_path: Path) -> Path:
-    """A chat about a broken dog, exported by ``chats export`` from another folder."""
+def export(tmp_path: Path, on_engine: StorageChoice, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A chat about a broken dog, exported by ``chats export`` from another data folder (on
+    SQLite, whatever the test's engine: on PostgreSQL every command names the same root)."""
     source = tmp_path / "source"
-    with Chats(source, "local") as chats:
-        chat_id = chats.create_chat("Dog").id
-        chats.get_chat(chat_id).session.append_message(message(DOG))
-        chats.get_chat(chats.create_chat("Roof").id).session.append_message(
-            message("painting the roof blue")
-        )
-    out = tmp_path / "export.zip"
-    run(source, "export", "--user", "local", "--out", str(out))
+    with monkeypatch.context() as files:
+        files.setenv("CHATS_STORAGE", "sqlite")
+        with Chats(source, "local") as chats:
+            chat_id = chats.create_chat("Dog").id
+            chats.get_chat(chat_id).session.append_message(message(DOG))
+            chats.get_chat(chats.create_chat("Roof").id).session.append_message(
+                message("painting the roof blue")
+            )
+        out = tmp_path / "export.zip"
+        run(source, "export", "--user", "local", "--out", str(out), storage="sqlite")
     return out
 
 
-def missing_vectors(data_dir: Path) -> int:
-    with Chats(data_dir, "local") as chats:
-        chats.flush_index()
-        return MessageVectorStore(chats.database).count_missing(BundledEmbedder.name)
+@pytest.fixture
+def missing_vectors(on_engine: StorageChoice):
+    """``missing_vectors(data_dir)``: the messages of ``local``'s directory without a vector,
+    the directory the commands opened (under the data folder, or PostgreSQL's fixed root)."""
+
+    def count(data_dir: Path) -> int:
+        with Chats(storage_root(data_dir, on_engine), "local") as chats:
+            chats.flush_index()
+            return vector_store_for(chats.database).count_missing(BundledEmbedder.name)
+
+    return count
 
 
 def found(data_dir: Path) -> list[str]:
@@ -62,14 +82,16 @@ def found(data_dir: Path) -> list[str]:
     return [hit["snippet"] for hit in json.loads(result.stdout)]
 
 
-def test_an_imported_paraphrase_is_found_and_the_import_embedded_it(tmp_path, export):
+def test_an_imported_paraphrase_is_found_and_the_import_embedded_it(
+    tmp_path, export, missing_vectors
+):
     target = tmp_path / "target"
     run(target, "import", "--user", "local", str(export))
     assert missing_vectors(target) == 0  # the import embedded what it imported
     assert found(target) == [DOG]
 
 
-def test_with_no_embed_the_next_search_catches_up(tmp_path, export):
+def test_with_no_embed_the_next_search_catches_up(tmp_path, export, missing_vectors):
     target = tmp_path / "target"
     run(target, "import", "--user", "local", str(export), "--no-embed")
     assert missing_vectors(target) == 2

@@ -21,7 +21,7 @@ from tests.meaning.fake_embedder import FakeEmbedder
 from tests.support.fixtures import anyio_backend  # noqa: F401  (the async test's loop)
 from tests.support.scripted_model import ScriptedModel
 
-pytestmark = [pytest.mark.anyio, pytest.mark.sqlite_only]  # no PostgreSQL vectors yet
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("on_engine")]  # both engines
 
 DOG = "my dog is broken, how can I repair it"
 PARAPHRASE = "fixing a damaged puppy"

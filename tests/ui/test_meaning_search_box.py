@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from backend.accounts import CONSOLE_ACTOR
-from backend.config import Settings
+from backend.config import PostgresLocation, Settings, StorageChoice
 from backend.sharing import ChatRef
 from chatsapp import services as services_module
 from chatsapp.services import Release, Services, offload
@@ -34,8 +34,6 @@ from tests.support.deadlines import until
 
 PARAPHRASE = "fixing a damaged puppy"
 DOG = "my dog is broken, how can I repair it"
-
-pytestmark = pytest.mark.sqlite_only  # the vectors have no PostgreSQL twin yet
 
 
 class GatedEmbedder(FakeEmbedder):
@@ -57,10 +55,17 @@ def embedder() -> GatedEmbedder:
 
 @pytest.fixture
 def served(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: GatedEmbedder
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder: GatedEmbedder, storage: StorageChoice
 ) -> Iterator[Services]:
+    """The app's services with ``embedder``, on each engine."""
+    value = storage.url if isinstance(storage, PostgresLocation) else storage
+    monkeypatch.setenv("CHATS_STORAGE", value)
     settings = Settings.from_env(
-        {"CHATS_DATA_DIR": str(tmp_path / "data"), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
+        {
+            "CHATS_DATA_DIR": str(tmp_path / "data"),
+            "CHATS_PASSWORD_HASH_PROFILE": "cheapest",
+            "CHATS_STORAGE": value,
+        }
     )
     made = Services(settings, embedder=lambda: embedder)
     monkeypatch.setattr(services_module, "_services", made)
