@@ -3,14 +3,17 @@
 The folder is filled by the app's own services with one of everything (as the backup test
 does, tests/portability/test_data_folder.py), plus what only some folders hold: an archived
 and a deleted chat, shared-memory entries, a compaction, a message long enough for
-continuation rows, an imported chat, text the storage text rule maps. Equality is read
-through the app: every person's zip export, the searches the target's own index answers, the
-accounts' passwords, the endpoints' keys, the memberships.
+continuation rows, an imported chat, text the storage text rule maps, projects (one with
+instructions, a file, memory, a pinned chat and another in it; one deleted with its chat).
+Equality is read through the app: every person's zip export, the searches the target's own
+index answers, the projects service, the accounts' passwords, the endpoints' keys, the
+memberships.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -40,6 +43,10 @@ from backend.portability.migrate import (
     migrate,
 )
 from backend.portability.migrate_sides import PostgresSide, Side, SqliteSide
+from backend.projects import ChunkHit, Projects
+from backend.projects import migration as projects_migration
+from backend.projects.pg_store import PgProjectStore
+from backend.projects.store import ProjectStore
 from backend.runtime import migration as runtime_migration
 from backend.sessions import migration as sessions_migration
 from backend.sharing import ChatRef, Sharing
@@ -52,6 +59,10 @@ from tests.portability.test_data_folder import ENDPOINT_KEY, IMAGE, PASSWORD, ru
 LONG_TEXT = "continuation " * 140_000  # ~1.8 MB: stored as continuation rows
 ODD_TITLE = "Caf\u00e9 \ud800 nul\x00 end"
 ODD_TEXT = "lone \udc00 high \ud83d then nul \x00 and \U0001f600"
+BOATHOUSE_NOTES = "\n\n".join(
+    f"Shelf {n}: the paddles of rack {n} hang beside the spare oars and the life jackets."
+    for n in range(40)
+).encode()  # ~3 KB of markdown: three chunks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +73,8 @@ class Folder:
     people: dict[str, str]  # username → directory id
     chat_id: str  # the admin's chat with a run, session state and an image
     odd_chat_id: str  # the chat holding text the storage rule maps
+    project_id: str  # the admin's live project (the other was deleted with its chat)
+    old_project_id: str
 
 
 def settings_for(data_dir: Path, storage: str = "") -> Settings:
@@ -118,6 +131,7 @@ def populate(data_dir: Path) -> Folder:
         AgentLibrary(chats.database).create(AgentSpec(name="Guide", instructions="Be brief."))
         import_file(chats, FIXTURES / "chatgpt_conversations.json")
         asyncio.run(run_one_turn(settings, chats, chat.id))
+        project_id, old_project_id = populate_projects(chats, chat.id)
     with Chats(data_dir, guest.id) as chats:
         mine = chats.create_chat("Guest notes")
         chats.get_chat(mine.id).session.append_message(
@@ -126,7 +140,50 @@ def populate(data_dir: Path) -> Folder:
     with Accounts(settings) as accounts, Sharing(settings, accounts) as sharing:
         sharing.share(admin, ChatRef(owner_id=admin.id, chat_id=chat.id), "guest", "viewer")
     people = {"root-admin": admin.id, "guest": guest.id}
-    return Folder(data_dir, people, chat.id, odd.id)
+    return Folder(data_dir, people, chat.id, odd.id, project_id, old_project_id)
+
+
+def populate_projects(chats: Chats, chat_id: str) -> tuple[str, str]:
+    """A project holding ``chat_id`` and a pinned chat, with instructions, a file and memory
+    (the other chats stay loose), and one deleted with its chat, awaiting its undo."""
+    projects = Projects(chats)
+    boathouse = projects.create("Boathouse", instructions="Answer as the boathouse keeper.")
+    projects.move_chat(chat_id, boathouse.id)
+    pinned = chats.create_chat("Paddle plan")
+    chats.pins.pin(pinned.id)
+    projects.move_chat(pinned.id, boathouse.id)
+    projects.add_file(boathouse.id, "boathouse.md", "text/markdown", BOATHOUSE_NOTES)
+    projects.set_memory(boathouse.id, "The keeper is Ada.\n")
+    projects.turns.remember(chat_id, "Ada locks up at six.")
+    old = projects.create("Old trips")
+    projects.create_chat(old.id, "Old trip")
+    projects.delete(old.id, "delete")
+    return boathouse.id, old.id
+
+
+def project_contents(chats: Chats) -> dict[str, object]:
+    """What the projects service shows of a person: projects, their chats, files with their
+    text, instructions, memory; a search of the files (the target's own index); the pins."""
+    projects = Projects(chats)
+    seen: dict[str, object] = {"memberships": projects.memberships()}
+    for project in projects.list_projects():
+        files = projects.files.list_files(project.id)
+        seen[project.id] = {
+            "project": project,
+            "chats": [summary.id for summary in projects.chats_of(project.id)],
+            "files": [(file, projects.files.text_of(file.id)) for file in files],
+            "memory": projects.memory(project.id),
+            "search": _best_and_all(projects.files.search(project.id, "rack 17")),
+        }
+    seen["pinned"] = [summary.id for summary in chats.pins.pinned()]
+    return seen
+
+
+def _best_and_all(hits: list[ChunkHit]) -> tuple[object, list[tuple[str, int]]]:
+    """The best hit and the set of hits (the order after the best is each engine's ranking:
+    bm25 on SQLite, ``ts_rank`` on PostgreSQL)."""
+    found = sorted((hit.file_id, hit.seq) for hit in hits)
+    return ((hits[0].file_id, hits[0].seq) if hits else None), found
 
 
 def _text(text: str) -> dict[str, str]:
@@ -211,6 +268,7 @@ def person_contents(chats: Chats, zip_path: Path) -> dict[str, object]:
         "search": sorted((h.chat_id, h.message_id) for h in chats.search_messages("paddles")),
         "titles": sorted(s.id for s in chats.search_chats("kayak")),
         "agents": [(a.agent_id, a.name) for a in AgentLibrary(chats.database).list_agents()],
+        "projects": project_contents(chats),
     }
 
 
@@ -241,6 +299,7 @@ class TestRoundTrip:
         admin = before["root-admin"]
         assert isinstance(admin, dict)  # and none of what is compared is empty:
         assert admin["search"] and admin["titles"] and admin["entries"] and admin["agents"]
+        assert there.per_table["project_chunks"] == home.per_table["project_chunks"] == 3
         written = {p.relative_to(back.root).as_posix() for p in back.root.rglob("*.sqlite")}
         kinds = {data_file(name).kind for name in written}  # type: ignore[union-attr]
         assert "migration journal" in kinds and None not in map(data_file, written)
@@ -281,6 +340,30 @@ def kill_after(units: int) -> Callable[[MigrationEvent], None]:
     return listener
 
 
+@contextlib.contextmanager
+def kill_mid_projects() -> Iterator[None]:
+    """Kill the run at its second project chunk indexed: inside a directory's projects copy,
+    its rows written, its search half built (either engine's store)."""
+    indexed = 0
+
+    def dying(original: Callable[..., None]) -> Callable[..., None]:
+        def index(store: ProjectStore, doc: int, project_id: str, text: str) -> None:
+            nonlocal indexed
+            indexed += 1
+            if indexed == 2:
+                raise Killed
+            original(store, doc, project_id, text)
+
+        return index
+
+    with contextlib.ExitStack() as stack:
+        for store in (ProjectStore, PgProjectStore):
+            patched = dying(store._index_chunk)
+            stack.enter_context(mock.patch.object(store, "_index_chunk", patched))
+        yield
+    assert indexed >= 2, "the run was never killed"
+
+
 class TestResume:
     @pytest.mark.parametrize("direction", ["to postgresql", "to sqlite"])
     def test_a_killed_run_resumes_to_the_same_result(
@@ -298,6 +381,26 @@ class TestResume:
         assert resumed.units_already_finished == 4  # the fifth committed, was not journaled
         assert contents(target, folder, tmp_path / "t") == contents(source, folder, tmp_path / "s")
 
+    @pytest.mark.parametrize("direction", ["to postgresql", "to sqlite"])
+    def test_a_run_killed_mid_projects_resumes_to_the_same_result(
+        self, direction: str, folder: Folder, places: tuple[Place, ...], tmp_path: Path
+    ):
+        """Killed while a directory's projects are half indexed: its chat index and agents
+        committed, its journal line never written; the rerun redoes that directory whole."""
+        source, postgres, back = places
+        if direction == "to sqlite":
+            run(source, postgres)
+            source, target = postgres, back
+        else:
+            target = postgres
+        with kill_mid_projects(), pytest.raises(Killed):
+            run(source, target)
+        resumed = run(source, target)
+        # accounts, settings, sharing, then the guest's directory and chat (listed first):
+        assert resumed.units_already_finished == 5
+        assert resumed.people == 1  # the admin's directory, redone from nothing
+        assert contents(target, folder, tmp_path / "t") == contents(source, folder, tmp_path / "s")
+
     def test_a_second_run_changes_nothing_and_says_so(self, places: tuple[Place, ...]):
         source, postgres, back = places
         run(source, postgres)
@@ -307,6 +410,42 @@ class TestResume:
         assert again.already_complete and again.units_copied == 0
         assert {p: p.stat().st_mtime_ns for p in back.root.rglob("*") if p.is_file()} == files
         assert run(source, postgres).already_complete
+
+
+class TestProjects:
+    def test_projects_come_along_both_ways_and_keep_working(
+        self, folder: Folder, places: tuple[Place, ...]
+    ):
+        source, postgres, back = places
+        run(source, postgres)
+        run(postgres, back)
+        admin = folder.people["root-admin"]
+        for place in places:
+            with engine(place.storage), Chats(place.root, admin) as chats:
+                projects = Projects(chats)
+                [project] = projects.list_projects()
+                assert (project.id, project.name, project.instructions) == (
+                    folder.project_id,
+                    "Boathouse",
+                    "Answer as the boathouse keeper.",
+                )
+                members = {s.id for s in projects.chats_of(project.id)}
+                [pinned] = chats.pins.pinned()
+                assert members == {folder.chat_id, pinned.id}
+                loose = {s.id for s in chats.list_chats()} - set(projects.memberships())
+                assert folder.odd_chat_id in loose and len(loose) >= 4
+                [file] = projects.files.list_files(project.id)
+                assert (file.name, file.size) == ("boathouse.md", len(BOATHOUSE_NOTES))
+                text = "\n\n".join(projects.files.text_of(file.id))
+                assert text.encode() == BOATHOUSE_NOTES  # the text as extracted, whole
+                memory = projects.memory(project.id)
+                assert memory.startswith("The keeper is Ada.\n") and "locks up at six" in memory
+                hits = projects.files.search(project.id, "rack 17")
+                assert hits and hits[0].file_id == file.id and "rack 17" in hits[0].text
+                added = projects.add_file(project.id, "more.md", "text/markdown", b"Rack 99.")
+                assert projects.files.search(project.id, "99")[0].file_id == added.id
+                restored = projects.restore(folder.old_project_id)  # the undo survived too
+                assert [s.title for s in projects.chats_of(restored.id)] == ["Old trip"]
 
 
 class TestRefusals:
@@ -361,6 +500,7 @@ PACKAGES = (
     agents_migration,
     sessions_migration,
     runtime_migration,
+    projects_migration,
 )
 COPIED = {table.name: table for package in PACKAGES for table in package.TABLES}
 REBUILT = {name for package in PACKAGES for name in getattr(package, "REBUILT", ())}
