@@ -13,7 +13,6 @@ memberships.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import os
@@ -43,10 +42,8 @@ from backend.portability.migrate import (
     migrate,
 )
 from backend.portability.migrate_sides import PostgresSide, Side, SqliteSide
-from backend.projects import ChunkHit, Projects
+from backend.projects import Projects
 from backend.projects import migration as projects_migration
-from backend.projects.pg_store import PgProjectStore
-from backend.projects.store import ProjectStore
 from backend.runtime import migration as runtime_migration
 from backend.sessions import migration as sessions_migration
 from backend.sharing import ChatRef, Sharing
@@ -54,15 +51,18 @@ from backend.sharing import migration as sharing_migration
 from backend.storage import Database
 from backend.storage.migration import column_names
 from tests.portability.conftest import FIXTURES
+from tests.portability.migrate_projects import (
+    BOATHOUSE_NOTES,
+    Killed,
+    kill_mid_projects,
+    populate_projects,
+    project_contents,
+)
 from tests.portability.test_data_folder import ENDPOINT_KEY, IMAGE, PASSWORD, run_one_turn
 
 LONG_TEXT = "continuation " * 140_000  # ~1.8 MB: stored as continuation rows
 ODD_TITLE = "Caf\u00e9 \ud800 nul\x00 end"
 ODD_TEXT = "lone \udc00 high \ud83d then nul \x00 and \U0001f600"
-BOATHOUSE_NOTES = "\n\n".join(
-    f"Shelf {n}: the paddles of rack {n} hang beside the spare oars and the life jackets."
-    for n in range(40)
-).encode()  # ~3 KB of markdown: three chunks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,49 +141,6 @@ def populate(data_dir: Path) -> Folder:
         sharing.share(admin, ChatRef(owner_id=admin.id, chat_id=chat.id), "guest", "viewer")
     people = {"root-admin": admin.id, "guest": guest.id}
     return Folder(data_dir, people, chat.id, odd.id, project_id, old_project_id)
-
-
-def populate_projects(chats: Chats, chat_id: str) -> tuple[str, str]:
-    """A project holding ``chat_id`` and a pinned chat, with instructions, a file and memory
-    (the other chats stay loose), and one deleted with its chat, awaiting its undo."""
-    projects = Projects(chats)
-    boathouse = projects.create("Boathouse", instructions="Answer as the boathouse keeper.")
-    projects.move_chat(chat_id, boathouse.id)
-    pinned = chats.create_chat("Paddle plan")
-    chats.pins.pin(pinned.id)
-    projects.move_chat(pinned.id, boathouse.id)
-    projects.add_file(boathouse.id, "boathouse.md", "text/markdown", BOATHOUSE_NOTES)
-    projects.set_memory(boathouse.id, "The keeper is Ada.\n")
-    projects.turns.remember(chat_id, "Ada locks up at six.")
-    old = projects.create("Old trips")
-    projects.create_chat(old.id, "Old trip")
-    projects.delete(old.id, "delete")
-    return boathouse.id, old.id
-
-
-def project_contents(chats: Chats) -> dict[str, object]:
-    """What the projects service shows of a person: projects, their chats, files with their
-    text, instructions, memory; a search of the files (the target's own index); the pins."""
-    projects = Projects(chats)
-    seen: dict[str, object] = {"memberships": projects.memberships()}
-    for project in projects.list_projects():
-        files = projects.files.list_files(project.id)
-        seen[project.id] = {
-            "project": project,
-            "chats": [summary.id for summary in projects.chats_of(project.id)],
-            "files": [(file, projects.files.text_of(file.id)) for file in files],
-            "memory": projects.memory(project.id),
-            "search": _best_and_all(projects.files.search(project.id, "rack 17")),
-        }
-    seen["pinned"] = [summary.id for summary in chats.pins.pinned()]
-    return seen
-
-
-def _best_and_all(hits: list[ChunkHit]) -> tuple[object, list[tuple[str, int]]]:
-    """The best hit and the set of hits (the order after the best is each engine's ranking:
-    bm25 on SQLite, ``ts_rank`` on PostgreSQL)."""
-    found = sorted((hit.file_id, hit.seq) for hit in hits)
-    return ((hits[0].file_id, hits[0].seq) if hits else None), found
 
 
 def _text(text: str) -> dict[str, str]:
@@ -321,10 +278,6 @@ class TestRoundTrip:
                 assert title == "Caf\u00e9 \ufffd nul\ufffd end"  # titles follow the rule
 
 
-class Killed(Exception):
-    """The simulated kill."""
-
-
 def kill_after(units: int) -> Callable[[MigrationEvent], None]:
     """A listener that kills the run when its ``units``-th unit has committed (before the
     journal holds it: the worst moment)."""
@@ -338,30 +291,6 @@ def kill_after(units: int) -> Callable[[MigrationEvent], None]:
                 raise Killed
 
     return listener
-
-
-@contextlib.contextmanager
-def kill_mid_projects() -> Iterator[None]:
-    """Kill the run at its second project chunk indexed: inside a directory's projects copy,
-    its rows written, its search half built (either engine's store)."""
-    indexed = 0
-
-    def dying(original: Callable[..., None]) -> Callable[..., None]:
-        def index(store: ProjectStore, doc: int, project_id: str, text: str) -> None:
-            nonlocal indexed
-            indexed += 1
-            if indexed == 2:
-                raise Killed
-            original(store, doc, project_id, text)
-
-        return index
-
-    with contextlib.ExitStack() as stack:
-        for store in (ProjectStore, PgProjectStore):
-            patched = dying(store._index_chunk)
-            stack.enter_context(mock.patch.object(store, "_index_chunk", patched))
-        yield
-    assert indexed >= 2, "the run was never killed"
 
 
 class TestResume:
