@@ -7,7 +7,7 @@ target's own code to build). The orchestration here owns only the order, the jou
 report:
 
 * **Order**: the server units (accounts, settings, sharing), then person by person their
-  directory and each of their chats.
+  directory (chat index, agents, projects) and each of their chats.
 * **Resumable**: each finished unit is journaled in the target
   (:mod:`backend.portability.migrate_journal`) after its copy commits; a rerun skips
   journaled units and copies any other again from nothing.
@@ -31,6 +31,7 @@ from backend.endpoints import migration as endpoints_migration
 from backend.errors import InvalidInputError
 from backend.portability.migrate_journal import Journal
 from backend.portability.migrate_sides import Side, Unit
+from backend.projects import migration as projects_migration
 from backend.runtime import migration as runtime_migration
 from backend.sessions import migration as sessions_migration
 from backend.sharing import migration as sharing_migration
@@ -170,7 +171,8 @@ class _Run:
             def directory(src: Scope, dst: Scope) -> Copied:
                 return chats_migration.copy_directory(src, dst, layout, generations)
 
-            if self.copy(unit, source, (directory, agents_migration.copy_agents)):
+            steps = (directory, agents_migration.copy_agents, projects_migration.copy_projects)
+            if self.copy(unit, source, steps):
                 self.report.people += 1
         finally:
             source.close()

@@ -9,6 +9,7 @@ Modules, one concern each:
 * ``files``    a project's documents: read as attachments, text extracted once, chunked
 * ``turns``    what a turn of a project chat reads and writes; searches scoped to a project
 * ``store``    the tables in the person's directory database (``pg_store``: PostgreSQL)
+* ``migration`` the tables for ``chats migrate``: copied, chunk search rebuilt by the target
 * ``chunks``   cutting a document's text into chunks (pure)
 * ``events``   change events, delivered after commit
 * ``values``   the frozen values handed out

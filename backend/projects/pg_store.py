@@ -167,6 +167,10 @@ class PgProjectStore(ProjectStore):
     _CHUNKS_OF_FILE = (
         "SELECT seq, text FROM project_chunks WHERE scope = ? AND file_id = ? ORDER BY seq"
     )
+    _CHUNKS_AFTER = (
+        "SELECT doc, project_id, text FROM project_chunks WHERE scope = ? AND doc > ? "
+        "ORDER BY doc LIMIT ?"
+    )
     _DELETE_CHUNKS = "DELETE FROM project_chunks WHERE scope = ? AND file_id = ?"
     _DELETE_FILE = "DELETE FROM project_files WHERE scope = ? AND id = ?"
     # Starts with SELECT, so the scope runs it as a read (see pg_index_store's search).

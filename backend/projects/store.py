@@ -259,6 +259,23 @@ class ProjectStore:
     def _index_chunk(self, doc: int, project_id: str, text: str) -> None:
         self.db.execute(self._INSERT_CHUNK_FTS, (doc, text, project_id))
 
+    _CHUNKS_AFTER = (
+        "SELECT doc, project_id, text FROM project_chunks WHERE doc > ? ORDER BY doc LIMIT ?"
+    )
+
+    def index_every_chunk(self, batch: int = 500) -> int:
+        """Write the search rows of every chunk, ``batch`` at a time; how many chunks.
+
+        For chunks copied without them (``chats migrate``: each engine indexes its own way).
+        """
+        indexed, after = 0, -1
+        while rows := self.db.query(self._CHUNKS_AFTER, (*self._key, after, batch)):
+            for row in rows:
+                self._index_chunk(int(row[0]), str(row[1]), str(row[2]))
+            indexed += len(rows)
+            after = int(rows[-1][0])
+        return indexed
+
     def files(self, project_id: str) -> list[ProjectFile]:
         return [_file(row) for row in self.db.query(self._FILES, (*self._key, project_id))]
 

@@ -3,9 +3,11 @@
 The folder is filled by the app's own services with one of everything (as the backup test
 does, tests/portability/test_data_folder.py), plus what only some folders hold: an archived
 and a deleted chat, shared-memory entries, a compaction, a message long enough for
-continuation rows, an imported chat, text the storage text rule maps. Equality is read
-through the app: every person's zip export, the searches the target's own index answers, the
-accounts' passwords, the endpoints' keys, the memberships.
+continuation rows, an imported chat, text the storage text rule maps, projects (one with
+instructions, a file, memory, a pinned chat and another in it; one deleted with its chat).
+Equality is read through the app: every person's zip export, the searches the target's own
+index answers, the projects service, the accounts' passwords, the endpoints' keys, the
+memberships.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from backend.portability.migrate import (
     migrate,
 )
 from backend.portability.migrate_sides import PostgresSide, Side, SqliteSide
+from backend.projects import Projects
+from backend.projects import migration as projects_migration
 from backend.runtime import migration as runtime_migration
 from backend.sessions import migration as sessions_migration
 from backend.sharing import ChatRef, Sharing
@@ -47,6 +51,13 @@ from backend.sharing import migration as sharing_migration
 from backend.storage import Database
 from backend.storage.migration import column_names
 from tests.portability.conftest import FIXTURES
+from tests.portability.migrate_projects import (
+    BOATHOUSE_NOTES,
+    Killed,
+    kill_mid_projects,
+    populate_projects,
+    project_contents,
+)
 from tests.portability.test_data_folder import ENDPOINT_KEY, IMAGE, PASSWORD, run_one_turn
 
 LONG_TEXT = "continuation " * 140_000  # ~1.8 MB: stored as continuation rows
@@ -62,6 +73,8 @@ class Folder:
     people: dict[str, str]  # username → directory id
     chat_id: str  # the admin's chat with a run, session state and an image
     odd_chat_id: str  # the chat holding text the storage rule maps
+    project_id: str  # the admin's live project (the other was deleted with its chat)
+    old_project_id: str
 
 
 def settings_for(data_dir: Path, storage: str = "") -> Settings:
@@ -118,6 +131,7 @@ def populate(data_dir: Path) -> Folder:
         AgentLibrary(chats.database).create(AgentSpec(name="Guide", instructions="Be brief."))
         import_file(chats, FIXTURES / "chatgpt_conversations.json")
         asyncio.run(run_one_turn(settings, chats, chat.id))
+        project_id, old_project_id = populate_projects(chats, chat.id)
     with Chats(data_dir, guest.id) as chats:
         mine = chats.create_chat("Guest notes")
         chats.get_chat(mine.id).session.append_message(
@@ -126,7 +140,7 @@ def populate(data_dir: Path) -> Folder:
     with Accounts(settings) as accounts, Sharing(settings, accounts) as sharing:
         sharing.share(admin, ChatRef(owner_id=admin.id, chat_id=chat.id), "guest", "viewer")
     people = {"root-admin": admin.id, "guest": guest.id}
-    return Folder(data_dir, people, chat.id, odd.id)
+    return Folder(data_dir, people, chat.id, odd.id, project_id, old_project_id)
 
 
 def _text(text: str) -> dict[str, str]:
@@ -211,6 +225,7 @@ def person_contents(chats: Chats, zip_path: Path) -> dict[str, object]:
         "search": sorted((h.chat_id, h.message_id) for h in chats.search_messages("paddles")),
         "titles": sorted(s.id for s in chats.search_chats("kayak")),
         "agents": [(a.agent_id, a.name) for a in AgentLibrary(chats.database).list_agents()],
+        "projects": project_contents(chats),
     }
 
 
@@ -241,6 +256,7 @@ class TestRoundTrip:
         admin = before["root-admin"]
         assert isinstance(admin, dict)  # and none of what is compared is empty:
         assert admin["search"] and admin["titles"] and admin["entries"] and admin["agents"]
+        assert there.per_table["project_chunks"] == home.per_table["project_chunks"] == 3
         written = {p.relative_to(back.root).as_posix() for p in back.root.rglob("*.sqlite")}
         kinds = {data_file(name).kind for name in written}  # type: ignore[union-attr]
         assert "migration journal" in kinds and None not in map(data_file, written)
@@ -260,10 +276,6 @@ class TestRoundTrip:
                 assert history[0]["parts"][0]["text"] == ODD_TEXT  # message JSON is exact
                 title = chats.get_summary(folder.odd_chat_id).title
                 assert title == "Caf\u00e9 \ufffd nul\ufffd end"  # titles follow the rule
-
-
-class Killed(Exception):
-    """The simulated kill."""
 
 
 def kill_after(units: int) -> Callable[[MigrationEvent], None]:
@@ -298,6 +310,26 @@ class TestResume:
         assert resumed.units_already_finished == 4  # the fifth committed, was not journaled
         assert contents(target, folder, tmp_path / "t") == contents(source, folder, tmp_path / "s")
 
+    @pytest.mark.parametrize("direction", ["to postgresql", "to sqlite"])
+    def test_a_run_killed_mid_projects_resumes_to_the_same_result(
+        self, direction: str, folder: Folder, places: tuple[Place, ...], tmp_path: Path
+    ):
+        """Killed while a directory's projects are half indexed: its chat index and agents
+        committed, its journal line never written; the rerun redoes that directory whole."""
+        source, postgres, back = places
+        if direction == "to sqlite":
+            run(source, postgres)
+            source, target = postgres, back
+        else:
+            target = postgres
+        with kill_mid_projects(), pytest.raises(Killed):
+            run(source, target)
+        resumed = run(source, target)
+        # accounts, settings, sharing, then the guest's directory and chat (listed first):
+        assert resumed.units_already_finished == 5
+        assert resumed.people == 1  # the admin's directory, redone from nothing
+        assert contents(target, folder, tmp_path / "t") == contents(source, folder, tmp_path / "s")
+
     def test_a_second_run_changes_nothing_and_says_so(self, places: tuple[Place, ...]):
         source, postgres, back = places
         run(source, postgres)
@@ -307,6 +339,42 @@ class TestResume:
         assert again.already_complete and again.units_copied == 0
         assert {p: p.stat().st_mtime_ns for p in back.root.rglob("*") if p.is_file()} == files
         assert run(source, postgres).already_complete
+
+
+class TestProjects:
+    def test_projects_come_along_both_ways_and_keep_working(
+        self, folder: Folder, places: tuple[Place, ...]
+    ):
+        source, postgres, back = places
+        run(source, postgres)
+        run(postgres, back)
+        admin = folder.people["root-admin"]
+        for place in places:
+            with engine(place.storage), Chats(place.root, admin) as chats:
+                projects = Projects(chats)
+                [project] = projects.list_projects()
+                assert (project.id, project.name, project.instructions) == (
+                    folder.project_id,
+                    "Boathouse",
+                    "Answer as the boathouse keeper.",
+                )
+                members = {s.id for s in projects.chats_of(project.id)}
+                [pinned] = chats.pins.pinned()
+                assert members == {folder.chat_id, pinned.id}
+                loose = {s.id for s in chats.list_chats()} - set(projects.memberships())
+                assert folder.odd_chat_id in loose and len(loose) >= 4
+                [file] = projects.files.list_files(project.id)
+                assert (file.name, file.size) == ("boathouse.md", len(BOATHOUSE_NOTES))
+                text = "\n\n".join(projects.files.text_of(file.id))
+                assert text.encode() == BOATHOUSE_NOTES  # the text as extracted, whole
+                memory = projects.memory(project.id)
+                assert memory.startswith("The keeper is Ada.\n") and "locks up at six" in memory
+                hits = projects.files.search(project.id, "rack 17")
+                assert hits and hits[0].file_id == file.id and "rack 17" in hits[0].text
+                added = projects.add_file(project.id, "more.md", "text/markdown", b"Rack 99.")
+                assert projects.files.search(project.id, "99")[0].file_id == added.id
+                restored = projects.restore(folder.old_project_id)  # the undo survived too
+                assert [s.title for s in projects.chats_of(restored.id)] == ["Old trip"]
 
 
 class TestRefusals:
@@ -361,6 +429,7 @@ PACKAGES = (
     agents_migration,
     sessions_migration,
     runtime_migration,
+    projects_migration,
 )
 COPIED = {table.name: table for package in PACKAGES for table in package.TABLES}
 REBUILT = {name for package in PACKAGES for name in getattr(package, "REBUILT", ())}

@@ -1,24 +1,32 @@
 """``chats migrate`` as a person runs it: progress on stderr, the report on stdout, clear
-refusals, and a URL's password never printed."""
+refusals, a URL's password never printed, and a person's projects listed alike on each end."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner, Result
 
+from backend.accounts import CONSOLE_ACTOR, Accounts
 from backend.chats import Chats
 from backend.cli import cli
-from tests.portability.test_migrate import engine
+from backend.cli.migrate import APP_ROOT
+from backend.projects import Projects
+from tests.portability.test_data_folder import PASSWORD
+from tests.portability.test_migrate import engine, settings_for
 
 LARGE_CHAT = 5_000
 WRONG_PASSWORD = "not-the-password-0451"
 
 
-def chats_command(data_dir: Path, *args: str) -> Result:
-    env = {"CHATS_DATA_DIR": str(data_dir), "CHATS_STORAGE": ""}
+NOTES = "\n\n".join(f"Rack {n} holds the blue paddles and two spare oars." for n in range(60))
+
+
+def chats_command(data_dir: Path, *args: str, storage: str = "") -> Result:
+    env = {"CHATS_DATA_DIR": str(data_dir), "CHATS_STORAGE": storage}
     return CliRunner(env=env).invoke(cli, list(args), prog_name="chats")
 
 
@@ -42,6 +50,47 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
                 {"id": f"m{n}", "role": role, "parts": [{"type": "text", "text": text}]}
             )
     return data_dir, chat.id
+
+
+@pytest.fixture(scope="module")
+def keeper(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A folder whose one person, ``keeper``, has a project holding a pinned chat and another,
+    with instructions, a file and memory, beside a loose chat; and keeper's id."""
+    data_dir = tmp_path_factory.mktemp("keeper") / "data"
+    with engine(""), Accounts(settings_for(data_dir)) as accounts:
+        user = accounts.create_user(CONSOLE_ACTOR, "keeper", PASSWORD, role="admin")
+    with engine(""), Chats(data_dir, user.id) as chats:
+        inside = chats.create_chat("Rigging")
+        pinned = chats.create_chat("Paddle plan")
+        chats.pins.pin(pinned.id)
+        chats.create_chat("Loose notes")
+        projects = Projects(chats)
+        project = projects.create("Boathouse", instructions="Answer as the keeper.")
+        projects.move_chat(inside.id, project.id)
+        projects.move_chat(pinned.id, project.id)
+        projects.add_file(project.id, "racks.md", "text/markdown", NOTES.encode())
+        projects.set_memory(project.id, "Ada keeps the keys.\n")
+    return data_dir, user.id
+
+
+def seen_by_the_command(data_dir: Path, user_id: str, storage: str = "") -> dict[str, object]:
+    """``chats projects list`` and ``chats list`` of keeper, then what the projects service
+    adds (memory, the files' text) on the same engine."""
+    found: dict[str, object] = {}
+    for name, args in (("projects", ("projects", "list")), ("chats", ("list",))):
+        result = chats_command(data_dir, *args, "--user", "keeper", "--json", storage=storage)
+        assert result.exit_code == 0, result.output
+        found[name] = json.loads(result.stdout)
+    root = APP_ROOT if storage else data_dir
+    with engine(storage), Chats(root, user_id) as chats:
+        projects = Projects(chats)
+        for project in projects.list_projects():
+            files = projects.files.list_files(project.id)
+            found[project.id] = (
+                projects.memory(project.id),
+                [(f.size, "\n\n".join(projects.files.text_of(f.id))) for f in files],
+            )
+    return found
 
 
 class TestCommand:
@@ -93,3 +142,21 @@ class TestCommand:
         for result in (done, refused, bad):
             for secret in (password, WRONG_PASSWORD):
                 assert secret not in result.output + result.stderr  # ...never its password
+
+    def test_a_persons_projects_read_the_same_on_postgresql_and_back(
+        self, keeper: tuple[Path, str], postgres_url: str, tmp_path: Path
+    ):
+        data_dir, user_id = keeper
+        before = seen_by_the_command(data_dir, user_id)
+        there = chats_command(data_dir, "migrate", "--to", postgres_url)
+        assert there.exit_code == 0, there.output
+        back = tmp_path / "back"
+        home = chats_command(data_dir, "migrate", "--from", postgres_url, "--to", str(back))
+        assert home.exit_code == 0, home.output
+        assert seen_by_the_command(data_dir, user_id, postgres_url) == before
+        assert seen_by_the_command(back, user_id) == before
+        [project] = before["projects"]  # type: ignore[misc]
+        assert (project["name"], project["instructions"]) == ("Boathouse", "Answer as the keeper.")
+        assert len(project["chats"]) == 2 and project["files"] == ["racks.md"]
+        assert before[project["id"]] == ("Ada keeps the keys.\n", [(len(NOTES), NOTES)])
+        assert [c["title"] for c in before["chats"] if c["pinned_at"]] == ["Paddle plan"]
