@@ -115,7 +115,8 @@ class LiveStates:
     # A chat's header and context meter: ``refresh(user_id)``, ``chat_id``, ``agent_id``, and
     # ``archived``, ``loaded`` for its archive badge.
     chat_settings: type[rx.State]
-    # ``reload(user_id, touch=False)``: the projects, each with its chats (re-read on any change of either)
+    # ``reload(user_id, touch=False)``: the projects, each with its chats (re-read on any
+    # change of either)
     projects: type[rx.State] | None = None
 
 
