@@ -14,11 +14,9 @@ Table (component ``chats.vectors``, in ``directory.sqlite``)::
   restart catches up, whatever happened while no embedder ran.
 * Vectors are int8 (a unit vector times 127, rounded): 384 bytes a message, cosine within
   about 1 % of float32's, which moves no result of the bench.
-* ``id`` grows (a write takes ``max(id) + 1``), so ``(count, max(id))`` tells a reader
-  whether its copy is current. Not always here: when the newest row was dropped, the next
-  write takes its number again and the pair comes back unchanged (a known gap, pinned as an
-  expected failure in tests/chats/test_meaning_search.py); the PostgreSQL twin's identity
-  column never hands a number out twice.
+* ``id`` is never handed out twice (``AUTOINCREMENT`` here, an identity column in the
+  PostgreSQL twin; a rewritten vector is a new row), so ``(count, max(id))`` moves with
+  every write and tells a reader whether its copy is current.
 
 SQL only; callers own transactions. The PostgreSQL twin
 (:mod:`backend.chats.pg_vector_store`, picked by :func:`vector_store_for`) keeps these methods
@@ -49,6 +47,23 @@ def _m001_vectors(db: Database) -> None:
         "message_id TEXT NOT NULL, digest BLOB NOT NULL, model TEXT NOT NULL, "
         "vector BLOB NOT NULL, UNIQUE (chat_num, message_id))"
     )
+
+
+def _m002_ids_never_reused(db: Database) -> None:
+    """``AUTOINCREMENT``: a dropped newest row's id is never handed out again, so
+    ``(count, max(id))`` moves with every write (without it, dropping the newest vector and
+    writing another gave the same pair and a cached table stayed stale)."""
+    db.execute(
+        "CREATE TABLE message_vectors_v2 (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "chat_num INTEGER NOT NULL, message_id TEXT NOT NULL, digest BLOB NOT NULL, "
+        "model TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (chat_num, message_id))"
+    )
+    db.execute(
+        "INSERT INTO message_vectors_v2 (id, chat_num, message_id, digest, model, vector) "
+        "SELECT id, chat_num, message_id, digest, model, vector FROM message_vectors ORDER BY id"
+    )
+    db.execute("DROP TABLE message_vectors")
+    db.execute("ALTER TABLE message_vectors_v2 RENAME TO message_vectors")
 
 
 def pack(vector: Vectors) -> bytes:
@@ -83,7 +98,7 @@ def vector_store_for(db: Scope) -> MessageVectorStore:
 class MessageVectorStore:
     """SQL of ``message_vectors`` (see the module docstring)."""
 
-    migrations: tuple[Any, ...] = (_m001_vectors,)
+    migrations: tuple[Any, ...] = (_m001_vectors, _m002_ids_never_reused)
 
     def __init__(self, db: Scope) -> None:
         self.db = db
@@ -102,11 +117,10 @@ class MessageVectorStore:
         "WHERE v.chat_num = d.chat_num AND v.message_id = d.message_id "
         "AND v.digest = d.digest AND v.model = ?)"
     )
+    # A rewritten vector is a new row (REPLACE deletes the old one): a fresh id, never reused.
     _UPSERT = (
-        "INSERT INTO message_vectors (chat_num, message_id, digest, model, vector) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (chat_num, message_id) DO UPDATE SET "
-        "id = (SELECT coalesce(max(id), 0) + 1 FROM message_vectors), "
-        "digest = excluded.digest, model = excluded.model, vector = excluded.vector"
+        "INSERT OR REPLACE INTO message_vectors (chat_num, message_id, digest, model, vector) "
+        "VALUES (?, ?, ?, ?, ?)"
     )
     _DROP_STALE = (
         "DELETE FROM message_vectors WHERE model != ? OR NOT EXISTS (SELECT 1 FROM message_docs d "
