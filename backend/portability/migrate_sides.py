@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from backend.accounts import migration as accounts_migration
 from backend.chats import migration as chats_migration
@@ -131,6 +132,12 @@ class PostgresSide:
     """A PostgreSQL database: units are scopes, the per-person ones named under ``root``."""
 
     kind: EngineKind = "postgresql"
+    # Whether a server scope holds anything, by scope name.
+    _HOLDS: ClassVar[dict[str, Callable[[Scope], bool]]] = {
+        accounts_migration.SCOPE: accounts_migration.holds_accounts,
+        endpoints_migration.SETTINGS_SCOPE: endpoints_migration.holds_settings,
+        sharing_migration.SCOPE: sharing_migration.holds_sharing,
+    }
 
     def __init__(self, location: PostgresLocation, root: Path) -> None:
         self.location = location
@@ -148,8 +155,14 @@ class PostgresSide:
         return self._storage.open_scope(self.scope_name(unit))
 
     def has(self, unit: Unit) -> bool:
-        """Every unit the enumeration names exists (a server scope without rows copies none)."""
-        return True
+        """A server scope exists when it holds rows (a folder without ``accounts.sqlite``
+        migrated here and back must not come back with an empty one: the CLI would then
+        look ``--user`` up in it); every directory the enumeration names exists."""
+        holds = self._HOLDS.get(unit.server_scope or "")
+        if holds is None:
+            return True
+        with contextlib.closing(self._storage.open_scope(self.scope_name(unit))) as scope:
+            return holds(scope)
 
     def discard(self, unit: Unit) -> None:
         """Nothing to remove: each package's copy clears the unit's rows first, in the
@@ -165,12 +178,7 @@ class PostgresSide:
     def holds_data(self) -> bool:
         """Whether the database holds any account, setting, share or directory at all
         (under any root: a database shared with another installation is refused too)."""
-        checks = (
-            (accounts_migration.SCOPE, accounts_migration.holds_accounts),
-            (endpoints_migration.SETTINGS_SCOPE, endpoints_migration.holds_settings),
-            (sharing_migration.SCOPE, sharing_migration.holds_sharing),
-            (JOURNAL_SCOPE, chats_migration.holds_directories),
-        )
+        checks = (*self._HOLDS.items(), (JOURNAL_SCOPE, chats_migration.holds_directories))
         for name, holds in checks:
             with contextlib.closing(self._storage.open_scope(name)) as scope:
                 if holds(scope):

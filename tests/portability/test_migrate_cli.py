@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from click.testing import CliRunner, Result
 
-from backend.accounts import CONSOLE_ACTOR, Accounts
+from backend.accounts import ACCOUNTS_FILE, CONSOLE_ACTOR, Accounts
 from backend.chats import Chats
 from backend.cli import cli
 from backend.cli.migrate import APP_ROOT
@@ -118,6 +118,11 @@ class TestCommand:
         with engine(""), Chats(back, "paddler") as chats:
             history = chats.get_chat(chat_id).session.get_history()
         assert [m["id"] for m in history] == [f"m{n}" for n in range(LARGE_CHAT)]
+        # A folder without accounts comes back without them: ``--user`` names the directory.
+        assert not (back / ACCOUNTS_FILE).exists()
+        listed = chats_command(back, "list", "--user", "paddler", "--json")
+        assert listed.exit_code == 0, listed.output
+        assert [c["id"] for c in json.loads(listed.stdout)] == [chat_id]
 
     def test_a_refused_target_is_named_and_exits_non_zero(
         self, large: tuple[Path, str], tmp_path: Path
