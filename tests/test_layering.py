@@ -632,3 +632,41 @@ class TestOnlyTheSeamTouchesReflexInternals:
 
     def test_the_seam_is_where_the_internals_are(self):
         assert reflex_internals_used({SEAM: ast.parse(SEAM.read_text())})
+
+
+# ── tests: no test module imports another ───────────────────────────
+
+
+def importers_of_test_modules(root: Path = ROOT) -> dict[str, set[str]]:
+    """``{test module: test modules importing it}``: what one test shares with another lives
+    in a helper module (``tests/support/``, a package's ``conftest.py`` or helpers), so running
+    or deleting one test file never changes another's."""
+    importers: dict[str, set[str]] = {}
+    for path in sorted((root / "tests").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_"):
+                    importers.setdefault(name, set()).add(path.relative_to(root).as_posix())
+    return importers
+
+
+def test_no_test_module_imports_another():
+    assert importers_of_test_modules() == {}
+
+
+def test_a_test_module_imported_by_another_is_found(tmp_path: Path):
+    (tmp_path / "tests" / "chats").mkdir(parents=True)
+    (tmp_path / "tests" / "chats" / "test_a.py").write_text("from tests.chats.test_b import X\n")
+    (tmp_path / "tests" / "chats" / "helpers.py").write_text("import tests.chats.test_b\n")
+    (tmp_path / "tests" / "chats" / "test_c.py").write_text("from tests.chats.helpers import Y\n")
+    assert importers_of_test_modules(tmp_path) == {
+        "tests.chats.test_b": {"tests/chats/test_a.py", "tests/chats/helpers.py"}
+    }

@@ -81,7 +81,7 @@ def test_the_directory_twins_tables_are_the_chats_package_s_alone(postgresql, tm
 
     from backend.chats.directory_storage import record_store_for
     from tests.conftest import ROOT
-    from tests.test_table_ownership import sql_mentions
+    from tests.support.table_ownership import sql_mentions
 
     layout = layout_of(tmp_path, "alice")
     with directory_scope(postgresql, layout.folder) as scope:

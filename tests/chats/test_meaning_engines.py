@@ -25,7 +25,7 @@ from backend.config import PostgresLocation, StorageChoice
 from backend.meaning import BundledEmbedder, Embedder
 from tests.chats.conftest import text_message
 from tests.conftest import ROOT
-from tests.test_table_ownership import sql_mentions
+from tests.support.table_ownership import sql_mentions
 
 CHATS = {
     "Dog": ["my dog is broken, how can I repair it", "the vet said to keep him warm"],

@@ -35,7 +35,7 @@ from backend.sessions.search import query_words
 from backend.storage import Database, well_formed_text
 from backend.storage.engines import PostgresStorage
 from tests.chats.directory_chats import DirectoryChats
-from tests.sessions.test_search_parity import queries, texts
+from tests.support.search_corpus import queries, texts
 
 LIMIT = 1_000
 """Above any corpus here: every hit is compared."""

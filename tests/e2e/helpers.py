@@ -350,3 +350,25 @@ def open_and_close_tab(server: AppServer, session: str) -> str:
     tab.settle()
     tab.close()
     return tab.client_token
+
+
+# ── sharing ─────────────────────────────────────────────────────────
+
+
+def open_share_dialog(owner: Page) -> None:
+    owner.locator("#chat-header-menu").click()
+    owner.locator("#open-share-dialog").click()
+    expect(owner.locator("#share-dialog")).to_be_visible(timeout=WAIT_MS)
+
+
+def add_member(owner: Page, username: str, role: str = "participant") -> None:
+    """The owner adds ``username`` from the open share dialog."""
+    dialog = owner.locator("#share-dialog")
+    dialog.locator("#share-username").fill(username)
+    if role != "participant":
+        dialog.locator("form .rt-SelectTrigger").first.click()
+        owner.get_by_role("option", name=role).click()
+    dialog.locator("#share-add").click()
+    expect(dialog.locator("#share-notice")).to_contain_text(
+        f"Shared with {username} as {role}", timeout=WAIT_MS
+    )

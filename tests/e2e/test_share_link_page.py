@@ -12,8 +12,14 @@ import httpx
 from playwright.sync_api import Browser, Page, expect
 
 from chatsapp.routes.share_link import PAGE_POLICY
-from tests.e2e.helpers import create_chat, open_tab, send, wait_for_reply_end
-from tests.e2e.test_shared_chats import add_member, open_share_dialog
+from tests.e2e.helpers import (
+    add_member,
+    create_chat,
+    open_share_dialog,
+    open_tab,
+    send,
+    wait_for_reply_end,
+)
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS, WAIT_S
 

@@ -12,7 +12,14 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.helpers import create_chat, open_tab, send, wait_for_streamed_chars
+from tests.e2e.helpers import (
+    add_member,
+    create_chat,
+    open_share_dialog,
+    open_tab,
+    send,
+    wait_for_streamed_chars,
+)
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
 from tests.support.two_workers import MAX_TABS, app_on_two_workers, worker_of
@@ -23,25 +30,6 @@ _story = itertools.count(1)
 def people() -> tuple[str, str, str]:
     n = next(_story)
     return f"own{n}", f"par{n}", f"vie{n}"
-
-
-def open_share_dialog(owner: Page) -> None:
-    owner.locator("#chat-header-menu").click()
-    owner.locator("#open-share-dialog").click()
-    expect(owner.locator("#share-dialog")).to_be_visible(timeout=WAIT_MS)
-
-
-def add_member(owner: Page, username: str, role: str = "participant") -> None:
-    """The owner adds ``username`` from the open share dialog."""
-    dialog = owner.locator("#share-dialog")
-    dialog.locator("#share-username").fill(username)
-    if role != "participant":
-        dialog.locator("form .rt-SelectTrigger").first.click()
-        owner.get_by_role("option", name=role).click()
-    dialog.locator("#share-add").click()
-    expect(dialog.locator("#share-notice")).to_contain_text(
-        f"Shared with {username} as {role}", timeout=WAIT_MS
-    )
 
 
 def shared_row(page: Page, chat_id: str):

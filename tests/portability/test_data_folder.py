@@ -5,7 +5,6 @@ an admin changed, each person's directory (memory, agents, the attachment pool) 
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import json
 import sqlite3
@@ -20,7 +19,6 @@ from backend.accounts import CONSOLE_ACTOR, Accounts
 from backend.agents import AgentLibrary, AgentSpec
 from backend.chats import Chats
 from backend.cli import cli
-from backend.config import Settings
 from backend.data_folder import (
     ACCOUNTS_FILE,
     DATA_FILES,
@@ -31,36 +29,14 @@ from backend.data_folder import (
 )
 from backend.endpoints import ModelEndpoints
 from backend.portability import backup_data_dir, restore_data_dir
-from backend.runtime import ChatRuntime
 from backend.sharing import ChatRef, Sharing
-from tests.portability.conftest import PNG
-
-PASSWORD = "correct horse battery staple"
-ENDPOINT_KEY = "sk-admin-added-0123456789"
-IMAGE = {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,"}
-IMAGE["url"] += base64.b64encode(PNG).decode()
-
-
-def settings_for(data_dir: Path) -> Settings:
-    base = Settings.from_env({"CHATS_PASSWORD_HASH_PROFILE": "cheapest"})
-    return dataclasses.replace(base, data_dir=data_dir)
+from tests.portability.folders import ENDPOINT_KEY, IMAGE, PASSWORD, run_one_turn, settings_for
 
 
 def chats_command(data_dir: Path, *args: str) -> None:
     env = {"CHATS_DATA_DIR": str(data_dir), "CHATS_PASSWORD_HASH_PROFILE": "cheapest"}
     result = CliRunner(env=env).invoke(cli, list(args), prog_name="chats")
     assert result.exit_code == 0, result.output
-
-
-async def run_one_turn(settings: Settings, chats: Chats, chat_id: str) -> None:
-    """A reply from the offline model and a session-state write: the runtime's tables."""
-    runtime = ChatRuntime(settings, chats)
-    try:
-        await runtime.send_message(chat_id, "Where did we leave the kayak?")
-        await runtime.wait_idle(chat_id)
-        await runtime.put_session_state(chat_id, {"kayak": "boathouse"}, expected_version=0)
-    finally:
-        await runtime.aclose()
 
 
 def files_of(data_dir: Path) -> set[str]:

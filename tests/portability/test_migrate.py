@@ -15,12 +15,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import shutil
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
@@ -30,7 +28,7 @@ from backend.agents import AgentLibrary, AgentSpec
 from backend.agents import migration as agents_migration
 from backend.chats import Chats
 from backend.chats import migration as chats_migration
-from backend.config import Settings, parse_storage
+from backend.config import parse_storage
 from backend.data_folder import data_file
 from backend.endpoints import ModelEndpoints
 from backend.endpoints import migration as endpoints_migration
@@ -51,6 +49,14 @@ from backend.sharing import migration as sharing_migration
 from backend.storage import Database
 from backend.storage.migration import column_names
 from tests.portability.conftest import FIXTURES
+from tests.portability.folders import (
+    ENDPOINT_KEY,
+    IMAGE,
+    PASSWORD,
+    engine,
+    run_one_turn,
+    settings_for,
+)
 from tests.portability.migrate_projects import (
     BOATHOUSE_NOTES,
     Killed,
@@ -58,7 +64,6 @@ from tests.portability.migrate_projects import (
     populate_projects,
     project_contents,
 )
-from tests.portability.test_data_folder import ENDPOINT_KEY, IMAGE, PASSWORD, run_one_turn
 
 LONG_TEXT = "continuation " * 140_000  # ~1.8 MB: stored as continuation rows
 ODD_TITLE = "Caf\u00e9 \ud800 nul\x00 end"
@@ -75,15 +80,6 @@ class Folder:
     odd_chat_id: str  # the chat holding text the storage rule maps
     project_id: str  # the admin's live project (the other was deleted with its chat)
     old_project_id: str
-
-
-def settings_for(data_dir: Path, storage: str = "") -> Settings:
-    env = {
-        "CHATS_DATA_DIR": str(data_dir),
-        "CHATS_PASSWORD_HASH_PROFILE": "cheapest",
-        "CHATS_STORAGE": storage,
-    }
-    return Settings.from_env(env)
 
 
 @pytest.fixture(scope="module")
@@ -160,19 +156,6 @@ class Place:
             assert not isinstance(location, str)
             return PostgresSide(location, self.root)
         return SqliteSide(self.root)
-
-
-class engine:
-    """``CHATS_STORAGE`` for the stores opened inside (the directory must match it)."""
-
-    def __init__(self, storage: str) -> None:
-        self._patch = mock.patch.dict(os.environ, {"CHATS_STORAGE": storage})
-
-    def __enter__(self) -> None:
-        self._patch.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self._patch.stop()
 
 
 def run(source: Place, target: Place, listener: Callable[[MigrationEvent], None] | None = None):

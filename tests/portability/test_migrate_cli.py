@@ -15,8 +15,7 @@ from backend.chats import Chats
 from backend.cli import cli
 from backend.cli.migrate import APP_ROOT
 from backend.projects import Projects
-from tests.portability.test_data_folder import PASSWORD
-from tests.portability.test_migrate import engine, settings_for
+from tests.portability.folders import PASSWORD, engine, settings_for
 
 LARGE_CHAT = 5_000
 WRONG_PASSWORD = "not-the-password-0451"

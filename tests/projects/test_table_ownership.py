@@ -8,7 +8,7 @@ import pytest
 from backend.chats import Chats
 from backend.projects import Projects
 from tests.conftest import ROOT
-from tests.test_table_ownership import directory_tables, sql_mentions, tables_of
+from tests.support.table_ownership import directory_tables, sql_mentions, tables_of
 
 SQLITE_TABLES = {
     "projects",

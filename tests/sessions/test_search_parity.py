@@ -35,6 +35,7 @@ from backend.sessions.search import phrase_query
 from backend.sessions.search_terms import all_terms, query_terms, words_tiers
 from backend.storage import Database, well_formed_text
 from tests.sessions.conftest import text_message
+from tests.support.search_corpus import queries, texts
 from tests.support.unicode_text import any_text
 
 _RANK = RANK_EXPRESSION.format(document="tsv", query="%(q)s::tsquery")
@@ -120,59 +121,6 @@ def titles(pg: psycopg.Connection) -> Iterator[Engines]:
     engines = Engines(pg, TITLES)
     yield engines
     engines.close()
-
-
-# ── random texts and queries ────────────────────────────────────────
-
-VOCABULARY = [
-    "deploy",
-    "deployments",
-    "deployed",
-    "failing",
-    "fail",
-    "Café",
-    "cafe",
-    "CAFÉ",
-    "cafe\u0301",
-    "naïve",
-    "naive",
-    "foo.bar.com",
-    "bar",
-    "some-words",
-    "some",
-    "words",
-    "ponies",
-    "pony",
-    "relational",
-    "relate",
-    "東京",
-    "タワー",
-    "Straße",
-    "strasse",
-    "42",
-    "x1",
-    "a",
-    "I",
-    "running",
-    "runner",
-]
-SEPARATORS = [" ", " ", " ", ".", "-", ", ", "\n", "'", "_", "/", " — "]
-OPERATORS = ['"', "AND", "OR", "NOT", "NEAR", "*", "(", ")", ":", "^", "+"]
-
-words = st.sampled_from(VOCABULARY)
-texts = st.lists(st.tuples(words, st.sampled_from(SEPARATORS)), min_size=1, max_size=12).map(
-    lambda pairs: "".join(word + separator for word, separator in pairs)
-)
-queries = st.lists(
-    st.one_of(
-        words,
-        words.map(lambda word: word[: max(1, len(word) // 2)]),
-        st.sampled_from(OPERATORS),
-        st.sampled_from(SEPARATORS[3:]).map(lambda separator: f"some{separator}words"),
-    ),
-    min_size=1,
-    max_size=4,
-).map(" ".join)
 
 
 def _check(

@@ -12,7 +12,7 @@ from backend.config import Settings, parse_storage
 from backend.sharing import SHARING_FILE, Sharing
 from tests.conftest import ROOT
 from tests.support.exports import assert_public_surface
-from tests.test_table_ownership import sql_mentions, tables_of
+from tests.support.table_ownership import sql_mentions, tables_of
 
 TABLES = {
     "share_chats",

@@ -16,7 +16,7 @@ from backend.storage.postgres import (
     PostgresScope,
 )
 from tests.storage.cutting_proxy import CuttingProxy
-from tests.storage.test_commit_outcome import SHORT_RESOLVE_S
+from tests.support.deadlines import SHORT_RESOLVE_S
 
 INSERT = GUARDED_BUMP + (
     ", k AS (INSERT INTO t (k, v) SELECT ?, ? FROM bump RETURNING 1)"

@@ -23,11 +23,7 @@ from backend.storage.postgres import (
 )
 from backend.storage.postgres.outcome import Witness, judge
 from tests.storage.cutting_proxy import CuttingProxy
-from tests.support.deadlines import WAIT_MS
-
-SHORT_RESOLVE_S = 0.5
-"""How long a test lets an unreachable primary be asked about before "unknown" (a setting
-of the scope under test, not a limit on anything measured)."""
+from tests.support.deadlines import SHORT_RESOLVE_S, WAIT_MS
 
 
 class StaleVersionError(Exception):

@@ -28,6 +28,9 @@ WAIT_MS = int(WAIT_S * 1000)  # the same guard for Playwright, which counts mill
 # busy with a build; still a hang guard, never a measured limit.
 CHILD_START_S = 120.0
 MARGIN_S = 5.0
+# How long a test lets an unreachable primary be asked about before "unknown" (a setting of
+# the PostgreSQL scope under test, not a limit on anything measured).
+SHORT_RESOLVE_S = 0.5
 POLL_S = 0.005  # how often ``until`` looks again: a condition costs microseconds to check
 
 
