@@ -276,17 +276,22 @@ def kill_after(units: int) -> Callable[[MigrationEvent], None]:
     return listener
 
 
+def ends_of(direction: str, places: tuple[Place, ...]) -> tuple[Place, Place]:
+    """(source, target) of a run ``direction``: "to sqlite" starts from PostgreSQL, which
+    gets the folder's data first."""
+    source, postgres, back = places
+    if direction == "to sqlite":
+        run(source, postgres)
+        return postgres, back
+    return source, postgres
+
+
 class TestResume:
     @pytest.mark.parametrize("direction", ["to postgresql", "to sqlite"])
     def test_a_killed_run_resumes_to_the_same_result(
         self, direction: str, folder: Folder, places: tuple[Place, ...], tmp_path: Path
     ):
-        source, postgres, back = places
-        if direction == "to sqlite":
-            run(source, postgres)
-            source, target = postgres, back
-        else:
-            target = postgres
+        source, target = ends_of(direction, places)
         with pytest.raises(Killed):
             run(source, target, kill_after(5))
         resumed = run(source, target)
@@ -299,12 +304,7 @@ class TestResume:
     ):
         """Killed while a directory's projects are half indexed: its chat index and agents
         committed, its journal line never written; the rerun redoes that directory whole."""
-        source, postgres, back = places
-        if direction == "to sqlite":
-            run(source, postgres)
-            source, target = postgres, back
-        else:
-            target = postgres
+        source, target = ends_of(direction, places)
         with kill_mid_projects(), pytest.raises(Killed):
             run(source, target)
         resumed = run(source, target)

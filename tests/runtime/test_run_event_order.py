@@ -21,9 +21,7 @@ Three interleavings a busy machine produces, each forced here with a gate, not b
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -33,6 +31,7 @@ from backend.runtime.locks import conversation_lock_key
 from backend.runtime.run_queue import RunQueue
 from backend.runtime.store import RuntimeStore
 from tests.support.deadlines import WAIT_S, until
+from tests.support.run_events import watching
 from tests.support.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.anyio
@@ -57,24 +56,6 @@ class Gate:
 
     def open(self) -> None:
         self._opened.set()
-
-
-@contextlib.asynccontextmanager
-async def watching(runtime: ChatRuntime, chat_id: str) -> AsyncIterator[list[PublishedRunEvent]]:
-    """The chat's run events, collected while the block runs (as a tab's pump does)."""
-    events: list[PublishedRunEvent] = []
-
-    async def collect() -> None:
-        async for event in runtime.subscribe(chat_id):
-            events.append(event)
-
-    task = asyncio.ensure_future(collect())
-    try:
-        yield events
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def caught_up(runtime: ChatRuntime, chat_id: str, events: list[PublishedRunEvent]) -> None:

@@ -10,9 +10,7 @@ it says so and the view reads.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from backend.runtime import PublishedRunEvent, RunCompleted, RunQueued
 from backend.transcript import TranscriptWindow, extended_window, load_window, updated_window
 from chatsapp.services import Services
 from tests.support.deadlines import until
+from tests.support.run_events import watching
 
 pytestmark = pytest.mark.anyio
 USER = "alice"
@@ -33,24 +32,6 @@ USER = "alice"
 def served(tmp_path: Path) -> Iterator[Services]:
     env = {"CHATS_DATA_DIR": str(tmp_path), "CHATS_OFFLINE_CHUNK_DELAY_S": "0"}
     yield Services(Settings.from_env(env))
-
-
-@contextlib.asynccontextmanager
-async def recorded(served: Services, chat_id: str) -> AsyncIterator[list[PublishedRunEvent]]:
-    """The chat's run events (those buffered, then live), collected while the block runs."""
-    events: list[PublishedRunEvent] = []
-
-    async def collect() -> None:
-        async for event in served.runtime(USER).subscribe(chat_id):
-            events.append(event)
-
-    task = asyncio.create_task(collect())
-    try:
-        yield events
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def read(served: Services, chat_id: str, **bounds: int) -> TranscriptWindow:
@@ -86,7 +67,7 @@ async def send_and_follow(
 ) -> TranscriptWindow | None:
     """Send ``text``; the window advanced from its run.queued and run.completed."""
     runtime = served.runtime(USER)
-    async with recorded(served, chat_id) as events:
+    async with watching(served.runtime(USER), chat_id) as events:
         ticket = await runtime.send_message(chat_id, text)
         await runtime.wait_idle(chat_id)
         await until(
@@ -130,7 +111,7 @@ class TestTheViewAgreesWithARead:
         await runtime.send_message(chat, "hello")
         await runtime.wait_idle(chat)
         window = read(served, chat)
-        async with recorded(served, chat) as events:
+        async with watching(served.runtime(USER), chat) as events:
             ticket = await runtime.regenerate(chat, window.entries[-1].id)
             await runtime.wait_idle(chat)
         queued = queued_of(events, ticket.run_id)
@@ -141,7 +122,7 @@ class TestTheViewAgreesWithARead:
     async def test_a_replayed_run_queued_is_not_shown_twice(self, served) -> None:
         chat = served.directory(USER).create_chat().id
         runtime = served.runtime(USER)
-        async with recorded(served, chat) as events:
+        async with watching(served.runtime(USER), chat) as events:
             ticket = await runtime.send_message(chat, "hello")
             await runtime.wait_idle(chat)
         # A pump that comes back replays the log: the messages are on screen already.
@@ -154,7 +135,7 @@ class TestTheViewAgreesWithARead:
             await runtime.send_message(chat, text)
             await runtime.wait_idle(chat)
         window = read(served, chat)
-        async with recorded(served, chat) as events:
+        async with watching(served.runtime(USER), chat) as events:
             ticket = await runtime.send_message(chat, "branch", parent_id=window.entries[1].id)
             await runtime.wait_idle(chat)
         assert extended_window(window, queued_of(events, ticket.run_id).written) is None
