@@ -69,12 +69,13 @@ class _Build:
 # The first production app of a test run builds the pages; every later one serves that build.
 # The built pages hold the backend's port, not its host ("localhost", which the page replaces
 # with the address it was loaded from), so each later app listens on a loopback address of
-# its own with the build's port: 127.0.<worker + 1>.2, .3, ... (each browser-test worker of
-# pytest-xdist has its own range). One build per run instead of one per app or per worker:
-# each costs 20-40 s of both cores, and two at once slowed each other down.
+# its own with the build's port: 127.0.<worker + 1>.2 to .254, then .2 again (each
+# browser-test worker of pytest-xdist has its own range; an address is taken again only when
+# the port is free on it). One build per run instead of one per app or per worker: each costs
+# 20-40 s of both cores, and two at once slowed each other down.
 _builds: dict[tuple[Path, tuple[str, ...]], _Build] = {}
 _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or "0")
-_loopback_hosts = (f"127.0.{_WORKER + 1}.{n}" for n in itertools.count(2))
+_loopback_hosts = itertools.cycle([f"127.0.{_WORKER + 1}.{n}" for n in range(2, 255)])
 
 
 _shared_builds: Path | None = None
@@ -241,8 +242,9 @@ def start_app(
     if shared is not None:
         return _start_sharing_builds(shared, key, data_dir, log_path, env)
     build = _builds.get(key) if shares_builds else None
-    host = _free_host(build.port) if build is not None and build.web_dir.is_dir() else None
-    if build is not None and host is not None:
+    if build is not None and build.web_dir.is_dir():
+        host = _free_host(build.port)
+        assert host is not None, f"no loopback address has port {build.port} free"
         return _serve_build(build, host, data_dir, log_path, env)
     server = _build_and_start(log_path.parent, data_dir, log_path, env, mode, launcher)
     if shares_builds:
@@ -272,9 +274,14 @@ def _build_and_start(
         "--backend-port", str(backend_port),
         "--backend-host", "127.0.0.1",  # leaves the port free on the other loopback addresses
     ]  # fmt: skip
-    return _launch(
-        command, "127.0.0.1", data_dir, log_path, web_dir, frontend_port, backend_port, env
-    )
+    # One build at a time in the whole run: a build reads and rewrites the project's
+    # reflex.lock/package.json, and two at once left it empty for one of them (which then
+    # refused to install: "lockfile out of sync").
+    with (ROOT / ".web.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _launch(
+            command, "127.0.0.1", data_dir, log_path, web_dir, frontend_port, backend_port, env
+        )
 
 
 def _port_of(server: AppServer) -> int:
@@ -347,11 +354,10 @@ def _serve_build(
     )
     command = [sys.executable, "-c", run_backend]
     serve_env = {"REFLEX_ENV_MODE": "prod", "REFLEX_SKIP_COMPILE": "true", **(env or {})}
-    server = _launch(
-        command, host, data_dir, log_path, build.web_dir, build.port, build.port, serve_env
-    )
-    server.owns_web_dir = False
-    return server
+    return _launch(
+        command, host, data_dir, log_path, build.web_dir, build.port, build.port, serve_env,
+        owns_web_dir=False,
+    )  # fmt: skip
 
 
 def _launch(
@@ -363,7 +369,13 @@ def _launch(
     frontend_port: int,
     backend_port: int,
     env: Mapping[str, str] | None,
+    *,
+    owns_web_dir: bool = True,
 ) -> AppServer:
+    """Start ``command`` and wait until it serves. ``owns_web_dir`` False: the pages are a
+    build shared with other apps, which this app must never remove, not even when it fails
+    to start (one that did removed the run's build, and every later app of the run built its
+    own in the checkout at once: CI's 40 browser failures, "lockfile out of sync")."""
     child_env = _child_base_env()
     child_env.update(
         REFLEX_WEB_WORKDIR=str(web_dir),
@@ -393,6 +405,7 @@ def _launch(
         log_path=log_path,
         data_dir=data_dir,
         web_dir=web_dir,
+        owns_web_dir=owns_web_dir,
         watchdog=watch(process),
         storage=child_env.get("CHATS_STORAGE", ""),
     )
