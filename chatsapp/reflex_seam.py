@@ -339,6 +339,16 @@ def serve_frontend_from_backend(mount: bool) -> None:
     environment.REFLEX_MOUNT_FRONTEND_COMPILED_APP.set(mount)
 
 
+def built_pages_environment() -> dict[str, str]:
+    """The environment of a backend process serving pages built before it started: Reflex's
+    production run sets it before starting the backend (its name is Reflex's internal one,
+    ``__REFLEX_SKIP_COMPILE``). Without it the process compiles every page again into the
+    build it serves and reinstalls the frontend packages in the project folder."""
+    from reflex_base.environment import environment
+
+    return {environment.REFLEX_SKIP_COMPILE.name: "true"}
+
+
 def install_backend_starter(starter: Callable[..., None]) -> None:
     """Reflex's run command, in this process, starts the production backend with ``starter``.
 

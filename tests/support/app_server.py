@@ -24,6 +24,7 @@ from playwright.sync_api import Browser, BrowserContext
 from backend.accounts import CONSOLE_ACTOR, Accounts
 from backend.config import Settings
 from chatsapp.auth.identity import SESSION_COOKIE
+from chatsapp.reflex_seam import built_pages_environment
 from tests.support.deadlines import WAIT_S
 from tests.support.watchdog import Watchdog, watch
 
@@ -353,7 +354,10 @@ def _serve_build(
         "get_config().loglevel.subprocess_level(), mount_frontend_compiled_app=True)"
     )
     command = [sys.executable, "-c", run_backend]
-    serve_env = {"REFLEX_ENV_MODE": "prod", "REFLEX_SKIP_COMPILE": "true", **(env or {})}
+    # Not compiled again: a compile wrote every page into the build other apps were serving,
+    # and reinstalled the frontend packages in the checkout (reflex.lock/) at the same time
+    # as other apps' compiles, which left it empty ("lockfile out of sync").
+    serve_env = {"REFLEX_ENV_MODE": "prod", **built_pages_environment(), **(env or {})}
     return _launch(
         command, host, data_dir, log_path, build.web_dir, build.port, build.port, serve_env,
         owns_web_dir=False,

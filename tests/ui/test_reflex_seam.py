@@ -359,6 +359,14 @@ class TestHosting:
         finally:
             flag.set(before)
 
+    def test_built_pages_environment_is_what_reflexs_compile_check_reads(self, monkeypatch) -> None:
+        from reflex.app import App
+
+        app = App.__new__(App)  # _should_compile reads the environment and the web folder
+        for name, value in seam.built_pages_environment().items():
+            monkeypatch.setenv(name, value)
+        assert app._should_compile() is False
+
     def test_install_backend_starter_replaces_what_reflexs_run_looks_up(self, monkeypatch) -> None:
         # tests/ui/test_server.py runs Reflex's production run with it; here, that the run
         # looks the starter up by name when it calls it (not bound at import).
