@@ -15,6 +15,10 @@ reply is updated at every checkpoint, and rewriting it whole each time makes the
 with the square of the reply. An update whose stored slices still begin the new content keeps
 them, and writes the rest as new continuation slices; the message row's own update then leaves
 its content (slice 0) alone, so PostgreSQL keeps the stored value instead of writing it again.
+
+**A long import into a new database analyses the tables it fills**
+(:mod:`backend.storage.postgres.statistics`): without statistics, every key lookup of the
+import would filter the whole conversation.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from backend.sessions.rows import StoredRow
 from backend.sessions.search import fts_rowid, indexed_text
 from backend.sessions.writes import MessageWriter, _blob
 from backend.storage.postgres import GUARDED_BUMP
+from backend.storage.postgres.statistics import FreshTableStatistics
 
 
 class PgMessageWriter(MessageWriter):
@@ -119,6 +124,26 @@ class PgMessageWriter(MessageWriter):
         " + (SELECT count(*) FROM c) + (SELECT count(*) FROM d) + (SELECT count(*) FROM p)"
         " AS written FROM bump"
     )
+
+    _statistics: FreshTableStatistics | None = None
+
+    @override
+    def insert(
+        self,
+        session_id: str,
+        encoded: EncodedMessage,
+        seq: int,
+        parent_id: str | None,
+        created_at: int,
+    ) -> bool:
+        inserted = super().insert(session_id, encoded, seq, parent_id, created_at)
+        if inserted:
+            if self._statistics is None:
+                self._statistics = FreshTableStatistics(("session_messages", "session_search"))
+            db = self.db
+            assert isinstance(db, ScopeKeyed)
+            self._statistics.wrote(db.scope)
+        return inserted
 
     def insert_at_once(
         self,
