@@ -176,7 +176,7 @@ def bench_appends(root: Path, embedder: BundledEmbedder, count: int) -> None:
     for label in ("without", "with", "without again", "with again"):
         chats = Chats(root, f"appends-{label.replace(' ', '-')}")
         worker = MeaningSearch(chats, embedder)
-        if label.startswith("with "):
+        if label.split()[0] == "with":  # "with" and "with again"; never "without …"
             worker.start()
         chat = chats.get_chat(chats.create_chat("appends").id)
         started = time.perf_counter()

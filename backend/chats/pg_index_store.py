@@ -112,6 +112,13 @@ def _m001_message_index(db: Scope) -> None:
     )
 
 
+def _m002_documents_by_number(db: Scope) -> None:
+    """A person's documents in the order they were written: search by meaning walks them to
+    find the messages it has no vector for yet, and stops at the first few (without it each
+    look read and sorted all of them: a catch-up of 5,000 messages took 239 s)."""
+    db.execute("CREATE INDEX message_docs_by_doc ON message_docs (scope, doc)")
+
+
 _RANK = RANK_EXPRESSION.format(document="p.tsv", query="k.q")
 _SCOPE_MARK = "\x02"
 """Starts the scope's lexeme: a separator for FTS5, so no token, word or query holds it."""
@@ -136,7 +143,7 @@ def scoped_tsquery(tsquery: str, scope: str) -> str:
 class PgMessageIndexStore(MessageIndexStore):
     """SQL of the cross-chat index on a PostgreSQL scope (see the module docstring)."""
 
-    migrations = (_m001_message_index,)
+    migrations = (_m001_message_index, _m002_documents_by_number)
     _SELECT_DOCS = (
         "SELECT message_id, doc, digest FROM message_docs "
         "WHERE scope = ? AND chat_num = ? AND message_id = ANY(?)"
