@@ -19,7 +19,6 @@ from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.shared_conversation import SharedConversationState
 from chatsapp.states.shared_with_me import SharedWithMeState
-from chatsapp.states.status import WorkerTabState
 from tests.e2e.helpers import (
     NEW_TITLE,
     SECRETS,
@@ -37,7 +36,7 @@ from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS, until_blocking
 from tests.support.streamed_text import StreamedText
-from tests.support.two_workers import MAX_TABS, app_on_two_workers, worker_of
+from tests.support.two_workers import MAX_TABS, app_on_two_workers, raw_worker_of, worker_of
 
 CONVERSATION = SharedConversationState.get_full_name()
 
@@ -75,16 +74,6 @@ def conversation_values(update: dict[str, Any]) -> dict[str, Any]:
 
 def conversation(update: dict[str, Any], name: str) -> Any:
     return conversation_values(update).get(f"{name}_rx_state_")
-
-
-def raw_worker_of(tab: RawTab, path: str = "/") -> str:
-    """The worker process that serves ``tab`` (once everything it sent was handled)."""
-    tab.send(event(WorkerTabState, "load"), path=path)
-    key = WorkerTabState.get_full_name()
-    workers = [(u.get("delta") or {}).get(key, {}).get("worker_rx_state_") for u in tab.settle()]
-    worker = next((w for w in reversed(workers) if w), "")
-    assert worker, "CHATS_EXPOSE_WORKER_ID should name the worker"
-    return worker
 
 
 def raw_tab_on(server: AppServer, token: str, path: str) -> tuple[RawTab, str]:

@@ -7,14 +7,17 @@ lands on the other worker, within :data:`MAX_TABS`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from chatsapp.states.status import WorkerTabState
+from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer, start_app, start_redis
-from tests.support.deadlines import WAIT_MS
+from tests.support.deadlines import WAIT_MS, WAIT_S
 
 MAX_TABS = 12  # tabs (or sockets) tried until one lands on the other worker
 
@@ -40,6 +43,7 @@ def app_on_two_workers(base: Path, env: Mapping[str, str] | None = None) -> Iter
         redis.stop()
         raise
     try:
+        _until_both_workers_serve(server)
         yield server
     finally:
         try:
@@ -53,3 +57,30 @@ def worker_of(page: Page) -> str:
     locator = page.locator("#worker-id")
     expect(locator).not_to_have_text("", timeout=WAIT_MS)
     return locator.inner_text()
+
+
+def raw_worker_of(tab: RawTab, path: str = "/") -> str:
+    """The worker process that serves ``tab`` (once everything it sent was handled)."""
+    tab.send(f"{WorkerTabState.get_full_name()}.load", path=path)
+    key = WorkerTabState.get_full_name()
+    workers = [(u.get("delta") or {}).get(key, {}).get("worker_rx_state_") for u in tab.settle()]
+    worker = next((w for w in reversed(workers) if w), "")
+    assert worker, "CHATS_EXPOSE_WORKER_ID should name the worker"
+    return worker
+
+
+def _until_both_workers_serve(server: AppServer) -> None:
+    """Sockets are opened (and closed) until each worker has served one. The app counts as
+    started at its first answer, which the first worker ready gives; until the second is
+    ready every tab lands on the first, and a story found no tab on the other in 12 tries."""
+    token = server.session_token("worker-probe")
+    seen: set[str] = set()
+    deadline = time.monotonic() + WAIT_S
+    while len(seen) < 2:
+        assert time.monotonic() < deadline, f"only worker {seen} served a socket in {WAIT_S} s"
+        tab = RawTab(server.backend_url, session_token=token).connect()
+        try:
+            tab.send(HYDRATE, path="/")
+            seen.add(raw_worker_of(tab))
+        finally:
+            tab.close()
