@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page
 
-from tests.support.app_server import AppServer
+from tests.support.app_server import AppServer, project_web_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 USERNAME = "bench"  # signed in through the app's accounts, as every tab is now
@@ -47,7 +47,7 @@ def private_tree(target: Path) -> Path:
             shutil.copytree(ROOT / name, target / name, symlinks=True, ignore=_PYCACHE)
     shutil.copy2(ROOT / "rxconfig.py", target / "rxconfig.py")
     (target / ".tools").symlink_to(ROOT / ".tools")
-    web = ROOT / ".web"
+    web = project_web_dir()  # a fresh clone has none until something sets it up
     shutil.copytree(
         web, target / ".web", symlinks=True, ignore=shutil.ignore_patterns("node_modules", "build")
     )

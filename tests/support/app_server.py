@@ -206,15 +206,29 @@ def _private_web_dir(dest: Path) -> Path:
     template = ROOT / ".web"
     with (ROOT / ".web.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (template / "node_modules").is_dir():
-            subprocess.run(
-                [sys.executable, "-m", "reflex", "compile"],
-                cwd=ROOT, env=_child_base_env(), check=True, capture_output=True,
-            )  # fmt: skip
+        _set_up_project_web()
         dest.mkdir(parents=True)
         entries = [str(p) for p in template.iterdir() if p.name != "build"]
         subprocess.run(["cp", "-a", *entries, str(dest)], check=True)
     return dest
+
+
+def project_web_dir() -> Path:
+    """The project's ``.web``, set up first if this checkout has none yet (a fresh clone):
+    what a benchmark copies its private tree from."""
+    with (ROOT / ".web.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _set_up_project_web()
+    return ROOT / ".web"
+
+
+def _set_up_project_web() -> None:
+    """Under ``.web.lock``: install the frontend's packages into ``.web`` once per checkout."""
+    if not (ROOT / ".web/node_modules").is_dir():
+        subprocess.run(
+            [sys.executable, "-m", "reflex", "compile"],
+            cwd=ROOT, env=_child_base_env(), check=True, capture_output=True,
+        )  # fmt: skip
 
 
 def _child_base_env() -> dict[str, str]:
