@@ -2,13 +2,14 @@
 with full-text search.
 
 * **Writing.** Nothing is added to the append path: a :class:`MeaningSearch` embeds what
-  the message index holds and its vector table lacks (:meth:`MessageVectorStore.missing`),
-  a batch at a time, on a worker thread of its own (:meth:`start`) or when asked
-  (:meth:`catch_up`, as the CLI does, with progress). After a restart the same scan finds
-  every message written meanwhile; vectors of changed or removed messages are stale and
-  dropped (:mod:`backend.chats.vector_store`). The vectors live in the directory's database
-  on either engine (on PostgreSQL, :mod:`backend.chats.pg_vector_store`), as int8 bytes
-  scored in memory, so both engines give the same hits.
+  the message index holds and its vector table lacks (:meth:`MessageVectorStore.missing`,
+  read from the last document it embedded on), a batch at a time, on a worker thread of its
+  own (:meth:`start`) or when asked (:meth:`catch_up`, as the CLI does, with progress).
+  After a restart the same scan finds every message written meanwhile; vectors of changed
+  or removed messages are stale and dropped (:mod:`backend.chats.vector_store`). The vectors
+  live in the directory's database on either engine (on PostgreSQL,
+  :mod:`backend.chats.pg_vector_store`), as int8 bytes scored in memory, so both engines
+  give the same hits.
 * **Searching.** Full-text hits (words in any order, exact phrase first) and the nearest
   vectors to the query are fused by :func:`backend.meaning.fuse_ranks` (exact words win).
   While vectors are missing, or when the embedder cannot run, the result holds what there
@@ -35,7 +36,7 @@ import numpy as np
 from backend.chats.chats import Chats
 from backend.chats.text import clean_preview
 from backend.chats.values import ChatHit
-from backend.chats.vector_store import VectorTable, vector_store_for
+from backend.chats.vector_store import MissingDocument, VectorTable, vector_store_for
 from backend.meaning import Embedder, EmbedderUnavailable, fuse_ranks
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ class MeaningSearch:
         self._thread: threading.Thread | None = None
         self._behind = True
         self._seen_version: int | None = None
+        self._last_doc = 0
+        """The newest document this object embedded: the next look starts after it."""
 
     @property
     def caught_up(self) -> bool:
@@ -101,23 +104,33 @@ class MeaningSearch:
         of the model); how many."""
         self._chats.flush_index()
         model = self._embedder.name
-        with self._chats.database.transaction():
-            self._store.drop_stale(model)
         total = self._store.count_missing(model) if progress else 0
         done = 0
         while limit is None or done < limit:
             wanted = batch if limit is None else min(batch, limit - done)
-            documents = self._store.missing(model, wanted)
+            documents = self._store.missing(model, wanted, after=self._last_doc)
+            if not documents:
+                documents = self._from_the_start(model, wanted)
             if not documents:
                 self._behind = False
                 break
             vectors = self._embedder.embed_documents([doc.text for doc in documents])
             with self._chats.database.transaction():
                 self._store.put(model, documents, vectors)
+            self._last_doc = max(self._last_doc, documents[-1].doc)
             done += len(documents)
             if progress:
                 progress(done, max(total, done))
         return done
+
+    def _from_the_start(self, model: str, wanted: int) -> list[MissingDocument]:
+        """Nothing is missing past the last document embedded: drop stale vectors and look
+        once from the first document (a number can be handed out again, see
+        :mod:`backend.chats.vector_store`). Each of these reads every vector; they run once
+        per pass, not once per batch (a catch-up grew with the square of the messages)."""
+        with self._chats.database.transaction():
+            self._store.drop_stale(model)
+        return self._store.missing(model, wanted)
 
     def start(self) -> None:
         """Keep vectors current on a worker thread until :meth:`stop`."""

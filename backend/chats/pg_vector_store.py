@@ -58,9 +58,9 @@ class PgMessageVectorStore(MessageVectorStore):
 
     migrations = (_m001_vectors,)
     _MISSING = (
-        "SELECT d.chat_num, d.message_id, d.digest, f.content FROM message_docs d "
+        "SELECT d.doc, d.chat_num, d.message_id, d.digest, f.content FROM message_docs d "
         "JOIN message_fts f ON f.scope = d.scope AND f.doc = d.doc "
-        "WHERE d.scope = ? AND NOT EXISTS (SELECT 1 FROM message_vectors v "
+        "WHERE d.scope = ? AND d.doc > ? AND NOT EXISTS (SELECT 1 FROM message_vectors v "
         "WHERE v.scope = d.scope AND v.chat_num = d.chat_num AND v.message_id = d.message_id "
         "AND v.digest = d.digest AND v.model = ?) "
         "ORDER BY d.doc LIMIT ?"

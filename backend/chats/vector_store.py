@@ -10,8 +10,11 @@ Table (component ``chats.vectors``, in ``directory.sqlite``)::
   document changed, went away, or was made by another model is **stale**: never returned,
   and removed by :meth:`drop_stale`. So a vector is removed with its message, its chat and
   its purge without a line elsewhere: the index's own bookkeeping says what is current.
-* :meth:`missing` lists the documents without a current vector (oldest first): what a
-  restart catches up, whatever happened while no embedder ran.
+* :meth:`missing` lists the documents without a current vector, in document order from a
+  given document on: what a restart catches up, whatever happened while no embedder ran.
+  A caller that remembers the last document it embedded reads only what came after it;
+  document numbers grow with every write, but the newest one's number can be handed out
+  again after it is removed, so "nothing after it" is confirmed by one scan from the start.
 * Vectors are int8 (a unit vector times 127, rounded): 384 bytes a message, cosine within
   about 1 % of float32's, which moves no result of the bench.
 * ``id`` is never handed out twice (``AUTOINCREMENT`` here, an identity column in the
@@ -72,6 +75,7 @@ def pack(vector: Vectors) -> bytes:
 
 @dataclass(frozen=True)
 class MissingDocument:
+    doc: int
     chat_num: int
     message_id: str
     digest: bytes
@@ -109,10 +113,11 @@ class MessageVectorStore:
     # text looked up by rowid. Left to choose, it scanned the full-text table and, for each
     # row, every document: a catch-up grew with the cube of the messages (1,000: 10 s).
     _MISSING = (
-        "SELECT d.chat_num, d.message_id, d.digest, f.content FROM message_docs d "
+        "SELECT d.doc, d.chat_num, d.message_id, d.digest, f.content FROM message_docs d "
         "CROSS JOIN message_fts f ON f.rowid = d.doc "
-        "WHERE NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.chat_num = d.chat_num "
-        "AND v.message_id = d.message_id AND v.digest = d.digest AND v.model = ?) "
+        "WHERE d.doc > ? AND NOT EXISTS (SELECT 1 FROM message_vectors v "
+        "WHERE v.chat_num = d.chat_num AND v.message_id = d.message_id "
+        "AND v.digest = d.digest AND v.model = ?) "
         "ORDER BY d.doc LIMIT ?"
     )
     _COUNT_MISSING = (
@@ -140,9 +145,10 @@ class MessageVectorStore:
         "AND (v.chat_num, v.message_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
     )
 
-    def missing(self, model: str, limit: int) -> list[MissingDocument]:
-        rows = self.db.query(self._MISSING, (*self._key, model, limit))
-        return [MissingDocument(row[0], row[1], bytes(row[2]), row[3]) for row in rows]
+    def missing(self, model: str, limit: int, *, after: int = 0) -> list[MissingDocument]:
+        """Up to ``limit`` documents past document ``after`` without a current vector."""
+        rows = self.db.query(self._MISSING, (*self._key, after, model, limit))
+        return [MissingDocument(row[0], row[1], row[2], bytes(row[3]), row[4]) for row in rows]
 
     def count_missing(self, model: str) -> int:
         row = self.db.query_one(self._COUNT_MISSING, (*self._key, model))
