@@ -9,11 +9,13 @@ content word in common, 100 exact-word queries using the chat's own words. Print
   messages beyond the 200 get random unit vectors, written as the worker writes them: the
   query's embedding, the scan, the fusion and the full-text search are all real);
 * durable appends with the worker running vs without it (same process, side by side);
-* catch-up time of ``--catch-up`` messages after a "restart" (a fresh MeaningSearch);
+* catch-up time of ``--catch-up`` messages after a "restart" (a fresh MeaningSearch), as
+  the CLI does and as the app's worker does;
 * RSS added by loading the embedder and embedding a batch;
 * install size and time of the package (``pip download`` into a temporary folder).
 
-Run: ``python bench/meaning_bench.py [--messages 100000] [--catch-up 10000]``.
+Run: ``python bench/meaning_bench.py [--messages 100000] [--catch-up 10000]
+[--appends 300]``; with ``CHATS_STORAGE=postgresql://…`` the directories live there.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from backend.chats import Chats
-from backend.chats.meaning_search import MeaningSearch
+from backend.chats.meaning_search import BATCH, WORKER_BATCH, MeaningSearch
 from backend.chats.vector_store import MessageVectorStore
 from backend.meaning import BundledEmbedder
 
@@ -238,24 +240,31 @@ def bench_queries(chats: Chats, meaning: MeaningSearch, messages: int, queries: 
 
 
 def bench_catch_up(root: Path, embedder: BundledEmbedder, count: int) -> None:
-    chats = Chats(root, "catch-up")
-    chat = chats.get_chat(chats.create_chat("history").id)
-    rng = random.Random(3)
-    for index in range(count):
-        text = " ".join(rng.choice(FILLER) for _ in range(20))
-        chat.session.append_message(
-            {"id": f"h{index}", "role": "user", "parts": [{"type": "text", "text": text}]}
+    """A restart with ``count`` messages never embedded, caught up as the CLI does (batches
+    of 32, one call) and as the app's worker does (batches of 4, one call each)."""
+    for label, batch in (("as the CLI does", BATCH), ("as the worker does", WORKER_BATCH)):
+        name = f"catch-up-{batch}"
+        chats = Chats(root, name)
+        chat = chats.get_chat(chats.create_chat("history").id)
+        rng = random.Random(3)
+        for index in range(count):
+            text = " ".join(rng.choice(FILLER) for _ in range(20))
+            chat.session.append_message(
+                {"id": f"h{index}", "role": "user", "parts": [{"type": "text", "text": text}]}
+            )
+        chats.close()
+        chats = Chats(root, name)  # the restart
+        meaning = MeaningSearch(chats, embedder)
+        started = time.perf_counter()
+        done = 0
+        while step := meaning.catch_up(limit=None if batch == BATCH else batch, batch=batch):
+            done += step
+        elapsed = time.perf_counter() - started
+        print(
+            f"catch-up after a restart, {label} (batches of {batch}): {done} messages in"
+            f" {elapsed:.1f} s ({done / elapsed:.0f} messages/s, 1 thread)"
         )
-    chats.close()
-    chats = Chats(root, "catch-up")  # the restart
-    started = time.perf_counter()
-    done = MeaningSearch(chats, embedder).catch_up()
-    elapsed = time.perf_counter() - started
-    print(
-        f"catch-up after a restart: {done} messages in {elapsed:.1f} s"
-        f" ({done / elapsed:.0f} messages/s, 1 thread)"
-    )
-    chats.close()
+        chats.close()
 
 
 def bench_install() -> None:
