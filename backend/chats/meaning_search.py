@@ -18,14 +18,16 @@ with full-text search.
 * A caller with full-text hits of its own (the app's, which holds the chats shared with the
   person) asks for the meaning ranking alone (:meth:`MeaningSearch.meaning_hits`) and fuses
   with :func:`fuse_hits`.
-* The worker embeds a few messages at a time (:data:`WORKER_BATCH`): one model runs per
-  process, so a query waits for at most one such batch; when idle it looks for work only
-  after a change (an index flush that moved something, another process's commit, a wake).
+* The worker embeds a few messages at a time (:data:`WORKER_BATCH`), at a lower CPU
+  priority (:data:`WORKER_NICENESS`): one model runs per process, so a query waits for at
+  most one such batch; when idle it looks for work only after a change (an index flush that
+  moved something, another process's commit, a wake).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -67,6 +69,24 @@ def fuse_hits(words: Sequence[Hit], meaning: Sequence[Hit]) -> list[Hit]:
     return [by_key[key] for key in order]
 
 
+WORKER_NICENESS = 10
+"""How much lower the worker thread's CPU priority is than the process's (Linux threads each
+have one): the model runs on that thread outside the GIL, and on a busy machine the requests
+and appends of the people chatting come first; a search's own query embedding runs on the
+searching thread, at the process's priority."""
+
+
+def _yield_to_other_threads() -> None:
+    """Lower the calling thread's CPU priority by :data:`WORKER_NICENESS` (best effort: a
+    platform without per-thread priorities keeps one)."""
+    try:
+        thread = threading.get_native_id()
+        lowered = os.getpriority(os.PRIO_PROCESS, thread) + WORKER_NICENESS
+        os.setpriority(os.PRIO_PROCESS, thread, lowered)
+    except (AttributeError, OSError):
+        logger.debug("search by meaning: the worker keeps the process's CPU priority")
+
+
 @dataclass(frozen=True)
 class MeaningResult:
     hits: list[ChatHit]
@@ -102,15 +122,15 @@ class MeaningSearch:
     ) -> int:
         """Embed every message without a current vector (at most ``limit``, ``batch`` per call
         of the model); how many."""
-        self._chats.flush_index()
         model = self._embedder.name
-        total = self._store.count_missing(model) if progress else 0
+        total = 0
+        if progress:
+            self._chats.flush_index()
+            total = self._store.count_missing(model)
         done = 0
         while limit is None or done < limit:
             wanted = batch if limit is None else min(batch, limit - done)
-            documents = self._store.missing(model, wanted, after=self._last_doc)
-            if not documents:
-                documents = self._from_the_start(model, wanted)
+            documents = self._next_missing(model, wanted)
             if not documents:
                 self._behind = False
                 break
@@ -122,6 +142,17 @@ class MeaningSearch:
             if progress:
                 progress(done, max(total, done))
         return done
+
+    def _next_missing(self, model: str, wanted: int) -> list[MissingDocument]:
+        """Documents without a vector, past the last one embedded while there are any; then
+        the index takes in what was written since (a flush, once per pass rather than once
+        per batch: it writes the directory and holds the GIL while appends run), and then
+        the search looks once from the start."""
+        documents = self._store.missing(model, wanted, after=self._last_doc)
+        if not documents:
+            self._chats.flush_index()
+            documents = self._store.missing(model, wanted, after=self._last_doc)
+        return documents or self._from_the_start(model, wanted)
 
     def _from_the_start(self, model: str, wanted: int) -> list[MissingDocument]:
         """Nothing is missing past the last document embedded: drop stale vectors and look
@@ -151,10 +182,11 @@ class MeaningSearch:
             self._thread = None
 
     def _run(self) -> None:
+        _yield_to_other_threads()
         while not self._stop.is_set():
             wait = IDLE_WAIT_S
             try:
-                if (self._changed() or self._behind) and self.catch_up(
+                if (self._behind or self._changed()) and self.catch_up(
                     limit=WORKER_BATCH, batch=WORKER_BATCH
                 ):
                     continue  # embedded some: more may be missing

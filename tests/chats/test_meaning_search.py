@@ -5,11 +5,13 @@ on both engines (the directory's ``storage``, tests/chats/conftest.py)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 
 import pytest
 
 from backend.chats import Chats, vector_store
-from backend.chats.meaning_search import MeaningSearch
+from backend.chats.meaning_search import WORKER_NICENESS, MeaningSearch
 from backend.chats.vector_store import vector_store_for
 from backend.meaning import BundledEmbedder, EmbedderUnavailable
 from backend.storage import Database
@@ -169,8 +171,9 @@ def test_a_restart_catches_up_what_was_written_meanwhile(tmp_path, embedder):
 def test_each_batch_reads_on_from_the_last_document_embedded(chats, topics, monkeypatch):
     """A catch-up of n messages in batches of 4 read every document from the first for each
     batch, and dropped stale vectors each time: it grew with the square of n (PostgreSQL,
-    5,000 messages: 81 s). Each batch now starts past the newest document embedded; only a
-    pass that finds nothing there looks from the start (and clears stale vectors) once."""
+    6,000 messages, the model aside: 80 s). Each batch now starts past the newest document
+    embedded; only a pass that finds nothing there flushes the index, and then looks from
+    the start (and clears stale vectors) once."""
     meaning = MeaningSearch(chats, FakeEmbedder())
     reads: list[int] = []
     store = meaning._store
@@ -180,10 +183,12 @@ def test_each_batch_reads_on_from_the_last_document_embedded(chats, topics, monk
             model, limit, after=after
         )
     )  # fmt: skip
+    chats.flush_index()
     assert meaning.catch_up(limit=2, batch=2) == 2
     assert meaning.catch_up(limit=2, batch=2) == 1
-    # Documents 1-3: from the start, past 2, nothing past 3, then once from the start.
-    assert reads == [0, 2, 3, 0]
+    # Documents 1-3: from the start, past 2; nothing past 3, nor once the index has taken
+    # in what was written since; then once from the start.
+    assert reads == [0, 2, 3, 3, 0]
     assert meaning.caught_up
     chats.get_chat(topics["dog"]).session.append_message(text_message("m2", "a new message"))
     reads.clear()
@@ -201,6 +206,23 @@ def test_the_worker_embeds_in_the_background(chats, topics, embedder):
         chat.session.append_message(text_message("m2", "the gutters need cleaning"))
         meaning.wake()
         asyncio.run(until(lambda: len(store.table(embedder.name).keys) == 4))
+    finally:
+        meaning.stop()
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="per-thread priorities: Linux")
+def test_the_worker_thread_yields_the_cpu_to_the_people_chatting(chats, topics):
+    """The model runs on the worker's thread outside the GIL: on a busy machine it would
+    take a core from the appends and requests of the people chatting."""
+    meaning = MeaningSearch(chats, FakeEmbedder())
+    meaning.start()
+    try:
+        worker = meaning._thread
+        assert worker is not None and worker.native_id is not None
+        process = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        wanted = min(19, process + WORKER_NICENESS)
+        asyncio.run(until(lambda: os.getpriority(os.PRIO_PROCESS, worker.native_id) == wanted))
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == process
     finally:
         meaning.stop()
 
