@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python bench/import_app_bench.py [--conversations 2000] [--tabs 2]``.
 Starts the app's backend alone (its uvicorn server, production mode, no frontend build: the
-tabs here are socket.io clients that speak Reflex's protocol, see ``tests/e2e/raw_client.py``),
+tabs here are socket.io clients that speak Reflex's protocol, see ``tests/support/raw_client.py``),
 signs one person in, opens ``--tabs`` tabs of theirs with the sidebar linked (one on /settings),
 uploads a generated ChatGPT export (``bench/portability_bench.conversation``) to the
 Settings import handler and waits for its summary. The library imports the same file into a
@@ -53,8 +53,8 @@ from chatsapp.auth.identity import SESSION_COOKIE  # noqa: E402
 from chatsapp.live.bridge import DIRECTORY_REFRESH_S  # noqa: E402
 from chatsapp.states.directory import SharedDirectoryState  # noqa: E402
 from chatsapp.states.settings import SettingsTabState  # noqa: E402
-from tests.e2e.raw_client import HYDRATE, NAMESPACE  # noqa: E402
 from tests.support.app_server import free_port  # noqa: E402
+from tests.support.raw_client import HYDRATE, NAMESPACE  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
 STARTUP_TIMEOUT_S = 300.0

@@ -9,7 +9,7 @@ running it to the other's tabs, a rename reaches tabs on both). Starts the produ
 (``tests/support/app_server.start_app`` from a private copy, see
 ``bench/ui_bench.private_tree``), signs ``--users`` accounts in, and connects
 ``users x tabs-per-user`` socket.io clients that speak Reflex's protocol the way the page does
-(hydrate, link the sidebar, open a chat: see ``tests/e2e/raw_client.py``), all on one asyncio
+(hydrate, link the sidebar, open a chat: see ``tests/support/raw_client.py``), all on one asyncio
 loop in this process. The app and its process group are stopped whatever happens.
 
 Server: the app's own (``--server app``, the default:

@@ -41,9 +41,9 @@ from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.models import ChatSettingsTabState
 from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.shared_with_me import SharedWithMeState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer, start_app
 from tests.support.deadlines import WAIT_S
+from tests.support.raw_client import HYDRATE, RawTab
 
 GOALS = {"delivery_p95_ms": 150.0, "presence_s": 1.0, "removal_s": 1.0, "cost_ratio": 1.3}
 

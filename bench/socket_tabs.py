@@ -1,7 +1,7 @@
 """Tabs without a browser: socket.io clients that speak Reflex's protocol, as a page does.
 
 A :class:`Tab` connects with a person's session cookie, hydrates, links the sidebar and opens
-a chat (the events a page load sends, see ``tests/e2e/raw_client.py``); every update it
+a chat (the events a page load sends, see ``tests/support/raw_client.py``); every update it
 receives goes to its hooks. Used by ``bench/load_bench.py`` (hundreds of tabs on one loop) and
 ``bench/test_ws_soak.py`` (thousands opened and closed).
 """
@@ -24,8 +24,8 @@ from backend.config import parse_storage, storage_root
 from chatsapp.auth.identity import SESSION_COOKIE
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
-from tests.e2e.raw_client import HYDRATE, NAMESPACE
 from tests.support.app_server import AppServer
+from tests.support.raw_client import HYDRATE, NAMESPACE
 
 TIMEOUT_S = 120.0
 CONNECT_AT_ONCE = 20

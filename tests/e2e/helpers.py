@@ -18,10 +18,10 @@ from chatsapp.auth.token_binding import REFUSAL
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.shared_conversation import SharedConversationState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.portability.conftest import FIXTURES
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS, WAIT_S
+from tests.support.raw_client import HYDRATE, RawTab
 
 # The archive
 

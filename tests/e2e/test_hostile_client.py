@@ -17,9 +17,9 @@ from chatsapp.auth.guard import OwnerTabState
 from chatsapp.states.account import AccountTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_S
+from tests.support.raw_client import HYDRATE, RawTab
 
 SECRET_TITLE = "Zanzibar expansion plan"
 SECRET_TEXT = "the vault code is 7391-quokka"

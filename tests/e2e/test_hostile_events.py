@@ -32,9 +32,9 @@ from chatsapp.states.search import SearchTabState
 from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.share_links import LinkEndTabState
 from chatsapp.states.shared_conversation import MAX_FOLLOWED_BRANCHES, SharedConversationState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_S
+from tests.support.raw_client import HYDRATE, RawTab
 
 # alice's part, under a name no other story uses: what is planted here (an agent, memory, an
 # archived chat) must not change the stories of the shared "alice".

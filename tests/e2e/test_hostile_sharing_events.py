@@ -23,9 +23,9 @@ from chatsapp.states.models import ChatSettingsTabState
 from chatsapp.states.session_state import SessionStateTabState
 from chatsapp.states.share_dialog import ShareDialogTabState
 from chatsapp.states.shared_with_me import SharedWithMeState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import until_blocking
+from tests.support.raw_client import HYDRATE, RawTab
 
 OWNER, VIEWER, PARTICIPANT, STRANGER = "shown", "shviewer", "shpart", "shstranger"
 TITLE = "Pangolin treaty draft"

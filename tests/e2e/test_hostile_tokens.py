@@ -29,9 +29,9 @@ from tests.e2e.helpers import (
     stream_and_rename,
     streaming,
 )
-from tests.e2e.raw_client import RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
+from tests.support.raw_client import RawTab
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""What live updates cost on the wire, seen by a raw socket client (tests/e2e/raw_client.py).
+"""What live updates cost on the wire, seen by a raw socket client (tests/support/raw_client.py).
 
 Two tabs of one person: what reaches the *other* tab is a fan-out of a shared state, and it
 must carry only what changed — no router data, one row for a rename.
@@ -15,8 +15,8 @@ from backend.chats import Chats
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.shared_conversation import SharedConversationState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
+from tests.support.raw_client import HYDRATE, RawTab
 from tests.support.streamed_text import StreamedText
 
 ROOT_STATE = "reflex___state____state"

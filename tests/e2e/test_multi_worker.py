@@ -32,9 +32,9 @@ from tests.e2e.helpers import (
     open_tab,
     stream_and_rename,
 )
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS, until_blocking
+from tests.support.raw_client import HYDRATE, RawTab
 from tests.support.streamed_text import StreamedText
 from tests.support.two_workers import MAX_TABS, app_on_two_workers, raw_worker_of, worker_of
 

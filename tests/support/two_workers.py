@@ -15,9 +15,9 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from chatsapp.states.status import WorkerTabState
-from tests.e2e.raw_client import HYDRATE, RawTab
 from tests.support.app_server import AppServer, start_app, start_redis
 from tests.support.deadlines import WAIT_MS, WAIT_S
+from tests.support.raw_client import HYDRATE, RawTab
 
 MAX_TABS = 12  # tabs (or sockets) tried until one lands on the other worker
 
