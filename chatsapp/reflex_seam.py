@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableSet
 from typing import Any, Protocol, TypeVar
@@ -58,6 +59,7 @@ __all__ = [
     "production_app_factory",
     "quiet_fanned_out_changes",
     "rebuild_router_vars",
+    "release_link_locks_of_a_cancelled_event",
     "resolved_delta",
     "run_reflex_cli",
     "send_update",
@@ -168,6 +170,67 @@ def quiet_fanned_out_changes(state: BaseState, replacement: MutableSet[str]) -> 
 async def link_to(state: BaseState, token: str) -> SharedState:
     """Link the tab of ``state`` (a shared state) to the shared ``token``; the linked state."""
     return await state._link_to(token)  # type: ignore[attr-defined]
+
+
+# The tab whose event is locking its linked shared tokens, while Reflex locks them.
+_LOCKING_LINKS: contextvars.ContextVar[SharedStateBaseInternal | None] = contextvars.ContextVar(
+    "chats_locking_links", default=None
+)
+
+
+def release_link_locks_of_a_cancelled_event() -> None:
+    """Let an event stopped while it locks its tab's shared tokens release those it holds.
+
+    Before a tab's event runs, Reflex 0.10.1 locks each shared token the tab is linked to, one
+    after the other, on an exit stack it only enters once all are locked. An event cancelled
+    while it waited for the second (a navigation cancels a page's unfinished on_load events; a
+    closed tab cancels them too) left the first locked for good: every later event of every
+    tab linked to it waited forever (all of a person's new tabs stayed on the sidebar's
+    skeleton). Now the locks taken so far are released before the cancel goes on. Idempotent.
+    """
+    cls: Any = SharedStateBaseInternal
+    if getattr(cls._modify_linked_states, "_chats_releases", False):
+        return
+    lock_all = cls._modify_linked_states
+    lock_one = cls._internal_patch_linked_state
+
+    def modify_linked_states(self: Any, previous_dirty_vars: Any = None) -> _LockingLinks:
+        return _LockingLinks(lock_all(self, previous_dirty_vars), self._linked_locks_holder())
+
+    async def internal_patch_linked_state(self: Any, token: str, full_delta: bool = False) -> Any:
+        try:
+            return await lock_one(self, token, full_delta)
+        except BaseException:
+            holder: SharedStateBaseInternal = self._linked_locks_holder()
+            if _LOCKING_LINKS.get() is holder and holder._exit_stack is not None:
+                await holder._exit_stack.aclose()  # the locks (and patches) taken so far
+            raise
+
+    modify_linked_states._chats_releases = True  # type: ignore[attr-defined]
+    cls._modify_linked_states = modify_linked_states
+    cls._internal_patch_linked_state = internal_patch_linked_state
+
+
+class _LockingLinks:
+    """Reflex's context that locks a tab's linked tokens, marking the tab while it locks."""
+
+    def __init__(
+        self,
+        links: contextlib.AbstractAsyncContextManager[None],
+        holder: SharedStateBaseInternal,
+    ) -> None:
+        self.links = links
+        self.holder = holder
+
+    async def __aenter__(self) -> None:
+        mark = _LOCKING_LINKS.set(self.holder)
+        try:
+            await self.links.__aenter__()
+        finally:
+            _LOCKING_LINKS.reset(mark)
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        return await self.links.__aexit__(*exc_info)
 
 
 def linked_states_of(state: BaseState) -> Iterator[BaseState]:

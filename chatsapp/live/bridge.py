@@ -72,7 +72,7 @@ from chatsapp.live.chat_headers import ChatHeaders
 from chatsapp.live.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
 from chatsapp.live.run_pump import RunPump
 from chatsapp.live.tab_sockets import TabSockets
-from chatsapp.reflex_seam import ReflexApp
+from chatsapp.reflex_seam import ReflexApp, release_link_locks_of_a_cancelled_event
 from chatsapp.services import Release, Services, offload
 
 log = logging.getLogger(__name__)
@@ -172,6 +172,8 @@ class LiveBridge(ChatHeaders):
         self.sockets.install(self.app, on_closed=self.tab_left)
         lean_fan_out(self.app)
         self.app.add_middleware(ForgetEarlierSharedChanges())
+        # A navigation or a closed tab cancels events: none may keep a shared token locked.
+        release_link_locks_of_a_cancelled_event()
 
     # ── what the services report (``chatsapp.services.LiveListener``) ──
 

@@ -70,7 +70,18 @@ class _Ignoring(set):
         self.log.add("update")
 
 
+class SharedSeamSecondProbeState(rx.SharedState):
+    """A second shared state, so one tab can be linked to two shared tokens."""
+
+    count: int = 0
+
+    @rx.event
+    async def join(self, token: str) -> None:
+        await seam.link_to(self, token)
+
+
 PROBE = SharedSeamProbeState.get_full_name()
+SECOND = SharedSeamSecondProbeState.get_full_name()
 
 
 @pytest.fixture
@@ -82,11 +93,35 @@ async def processor() -> AsyncIterator[BaseStateEventProcessor]:
         yield p
 
 
-async def run(processor: BaseStateEventProcessor, tab: str, handler: str, **payload: Any) -> None:
+async def run(
+    processor: BaseStateEventProcessor,
+    tab: str,
+    handler: str,
+    state: str = PROBE,
+    **payload: Any,
+) -> None:
+    await (await enqueue(processor, tab, handler, state, **payload))
+
+
+async def enqueue(
+    processor: BaseStateEventProcessor,
+    tab: str,
+    handler: str,
+    state: str = PROBE,
+    **payload: Any,
+) -> Any:
+    """The event's future: awaiting it waits for the handler, cancelling it cancels it."""
     event = rx.event.Event(
-        name=f"{PROBE}.{handler}", payload=payload, router_data={"token": tab, "headers": {}}
+        name=f"{state}.{handler}", payload=payload, router_data={"token": tab, "headers": {}}
     )
-    await (await processor.enqueue(tab, event))
+    return await processor.enqueue(tab, event)
+
+
+def shared_lock(token: str, cls: type[rx.State]) -> asyncio.Lock | None:
+    """The in-memory state manager's lock of a shared token (None until first taken)."""
+    manager = chats_app.state_manager
+    assert isinstance(manager, StateManagerMemory)
+    return manager._states_locks.get(rx.BaseStateToken(ident=token, cls=cls).lock_key)
 
 
 def new_tab() -> str:
@@ -135,6 +170,48 @@ class TestLinking:
     async def test_quiet_fanned_out_changes_receives_what_clean_records(self, processor) -> None:
         await run(processor, new_tab(), "join_quietly", token="probe-c")
         assert SEEN["quiet"] == {"update"}
+
+
+class TestCancelledLinkEntry:
+    """An event of a tab linked to two shared tokens, cancelled while it waits for the
+    second's lock (a navigation supersedes a page's unfinished on_load events; a closed tab
+    cancels them), must release the first. Reflex 0.10.1 leaves it locked for good: every
+    later tab linking that token (all of a person's tabs) hangs."""
+
+    async def test_the_first_shared_token_is_free_again_after_the_cancel(self, processor) -> None:
+        seam.release_link_locks_of_a_cancelled_event()
+        tab = new_tab()
+        await run(processor, tab, "join", token="probe-first")
+        await run(processor, tab, "join", SECOND, token="probe-second")
+        held, release = asyncio.Event(), asyncio.Event()
+
+        async def hold_the_second() -> None:
+            async with seam.modify_shared(chats_app, "probe-second", SharedSeamSecondProbeState):
+                held.set()
+                await release.wait()
+
+        holder = asyncio.create_task(hold_the_second())
+        await held.wait()
+        waiting = await enqueue(processor, tab, "look")
+        first = None
+        for _ in range(1000):  # until the event holds the first token and waits for the second
+            first = shared_lock("probe-first", SharedSeamProbeState)
+            if first is not None and first.locked():
+                break
+            await asyncio.sleep(0.01)
+        assert first is not None and first.locked()
+        waiting.cancel()
+        await asyncio.sleep(0.05)
+        release.set()
+        await holder
+        async with asyncio.timeout(10):  # a leaked lock never frees: this would hang
+            async with seam.modify_shared(chats_app, "probe-first", SharedSeamProbeState):
+                pass
+            await run(processor, tab, "look")  # and the tab goes on
+        assert [type(s) for s in SEEN["links"]] == [
+            SharedSeamProbeState,
+            SharedSeamSecondProbeState,
+        ]
 
 
 class TestSharedTokenChanges:
