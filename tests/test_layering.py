@@ -254,6 +254,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.live.chat_headers",
         "chatsapp.auth.identity",
         "chatsapp.live.fanout",
+        "chatsapp.live.person_releases",
         "chatsapp.live.run_pump",
         "chatsapp.live.tab_sockets",
         "chatsapp.reflex_seam",
@@ -281,6 +282,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     },
     # When to read the sharing feed: local commits, Redis announcements, a fallback read.
     "chatsapp.live.sharing_wakeups": set(),
+    # Closing a person's directory when their last tab left, a part of the bridge.
+    "chatsapp.live.person_releases": {"backend.chats", "chatsapp.services"},
     # A chat's header refreshes, a part of the bridge.
     "chatsapp.live.chat_headers": {"chatsapp.auth.identity", "chatsapp.services"},
     # Holds and expires temporary chats through the services; the bridge's watched chats come

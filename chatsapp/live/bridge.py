@@ -70,21 +70,16 @@ from backend.chats import (
 from chatsapp.auth.identity import conversation_token, directory_token
 from chatsapp.live.chat_headers import ChatHeaders
 from chatsapp.live.fanout import ForgetEarlierSharedChanges, lean_fan_out, shared_change
+from chatsapp.live.person_releases import DIRECTORY_GRACE_S, PersonReleases
 from chatsapp.live.run_pump import RunPump
 from chatsapp.live.tab_sockets import TabSockets
 from chatsapp.reflex_seam import ReflexApp, release_link_locks_of_a_cancelled_event
-from chatsapp.services import Release, Services, offload
+from chatsapp.services import Services, offload
 
 log = logging.getLogger(__name__)
 
 RELEASE_GRACE_S = 5.0
 """How long a chat's pump outlives the last tab that showed it (a reload does not thrash it)."""
-DIRECTORY_GRACE_S = 60.0
-"""How long a person's directory and runtime stay open after their last tab left."""
-MAX_OPEN_PEOPLE = 256
-"""Past this many open directories, people with no tab connected are released at once,
-least recently used first, if unused for ``LRU_MIN_IDLE_S`` (a burst of sign-ins)."""
-LRU_MIN_IDLE_S = 1.0
 DIRECTORY_REFRESH_S = 0.5
 """At most one sidebar (or shared memory) refresh per user per this interval, after the first."""
 
@@ -136,7 +131,7 @@ def touches_archive(event: DirectoryEvent) -> bool:
     return isinstance(event, _ROW_EVENTS) and event.chat.archived_at is not None
 
 
-class LiveBridge(ChatHeaders):
+class LiveBridge(ChatHeaders, PersonReleases):
     """The live layer of one worker process (the module docstring says what it does)."""
 
     def __init__(self, app: ReflexApp, states: LiveStates, services: Services) -> None:
@@ -326,64 +321,6 @@ class LiveBridge(ChatHeaders):
         task = self._pumps.pop(key, None)
         if task is not None and not task.done():
             task.cancel()  # closes subscribe(): the runtime may release the chat's event log
-
-    # ── releasing a person's directory ──────────────────────────────
-
-    def _schedule_directory_release(self, user_id: str) -> None:
-        """Ask :meth:`_release_directory` in ``directory_grace_s`` (on the loop; idempotent)."""
-        loop = self._loop
-        if loop is None or loop.is_closed() or user_id in self._directory_releases:
-            return
-        self._directory_releases[user_id] = loop.call_later(
-            self.directory_grace_s, self._release_directory, user_id
-        )
-
-    def _release_directory(self, user_id: str) -> None:
-        self._directory_releases.pop(user_id, None)
-        if user_id in self._user_tabs:
-            return  # a tab came back within the grace period
-        if any(user == user_id and not t.done() for (user, _chat), t in self._pumps.items()):
-            self._schedule_directory_release(user_id)  # a pump's own grace has not ended yet
-            return
-        self._spawn(self._close_directory(user_id, self.directory_grace_s))
-
-    async def _close_directory(self, user_id: str, idle_s: float) -> None:
-        watched = self._watched_directories.get(user_id)
-        outcome = await self.services.release_idle(user_id, idle_s)
-        if outcome is Release.BUSY:
-            if user_id not in self._user_tabs:
-                self._schedule_directory_release(user_id)
-            return
-        # Forget the subscription only if it was to the closed directory (a new one may be open).
-        if (
-            watched is not None
-            and watched.closed
-            and self._watched_directories.get(user_id) is watched
-        ):
-            del self._watched_directories[user_id]
-            self._agent_saves_seen.pop(user_id, None)
-
-    def _reopened(self, user_id: str) -> None:
-        # Another process may have changed the directory while it was released (nobody watched
-        # it): the shared lists, which outlive a release in Reflex's state manager, are re-read.
-        self._archive_changed.add(user_id)
-        for kind in ("directory", "memory", "projects"):
-            if kind != "projects" or self.states.projects is not None:
-                self._request_refresh(kind, user_id)
-        if user_id not in self._user_tabs:
-            self._schedule_directory_release(user_id)
-        people = self.services.people_by_last_use()
-        excess = len(people) - MAX_OPEN_PEOPLE
-        for person in people:
-            if excess <= 0:
-                return
-            if person in self._user_tabs:
-                continue
-            pending = self._directory_releases.pop(person, None)
-            if pending is not None:
-                pending.cancel()
-            self._spawn(self._close_directory(person, LRU_MIN_IDLE_S))
-            excess -= 1
 
     # ── directory events ────────────────────────────────────────────
 

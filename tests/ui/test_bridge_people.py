@@ -17,7 +17,7 @@ from backend.chats import Chats
 from backend.runtime import ChatRuntime
 from backend.runtime.records import RunStatus
 from chatsapp.auth.identity import directory_token
-from chatsapp.live import bridge
+from chatsapp.live import bridge, person_releases
 from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Release, Services
 from tests.support.bridge_views import USER, files_open_under, views_of
@@ -216,8 +216,8 @@ class TestOpenPeopleAreCapped:
     ) -> None:
         served, app = live
         app.bridge.directory_grace_s = 3600.0
-        monkeypatch.setattr(bridge, "MAX_OPEN_PEOPLE", 2)
-        monkeypatch.setattr(bridge, "LRU_MIN_IDLE_S", 0.0)
+        monkeypatch.setattr(person_releases, "MAX_OPEN_PEOPLE", 2)
+        monkeypatch.setattr(person_releases, "LRU_MIN_IDLE_S", 0.0)
         served.tab_opened("connected", "tab-1")
         served.directory("connected")  # least recently used, but a tab of theirs is open
         served.directory("oldest")
