@@ -19,7 +19,7 @@ from chatsapp import pages
 from chatsapp.auth import token_binding
 from chatsapp.auth.guard import AuthGuard
 from chatsapp.auth.signout_watch import SignoutWatch
-from chatsapp.hosting import collector, log_redaction
+from chatsapp.hosting import collector, log_redaction, task_dump
 from chatsapp.live import bridge, sharing_live
 from chatsapp.live.temporary_keeper import TemporaryKeeper
 from chatsapp.routes.account_forms import auth_routes
@@ -86,6 +86,14 @@ pages.register(app)
 async def _collect_young_less_often() -> AsyncIterator[None]:
     """In each worker (after the fork): the slowest live updates waited on full collections."""
     collector.collect_young_less_often()
+    yield
+
+
+@app.register_lifespan_task
+@contextlib.asynccontextmanager
+async def _dump_tasks_on_signal() -> AsyncIterator[None]:
+    """In each worker: ``kill -USR1`` writes what every task of its event loop waits on."""
+    task_dump.install()
     yield
 
 

@@ -307,6 +307,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.reflex_seam",
     },
     "chatsapp.hosting.collector": set(),  # the process's gc thresholds: nothing of the app
+    "chatsapp.hosting.task_dump": set(),  # the event loop's tasks on a signal: nothing of the app
     # How a streaming reply's text is split into pieces: pure, nothing of the app or Reflex.
     "chatsapp.live.stream_pieces": set(),
     # Serves the app (Reflex's run command, uvicorn): reads the worker count, imports no app.
@@ -318,6 +319,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.live.sharing_live",
         "chatsapp.live.temporary_keeper",
         "chatsapp.hosting.collector",
+        "chatsapp.hosting.task_dump",
         "chatsapp.routes.csp",
         "chatsapp.routes.exports",
         "chatsapp.routes.home_redirect",

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from tests.support.app_dumps import dump_tasks, dump_threads
 from tests.support.app_server import (
     CHROMIUM,
     CHROMIUM_ARGS,
     AppServer,
-    dump_threads,
     model_env,
     share_builds_in,
     start_app,
@@ -89,7 +89,8 @@ def browser() -> Iterator[Browser]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    """On a failed browser test, print the app's log and where its threads stand (py-spy)."""
+    """On a failed browser test, print the app's log and where its threads (py-spy) and its
+    event loop's tasks stand."""
     report = yield
     if report.when == "call" and report.failed:
         # Whichever apps the test used: the shared one, a file's own (any fixture name), or
@@ -103,6 +104,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         for server in servers:
             if server.process.poll() is None:  # a stopped one has no threads to show
                 report.sections.append(("app threads (py-spy)", dump_threads(server)))
+                report.sections.append(("app tasks (SIGUSR1)", dump_tasks(server)))
             title = f"app log (tail of {server.log_path.name})"
             report.sections.append((title, server.log_tail(80)))
     return report

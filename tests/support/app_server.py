@@ -485,15 +485,3 @@ def start_redis(work_dir: Path) -> RedisServer:
         time.sleep(0.1)
     server.stop()
     raise TimeoutError("redis-server did not start")
-
-
-def dump_threads(server: AppServer) -> str:
-    """Stacks of every Python thread of the app's processes, when py-spy is installed."""
-    py_spy = Path(sys.executable).with_name("py-spy")
-    if not py_spy.exists():
-        return "py-spy is not installed"
-    result = subprocess.run(
-        [str(py_spy), "dump", "--pid", str(server.process.pid), "--subprocesses"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    return result.stdout + result.stderr
