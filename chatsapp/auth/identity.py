@@ -15,8 +15,9 @@ cookie and the peer address come from the connection. :mod:`chatsapp.auth.guard`
 :func:`identify` once per event and publishes the result for that event only
 (:func:`current_viewer`), so handlers never cache who is asking.
 
-Shared-state tokens are derived from ids the server checked (``user-<id>``, ``conv-<chat>``):
-a user id is lowercase letters, digits and dashes (Reflex reserves ``_`` in tokens).
+Shared-state tokens are derived from ids the server checked (``user-<id>``, ``conv-<chat>``,
+``lost-<tab>``): a user id is lowercase letters, digits and dashes (Reflex reserves ``_`` in
+tokens).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from chatsapp.services import services
 
 SESSION_COOKIE = "chats_session"
 # What a browser makes for a tab's client token (a UUID). Shared states live under other
-# tokens (``user-…``, ``conv-…``): a client naming one must never be served it as its own tab.
+# tokens (``user-…``, ``conv-…``, ``lost-…``): a client naming one must never be served it as
+# its own tab.
 _BROWSER_TOKEN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -136,5 +138,18 @@ def directory_token(user_id: str) -> str:
 
 
 def conversation_token(chat_id: str) -> str:
-    # Tokens may not contain "_": hex-encode the rare id that does, so tokens never collide.
-    return f"conv-{chat_id}" if "_" not in chat_id else f"conv-x{chat_id.encode().hex()}"
+    return _token("conv", chat_id)
+
+
+def lost_token(client_token: str) -> str:
+    """Where one tab's views of a chat it lost are linked: a token of that tab alone, which
+    nothing writes (one token for every such tab made each of their events wait for one lock,
+    and a tab linking it and a chat could wait for a tab linking them the other way round)."""
+    return _token("lost", client_token)
+
+
+def _token(kind: str, name: str) -> str:
+    # Tokens may not contain "_": the rare name that does is hex-encoded behind an "x", and so
+    # is a name starting with "x", so a plain name never reads as an encoded one.
+    plain = "_" not in name and not name.startswith("x")
+    return f"{kind}-{name}" if plain else f"{kind}-x{name.encode().hex()}"

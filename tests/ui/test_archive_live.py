@@ -21,6 +21,7 @@ from backend.chats import (
 from backend.chats.archive_policy import DAY_MS
 from backend.chats.sidebar import SidebarPage
 from backend.config import Settings
+from chatsapp.auth.identity import conversation_token
 from chatsapp.live.bridge import touches_archive
 from chatsapp.services import Services
 from tests.chats.conftest import FakeClock
@@ -71,8 +72,8 @@ class TestArchiveReachesEveryTab:
         served, app = live
         chat = new_chat(served)
         served.conversation_opened(USER, chat, "tab-1")
-        await until(lambda: f"conv-{chat}" in views_of(app))
-        header = views_of(app)[f"conv-{chat}"]
+        await until(lambda: conversation_token(chat) in views_of(app))
+        header = views_of(app)[conversation_token(chat)]
         header.loaded = True
         served.directory(USER).archive_chat(chat)
         await until(lambda: header.archived)
@@ -83,13 +84,13 @@ class TestArchiveReachesEveryTab:
         served, app = live
         unseen, shown = new_chat(served), new_chat(served)
         served.conversation_opened(USER, shown, "tab-1")
-        await until(lambda: f"conv-{shown}" in views_of(app))
-        views_of(app)[f"conv-{shown}"].loaded = True
+        await until(lambda: conversation_token(shown) in views_of(app))
+        views_of(app)[conversation_token(shown)].loaded = True
         served.directory(USER).archive_chat(unseen)
         served.directory(USER).archive_chat(shown)
         # Events are handled in order: once the later one is shown, the earlier one was handled.
-        await until(lambda: views_of(app)[f"conv-{shown}"].archived)
-        assert f"conv-{unseen}" not in views_of(app)
+        await until(lambda: views_of(app)[conversation_token(shown)].archived)
+        assert conversation_token(unseen) not in views_of(app)
 
 
 class TestOnlyArchiveChangesReReadTheArchivedList:

@@ -16,7 +16,7 @@ import pytest
 from backend.chats import Chats
 from backend.runtime import ChatRuntime
 from backend.runtime.records import RunStatus
-from chatsapp.auth.identity import directory_token
+from chatsapp.auth.identity import conversation_token, directory_token
 from chatsapp.live import bridge, person_releases
 from chatsapp.live.bridge import LiveBridge
 from chatsapp.services import Release, Services
@@ -140,7 +140,7 @@ class TestARunKeepsItsPersonOpen:
         chat = served.directory(USER).create_chat().id
         served.conversation_opened(USER, chat, "tab-1")
         ticket = await served.runtime(USER).send_message(chat, "tell me something long")
-        await until(lambda: views_of(app)[f"conv-{chat}"].streaming)
+        await until(lambda: views_of(app)[conversation_token(chat)].streaming)
 
         app.bridge.tab_left("tab-1")
         await until(lambda: released(served, app) and busy_at_release)

@@ -16,6 +16,7 @@ import pytest
 import reflex as rx
 
 import chatsapp.chatsapp  # noqa: F401  (registers every state of the app)
+from chatsapp.auth.identity import conversation_token
 from chatsapp.live.sharing_live import SharingLive, SharingStates
 from chatsapp.states.chat_people import (
     PRESENCE_LEASE_S,
@@ -99,7 +100,7 @@ def process(app: FakeReflexApp, owners: dict[str, str], clock: ManualClock) -> S
 
 
 async def people(app: FakeReflexApp) -> Any:
-    token = rx.BaseStateToken(ident=f"conv-{CHAT}", cls=SharedChatPeopleState)
+    token = rx.BaseStateToken(ident=conversation_token(CHAT), cls=SharedChatPeopleState)
     root = await app.state_manager.get_state(token)
     return await root.get_state(SharedChatPeopleState)
 

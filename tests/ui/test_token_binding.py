@@ -31,7 +31,14 @@ class TestBrowserTokens:
         assert is_browser_token(str(uuid.uuid4()))
 
     def test_shared_state_tokens_and_junk_are_not(self):
-        for token in ("user-alice-1", "conv-abc", "", "x" * 36, str(uuid.uuid4()).upper()):
+        for token in (
+            "user-alice-1",
+            "conv-abc",
+            f"lost-{uuid.uuid4()}",
+            "",
+            "x" * 36,
+            str(uuid.uuid4()).upper(),
+        ):
             assert not is_browser_token(token), token
 
 
