@@ -38,6 +38,7 @@ from chatsapp.services import services
 from chatsapp.states.account import AccountTabState, AuthPageTabState
 from chatsapp.states.archive import SharedArchiveState
 from chatsapp.states.chat_people import SharedChatPeopleState
+from chatsapp.states.chat_views import CHAT_VIEWS
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState
 from chatsapp.states.memory import SharedMemoryState
@@ -141,7 +142,7 @@ live_sharing = sharing_live.SharingLive(
         tab=ChatTabState,
         shared_with_me=SharedWithMeState,
         people=SharedChatPeopleState,
-        chat_views=(SharedConversationState, SharedChatSettingsState, SharedChatPeopleState),
+        chat_views=CHAT_VIEWS,
     ),
     services(),
 )

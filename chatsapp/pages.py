@@ -23,6 +23,7 @@ from chatsapp.states.account import AccountTabState, AdminTabState, AuthPageTabS
 from chatsapp.states.agents import AgentsTabState
 from chatsapp.states.archive import ArchivePolicyTabState, SharedArchiveState
 from chatsapp.states.chat_people import ChatPeopleTabState
+from chatsapp.states.chat_views import ChatViewsTabState
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.endpoints_admin import EndpointsAdminTabState
@@ -148,6 +149,7 @@ def register(app: rx.App) -> None:
         title="Chats",
         on_load=[
             *ON_LOAD_COMMON,
+            ChatViewsTabState.leave_other_chat,  # first: see chatsapp.states.chat_views
             ChatTabState.open_chat,
             ChatSettingsTabState.load,
             ChatPeopleTabState.load,

@@ -55,6 +55,7 @@ __all__ = [
     "link_to",
     "linked_states_of",
     "linked_tabs",
+    "linked_token",
     "modify_shared",
     "production_app_factory",
     "quiet_fanned_out_changes",
@@ -170,6 +171,11 @@ def quiet_fanned_out_changes(state: BaseState, replacement: MutableSet[str]) -> 
 async def link_to(state: BaseState, token: str) -> SharedState:
     """Link the tab of ``state`` (a shared state) to the shared ``token``; the linked state."""
     return await state._link_to(token)  # type: ignore[attr-defined]
+
+
+def linked_token(state: BaseState) -> str:
+    """The shared token ``state`` (as the tab's event sees it) is linked to; "" if none."""
+    return str(getattr(state, "_linked_to", "") or "")
 
 
 # The tab whose event is locking its linked shared tokens, while Reflex locks them.

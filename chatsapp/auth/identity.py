@@ -16,7 +16,7 @@ cookie and the peer address come from the connection. :mod:`chatsapp.auth.guard`
 (:func:`current_viewer`), so handlers never cache who is asking.
 
 Shared-state tokens are derived from ids the server checked (``user-<id>``, ``conv-<chat>``,
-``lost-<tab>``): a user id is lowercase letters, digits and dashes (Reflex reserves ``_`` in
+``solo-<tab>``): a user id is lowercase letters, digits and dashes (Reflex reserves ``_`` in
 tokens).
 """
 
@@ -35,7 +35,7 @@ from chatsapp.services import services
 
 SESSION_COOKIE = "chats_session"
 # What a browser makes for a tab's client token (a UUID). Shared states live under other
-# tokens (``user-…``, ``conv-…``, ``lost-…``): a client naming one must never be served it as
+# tokens (``user-…``, ``conv-…``, ``solo-…``): a client naming one must never be served it as
 # its own tab.
 _BROWSER_TOKEN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -141,11 +141,12 @@ def conversation_token(chat_id: str) -> str:
     return _token("conv", chat_id)
 
 
-def lost_token(client_token: str) -> str:
-    """Where one tab's views of a chat it lost are linked: a token of that tab alone, which
-    nothing writes (one token for every such tab made each of their events wait for one lock,
-    and a tab linking it and a chat could wait for a tab linking them the other way round)."""
-    return _token("lost", client_token)
+def solo_token(client_token: str) -> str:
+    """A token of one tab alone, which nothing writes: where its chat views are linked while
+    they show no chat (the chat it showed before it opens another, or one it lost). One token
+    for every such tab made each of their events wait for one lock; see
+    :mod:`chatsapp.states.chat_views` for why a tab's views leave one chat before another."""
+    return _token("solo", client_token)
 
 
 def _token(kind: str, name: str) -> str:

@@ -12,7 +12,7 @@ changes it hears). It imports no state module: the app module hands it the state
   who **lost** a chat (removed, left, the owner deleted or ended it) has each of their tabs
   here that shows it emptied at once: the tab's
   shared views of that chat are linked to a token of that tab alone
-  (:func:`~chatsapp.auth.identity.lost_token`; nothing is ever written there),
+  (:func:`~chatsapp.auth.identity.solo_token`; nothing is ever written there),
   so the chat's later frames are not sent to it, what it showed is replaced by empty values,
   and a reconnecting socket hydrates nothing of it; the tab shows why.
 * **Presence**: the bridge reports each tab that starts or stops watching a chat; the chat's
@@ -40,7 +40,7 @@ import reflex as rx
 
 from backend.errors import ChatsError
 from backend.sharing import ChatRef, Sharing, SharingChange
-from chatsapp.auth.identity import conversation_token, directory_token, lost_token
+from chatsapp.auth.identity import conversation_token, directory_token, solo_token
 from chatsapp.live.bridge import Key, LiveBridge
 from chatsapp.live.fanout import shared_change
 from chatsapp.live.sharing_wakeups import FeedWakeups
@@ -138,7 +138,7 @@ class SharingLive:
         token = rx.BaseStateToken(ident=client_token, cls=self.states.tab)
         async with self.app.modify_state(token) as root:
             for view in self.states.chat_views:
-                await link_to(await root.get_state(view), lost_token(client_token))
+                await link_to(await root.get_state(view), solo_token(client_token))
             tab: Any = await root.get_state(self.states.tab)
             tab.lose_chat(notice)
         self.bridge.tab_left_chat(client_token)

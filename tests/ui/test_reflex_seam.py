@@ -46,6 +46,10 @@ class SharedSeamProbeState(rx.SharedState):
         SEEN["tabs"] = seam.linked_tabs(linked)
 
     @rx.event
+    async def token_of(self) -> None:
+        SEEN["token"] = seam.linked_token(self)
+
+    @rx.event
     async def look(self) -> None:
         root: rx.State = self
         while root.parent_state is not None:
@@ -160,6 +164,14 @@ class TestLinking:
         await run(processor, tab, "join", token="probe-a")
         assert isinstance(SEEN["linked"], SharedSeamProbeState)
         assert tab in SEEN["tabs"]
+
+    async def test_linked_token_names_the_token_a_tabs_state_is_linked_to(self, processor) -> None:
+        tab = new_tab()
+        await run(processor, tab, "token_of")
+        assert SEEN["token"] == ""
+        await run(processor, tab, "join", token="probe-h")
+        await run(processor, tab, "token_of")
+        assert SEEN["token"] == "probe-h"
 
     async def test_linked_states_of_a_tab_are_the_states_it_linked(self, processor) -> None:
         tab = new_tab()

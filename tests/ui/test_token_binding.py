@@ -34,7 +34,7 @@ class TestBrowserTokens:
         for token in (
             "user-alice-1",
             "conv-abc",
-            f"lost-{uuid.uuid4()}",
+            f"solo-{uuid.uuid4()}",
             "",
             "x" * 36,
             str(uuid.uuid4()).upper(),
