@@ -186,10 +186,12 @@ class MeaningSearch:
         while not self._stop.is_set():
             wait = IDLE_WAIT_S
             try:
-                if (self._behind or self._changed()) and self.catch_up(
-                    limit=WORKER_BATCH, batch=WORKER_BATCH
-                ):
-                    continue  # embedded some: more may be missing
+                if self._behind or self._changed():
+                    # Seen: a search says it is incomplete until what was seen is stored (a
+                    # change another process made was otherwise "complete" while embedded).
+                    self._behind = True
+                    if self.catch_up(limit=WORKER_BATCH, batch=WORKER_BATCH):
+                        continue  # embedded some: more may be missing
             except Exception:  # the embedder is down (an endpoint): retry later, not at once
                 logger.warning("search by meaning: catching up failed", exc_info=True)
                 wait = FAILURE_WAIT_S

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from backend.cli import cli
 from backend.config import StorageChoice, storage_root
 from backend.meaning import BundledEmbedder
 from tests.meaning.fake_embedder import FakeEmbedder
-from tests.support.deadlines import until
+from tests.support.deadlines import WAIT_S, until
 
 pytestmark = pytest.mark.usefixtures("on_engine")  # both engines (tests/meaning/conftest.py)
 
@@ -97,6 +98,47 @@ def test_with_no_embed_the_next_search_catches_up(tmp_path, export, missing_vect
     assert missing_vectors(target) == 2
     assert found(target) == [DOG]
     assert missing_vectors(target) == 0
+
+
+class HeldEmbedder(FakeEmbedder):
+    """Embeds documents only once ``go`` is set; ``called`` is set when it is first asked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.called = threading.Event()
+        self.go = threading.Event()
+
+    def embed_documents(self, texts):
+        if texts:
+            self.called.set()
+            self.go.wait(timeout=WAIT_S)
+        return super().embed_documents(texts)
+
+
+def test_what_the_worker_saw_another_process_write_keeps_a_search_incomplete_until_stored(
+    tmp_path,
+):
+    embedder = HeldEmbedder()
+    embedder.go.set()
+    with Chats(tmp_path, "local") as app_side:
+        meaning = MeaningSearch(app_side, embedder)
+        meaning.start()
+        try:
+            asyncio.run(until(lambda: meaning.search("dog").complete))  # caught up: idle
+            embedder.go.clear()
+            embedder.called.clear()
+            with Chats(tmp_path, "local") as other_process:
+                chat_id = other_process.create_chat("Dog").id
+                other_process.get_chat(chat_id).session.append_message(message(DOG))
+                other_process.flush_index()
+            asyncio.run(until(embedder.called.is_set))  # the worker saw it and is embedding
+            assert not meaning.search(PARAPHRASE).complete
+            embedder.go.set()
+            asyncio.run(until(lambda: meaning.search(PARAPHRASE).complete))
+            assert [h.chat_id for h in meaning.search(PARAPHRASE).hits] == [chat_id]
+        finally:
+            embedder.go.set()
+            meaning.stop()
 
 
 def test_the_apps_worker_embeds_what_another_process_wrote(tmp_path):

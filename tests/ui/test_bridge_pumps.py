@@ -12,6 +12,7 @@ import pytest
 
 from backend.agents import AgentSpec
 from backend.config import Settings
+from chatsapp.auth.identity import conversation_token
 from chatsapp.services import Services
 from tests.support.bridge_views import USER, new_chat, views_of, watchers
 from tests.support.deadlines import until
@@ -49,7 +50,7 @@ class TestPumpsFollowTheTabsThatWatch:
 
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
-        view = views_of(app)[f"conv-{chat}"]
+        view = views_of(app)[conversation_token(chat)]
         runtime = served.runtime(USER)
         await runtime.send_message(chat, "hello")
         await runtime.wait_idle(chat)
@@ -125,7 +126,11 @@ class TestDirectoryEventsReachTheChatView:
         original = directory.get_summary
         monkeypatch.setattr(directory, "get_summary", lambda c: reads.append(c) or original(c))
         directory.rename_chat(chat, "Trip to Lisbon")
-        await until(lambda: getattr(views_of(app)[f"conv-{chat}"], "title", "") == "Trip to Lisbon")
+        await until(
+            lambda: (
+                getattr(views_of(app)[conversation_token(chat)], "title", "") == "Trip to Lisbon"
+            )
+        )
         assert reads == []
 
     async def test_a_deleted_chat_is_shown_as_deleted(self, live) -> None:
@@ -134,7 +139,7 @@ class TestDirectoryEventsReachTheChatView:
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
         served.directory(USER).delete_chat(chat)
-        await until(lambda: getattr(views_of(app)[f"conv-{chat}"], "deleted", False))
+        await until(lambda: getattr(views_of(app)[conversation_token(chat)], "deleted", False))
 
 
 async def connect(app: FakeReflexApp, sid: str, token: str) -> None:
@@ -149,7 +154,7 @@ class TestHeadersFollowAgentSavesOnOtherWorkers:
         chat = new_chat(served)
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
-        header = views_of(app)[f"conv-{chat}"]
+        header = views_of(app)[conversation_token(chat)]
         header.chat_id = chat  # a tab linked the header
         seen = len(header.refreshed)
 
@@ -181,7 +186,7 @@ class TestTheHeaderDoesNotHoldUpTheChat:
         app.bridge._refresh_chat_settings = slow_header_read
         served.conversation_opened(USER, chat, "tab-1")
         await until(lambda: watchers(served) == 1)
-        view = views_of(app)[f"conv-{chat}"]
+        view = views_of(app)[conversation_token(chat)]
         runtime = served.runtime(USER)
         await runtime.send_message(chat, "hello")
         await runtime.wait_idle(chat)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from backend.runtime import MessageDelta, PublishedRunEvent, RunCompleted, RunPayload
+from chatsapp.auth.identity import conversation_token
 from chatsapp.live.run_pump import FLUSH_INTERVAL_S, RunPump
 from tests.support.bridge_views import USER, View, ViewStates
 from tests.support.deadlines import ManualClock, until
@@ -88,7 +89,7 @@ class Pumped:
 
     @property
     def view(self) -> View:
-        return self.app.state_manager.views[f"conv-{CHAT}"]
+        return self.app.state_manager.views[conversation_token(CHAT)]
 
     def delta(self, text: str) -> None:
         self.events.publish(MessageDelta(message_id="reply", text=text))
@@ -112,7 +113,7 @@ async def running(pumped: Pumped) -> AsyncIterator[None]:
 
     task = asyncio.create_task(drain())
     try:
-        await until(lambda: f"conv-{CHAT}" in pumped.app.state_manager.views)
+        await until(lambda: conversation_token(CHAT) in pumped.app.state_manager.views)
         yield
     finally:
         task.cancel()
