@@ -102,11 +102,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             elif isinstance(value, list):
                 servers.extend(v for v in value if isinstance(v, AppServer))
         for server in servers:
+            # The log's tail first: the task dump is written into the same log.
+            title = f"app log (tail of {server.log_path.name})"
+            report.sections.append((title, server.log_tail(80)))
             if server.process.poll() is None:  # a stopped one has no threads to show
                 report.sections.append(("app threads (py-spy)", dump_threads(server)))
                 report.sections.append(("app tasks (SIGUSR1)", dump_tasks(server)))
-            title = f"app log (tail of {server.log_path.name})"
-            report.sections.append((title, server.log_tail(80)))
     return report
 
 
