@@ -29,6 +29,7 @@ from chatsapp.states.conversation import ChatTabState
 from tests.e2e.helpers import ATTACH, TINY_PNG, open_and_close_tab
 from tests.support.app_server import AppServer, start_app
 from tests.support.deadlines import WAIT_S
+from tests.support.processes import process_tree
 
 MiB = 1024 * 1024
 ATTACHMENT_LIMIT = 100_000
@@ -61,28 +62,10 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LimitedApp]:
     server.stop()
 
 
-def _process_tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-    found, queue = [], [root]
-    while queue:
-        pid = queue.pop()
-        found.append(pid)
-        queue.extend(children.get(pid, []))
-    return found
-
-
 def temp_bytes(app: LimitedApp) -> int:
     """Bytes of the files under the app's temporary folder its processes hold open."""
     total = 0
-    for pid in _process_tree(app.server.process.pid):
+    for pid in process_tree(app.server.process.pid):
         fd_dir = Path(f"/proc/{pid}/fd")
         try:
             fds = os.listdir(fd_dir)

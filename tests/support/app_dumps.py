@@ -15,6 +15,7 @@ from pathlib import Path
 
 from chatsapp.hosting.task_dump import DUMP_SIGNAL, HEADING
 from tests.support.app_server import AppServer
+from tests.support.processes import catches, process_tree
 
 DUMP_WAIT_S = 10.0  # a loop that answers no signal in this long is itself the finding
 
@@ -50,35 +51,6 @@ def dump_tasks(server: AppServer) -> str:
     if HEADING not in written:
         return f"no task dump in {DUMP_WAIT_S:.0f} s from pids {pids} (the loop is blocked?)"
     return written[written.index(HEADING) :]
-
-
-def process_tree(root: int) -> list[int]:
-    """``root`` and every process below it (Linux: /proc)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # ended meanwhile
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    tree, pending = [], [root]
-    while pending:
-        pid = pending.pop()
-        tree.append(pid)
-        pending.extend(children.get(pid, []))
-    return tree
-
-
-def catches(pid: int, signum: int) -> bool:
-    """Whether process ``pid`` has a handler for ``signum`` (its ``SigCgt`` mask)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return False
-    for line in status.splitlines():
-        if line.startswith("SigCgt:"):
-            return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
-    return False
 
 
 def _log_since(path: Path, offset: int) -> str:

@@ -23,8 +23,9 @@ from types import SimpleNamespace
 import pytest
 
 from chatsapp.hosting import task_dump
-from tests.support.app_dumps import catches, dump_tasks, process_tree
+from tests.support.app_dumps import dump_tasks
 from tests.support.deadlines import until, until_blocking
+from tests.support.processes import catches, process_tree
 
 pytestmark = pytest.mark.anyio
 
