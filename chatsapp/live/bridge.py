@@ -134,6 +134,8 @@ def touches_archive(event: DirectoryEvent) -> bool:
 class LiveBridge(ChatHeaders, PersonReleases):
     """The live layer of one worker process (the module docstring says what it does)."""
 
+    states: LiveStates
+
     def __init__(self, app: ReflexApp, states: LiveStates, services: Services) -> None:
         self.app = app
         self.states = states

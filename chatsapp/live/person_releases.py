@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from backend.chats import Chats
 from chatsapp.services import Release, Services
@@ -24,11 +24,18 @@ least recently used first, if unused for ``LRU_MIN_IDLE_S`` (a burst of sign-ins
 LRU_MIN_IDLE_S = 1.0
 
 
+class _ListStates(Protocol):
+    """What this part reads of the bridge's ``LiveStates``: whether projects are shown."""
+
+    @property
+    def projects(self) -> type | None: ...
+
+
 class PersonReleases:
     """The directory releases of the bridge (the bridge provides what is declared here)."""
 
     services: Services
-    states: Any  # the bridge's LiveStates (``projects`` may be None)
+    states: _ListStates
     directory_grace_s: float
     _loop: asyncio.AbstractEventLoop | None
     _directory_releases: dict[str, asyncio.TimerHandle]

@@ -28,6 +28,7 @@ from reflex_base.event.processor.event_processor import EventProcessor
 from chatsapp import reflex_seam as seam
 from chatsapp.chatsapp import app as chats_app
 from chatsapp.hosting import log_redaction
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
 
@@ -205,13 +206,13 @@ class TestCancelledLinkEntry:
         holder = asyncio.create_task(hold_the_second())
         await held.wait()
         waiting = await enqueue(processor, tab, "look")
-        first = None
-        for _ in range(1000):  # until the event holds the first token and waits for the second
+
+        def first_locked() -> bool:
             first = shared_lock("probe-first", SharedSeamProbeState)
-            if first is not None and first.locked():
-                break
-            await asyncio.sleep(0.01)
-        assert first is not None and first.locked()
+            return first is not None and first.locked()
+
+        # Until the event holds the first token and waits for the second.
+        await until(first_locked, what="the event holding the first token")
         waiting.cancel()
         await asyncio.sleep(0.05)
         release.set()
