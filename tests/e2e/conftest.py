@@ -19,11 +19,15 @@ from tests.support.app_server import (
 )
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
+from tests.support.tab_traffic import TabTraffic
 
 # Every ``expect`` waits for its condition up to the suite's hang guard, not Playwright's 5 s:
 # a live update can take seconds to reach a tab on 2 busy cores, and a passing check returns
 # as soon as its condition holds.
 expect.set_options(timeout=WAIT_MS)
+
+# The tabs of this worker's browser, for a failed story's report.
+TRAFFIC = TabTraffic()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -83,16 +87,19 @@ def browser() -> Iterator[Browser]:
         pytest.fail(f"{CHROMIUM} is missing: run the README test command, which installs it")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        TRAFFIC.watch(browser)
         yield browser
         browser.close()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    """On a failed browser test, print the app's log and where its threads (py-spy) and its
-    event loop's tasks stand."""
+    """On a failed browser test, print what its tabs sent and heard last, the app's log, and
+    where the app's threads (py-spy) and its event loop's tasks stand."""
     report = yield
     if report.when == "call" and report.failed:
+        if "browser" in getattr(item, "funcargs", {}):
+            report.sections.append(("tabs (latest socket frames)", TRAFFIC.report()))
         # Whichever apps the test used: the shared one, a file's own (any fixture name), or
         # each of a list of them (a story that stops and restarts its server).
         servers: list[AppServer] = []
