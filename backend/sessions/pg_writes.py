@@ -5,9 +5,9 @@ through the ``k`` CTE, so it still comes first); ``INSERT OR IGNORE`` is ``ON CO
 NOTHING``, id lists are one bound ``text[]``.
 
 **An append is one round trip** (:meth:`PgMessageWriter.insert_at_once`): the message row, its
-continuation slices and its search document go in one statement behind the scope's guarded
-bump (``GUARDED_BUMP``), sent with ``BEGIN`` and ``COMMIT``; it writes only if nobody else
-committed to the conversation since the store last looked, which is what the store's
+continuation slices and its search document go in one statement behind the scope's guarded bump
+(``GUARDED_BUMP``), a transaction of its own (no ``BEGIN`` or ``COMMIT`` sent); it writes only if
+nobody else committed to the conversation since the store last looked, which is what the store's
 ``begin_write`` would otherwise have read first (a round trip of its own).
 
 **A growing message rewrites only its end** (:mod:`backend.sessions.growth`): a streamed

@@ -266,17 +266,17 @@ class PostgresScope(TransactionHooks):
         """Do a whole write transaction in one round trip, if nobody else committed to the
         scope since :meth:`data_version` read ``data_version``.
 
-        ``sql`` begins with :data:`~backend.storage.postgres.outcome.GUARDED_BUMP` (its first
-        three parameters are this method's: leave them out of ``params``) and writes only
-        ``FROM bump``; it returns one row when its bump matched, whose ``written`` column
-        counts the rows it wrote (for :attr:`stats`). ``BEGIN``, the statement and
-        ``COMMIT`` go out together. Returns that row (committed: this scope's write lock was
-        held as by any write transaction, and its counter moved), or None when someone else
-        committed in between: nothing was written, and the caller catches up and writes the
-        usual way. Called inside an outermost transaction that has sent nothing yet, the
-        transaction is finished by it: nothing more may be written in it, and its exit runs
-        its after-commit hooks (a failure raised after the commit still runs them: the write
-        is there). A connection lost on the way is resolved as a lone write's is.
+        ``sql`` begins with :data:`~backend.storage.postgres.outcome.GUARDED_BUMP` (its first three
+        parameters are this method's: leave them out of ``params``) and writes only ``FROM bump``;
+        it returns one row when its bump matched, whose ``written`` column counts the rows it wrote
+        (for :attr:`stats`). The statement is sent alone, its own transaction (the connection is in
+        autocommit). Returns that row (committed: this scope's write lock was held as by any write
+        transaction, and its counter moved), or None when someone else committed in between: nothing
+        was written, and the caller catches up and writes the usual way. Called inside an outermost
+        transaction that has sent nothing yet, the transaction is finished by it: nothing more may
+        be written in it, and its exit runs its after-commit hooks (a failure raised after the
+        commit still runs them: the write is there). A connection lost on the way is resolved as a
+        lone write's is.
         """
         with self.lock:
             pending = self.nothing_sent
@@ -288,28 +288,23 @@ class PostgresScope(TransactionHooks):
             expected = data_version + self._own_commits
             cursor: psycopg.Cursor[PgRow] | None = None
             try:
-                with conn.pipeline():
-                    conn.execute("BEGIN")
-                    cursor = conn.execute(to_psycopg(sql), (token, self.name, expected, *params))
-                    conn.execute("COMMIT")
+                # One statement on an autocommit connection is a transaction of its own,
+                # committed at the end of the request: no BEGIN and COMMIT of its own to
+                # send, so the whole write leaves in one packet and the server wakes once.
+                cursor = conn.execute(to_psycopg(sql), (token, self.name, expected, *params))
                 row = cursor.fetchone()
             except psycopg.Error as exc:
                 self._begin_pending = False
-                if not _dead(conn):
-                    with contextlib.suppress(psycopg.Error):
-                        conn.execute("ROLLBACK")
                 raise self._failed_at_once(
                     exc, sql, conn, Witness.from_bump(token, backend_pid, row_if_any(cursor))
                 ) from exc
-            except UnicodeEncodeError as exc:
+            except UnicodeEncodeError as exc:  # found while encoding: nothing was sent
                 self._begin_pending = False
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
                 raise surrogate_error(sql) from exc
             finally:
                 if not pending:
                     self._unpin()
-            self._stats.statements += 2  # the BEGIN, as a transaction counts it
+            self._stats.statements += 2  # a transaction counts its BEGIN, this one's implicit
             if row is None:
                 return None  # moved: nothing written; a pending transaction is still pending
             self._own_commits += 1
