@@ -55,10 +55,11 @@ def streaming_tab(browser: Browser, server: AppServer, model: FakeOpenAI, releas
     """A tab whose chat is streaming a held reply: 'The first part of the reply, long enough
     to read. ' so far."""
     before = ["The first part of the reply, ", "long enough to read. "]
-    model.script(held(before, release, ["And the end."]))
+    question = "Tell me what you can do for me today"
+    model.script(held(before, release, ["And the end."]), asked=question)
     tab = open_tab(browser, server, user=USER)
     create_chat(tab)
-    send(tab, "Tell me what you can do for me today")
+    send(tab, question)
     expect(tab.locator("#streaming-reply")).to_be_visible()
     wait_for_streamed_chars(tab, 20)
     return tab
@@ -121,7 +122,10 @@ class TestEachTabOnItsOwnBranch:
         tab_b = open_chat_tab(browser, model_app, chat_id, USER)
         expect(reply(tab_b).locator(".message-text")).to_have_text(first_reply)
 
-        model.script(held(["Another answer, ", "on a branch of its own. "], release, ["Done."]))
+        model.script(
+            held(["Another answer, ", "on a branch of its own. "], release, ["Done."]),
+            asked="Tell me about tea",
+        )
         reply(tab_b).locator(".regenerate").click()  # a reply streams on branch 2
 
         # B follows the new reply as it streams...

@@ -32,7 +32,7 @@ def test_a_failed_reply_shows_the_error_keeps_the_message_and_retry_answers_it(
         "data-next-model", "fake-model · default", timeout=WAIT_MS
     )
     expect(tab.locator("#model-label")).to_have_count(0)
-    failing_model.script(http_error(500, "the model exploded"))
+    failing_model.script(http_error(500, "the model exploded"), asked="Summarise my week, please")
 
     send(tab, "Summarise my week, please")
 

@@ -43,6 +43,21 @@ class RecordedRequest:
     answered: threading.Event = field(default_factory=threading.Event)  # handler returned
 
 
+def last_user_text(body: dict[str, Any]) -> str | None:
+    """The text of a chat completion request's last user message (its parts joined)."""
+    users = [
+        m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"
+    ]
+    if not users:
+        return None
+    content = users[-1].get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return None
+
+
 class FakeOpenAI:
     """Threaded local server; use as a context manager or call ``start``/``stop``."""
 
@@ -53,7 +68,8 @@ class FakeOpenAI:
         # GET /models (tests/support/fake_models.py): what it lists, or the status it answers.
         self.models: list[str] = ["fake-model"]
         self.models_status = 200
-        self._queue: deque[Reply] = deque()
+        # Scripted replies in order, each with the user turn it answers (None: any request).
+        self._queue: deque[tuple[Reply, str | None]] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -61,9 +77,12 @@ class FakeOpenAI:
 
     # scripting
 
-    def script(self, *replies: Reply) -> FakeOpenAI:
+    def script(self, *replies: Reply, asked: str | None = None) -> FakeOpenAI:
+        """Answer the next requests with ``replies``, in order. With ``asked``, only requests
+        whose last user turn is that text take them: a title request of an earlier story's
+        chat, sent when its reply ends, would otherwise take a reply scripted for this one."""
         with self._lock:
-            self._queue.extend(replies)
+            self._queue.extend((reply, asked) for reply in replies)
         return self
 
     @contextlib.contextmanager
@@ -82,9 +101,13 @@ class FakeOpenAI:
                 self._queue.clear()
 
     def _next_reply(self, body: dict[str, Any]) -> Reply:
+        asked = last_user_text(body)
         with self._lock:
-            if self._queue:
-                return self._queue.popleft()
+            for entry in self._queue:
+                reply, wanted = entry
+                if wanted is None or wanted == asked:
+                    self._queue.remove(entry)
+                    return reply
         if self.responder is not None:
             return self.responder(body)
         return self.default
