@@ -13,13 +13,17 @@ local change gives (``created``, ``turn_recorded``, ``deleted``); a change those
 
 One thread polls every watched directory of the process (a thread per directory cost each
 online person ~27 KB of stack and a thread): it starts with the first watched directory and
-ends with the last. A directory whose connection is busy (a long transaction) is skipped for
+ends with the last. Each round first reads every watched directory's commit counter at once
+(:func:`backend.storage.commit_counters`: on PostgreSQL one query for all of them); a
+directory whose counter has not moved since its last poll is skipped, nobody having
+committed to it. A directory whose connection is busy (a long transaction) is skipped for
 that round rather than waited for, so one busy directory never delays the others; its next
 poll sees what it missed (``data_version`` is a counter). Listeners run on that thread, so
 they must be quick (the bridge's only schedule work on the event loop).
 
-Cost: nothing when nobody subscribes; otherwise one pragma (SQLite) or one round trip
-(PostgreSQL) per directory per poll, the watermarks again only after this process wrote
+Cost: nothing when nobody subscribes; otherwise one pragma per directory per poll (SQLite),
+or one round trip per poll for all of a database's directories plus one per directory that
+anyone committed to since (PostgreSQL); the watermarks again only after this process wrote
 through the directory's handle, plus three indexed reads per poll that saw a foreign
 commit (``bench/chat_index_engines_bench.py`` measures both). Delivery is at least once: a
 local change that lands between two polls with a foreign one may be announced again
@@ -41,7 +45,7 @@ from backend.chats.events import (
     DirectoryChanged,
     DirectoryEvent,
 )
-from backend.storage import Scope
+from backend.storage import Scope, commit_counters
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +71,11 @@ class ForeignChangeWatcher:
         self._version = 0
         self._marks = (0, 0, 0)
         self._written = -1  # the handle's rows written when the marks were read
+        self._counter: int | None = None  # the commit counter at the last poll that ran
+
+    @property
+    def scope(self) -> Scope:
+        return self._db
 
     @property
     def running(self) -> bool:
@@ -87,8 +96,13 @@ class ForeignChangeWatcher:
             self._version = self._db.data_version()
             self._read_marks()
 
-    def poll_round(self) -> None:
-        """One poll by the shared thread: emit what it found, unless the database is busy."""
+    def poll_round(self, counter: int | None = None) -> None:
+        """One poll by the shared thread: emit what it found, unless the database is busy.
+        ``counter``, read before the round, equal to the one read before the last poll that
+        ran: nobody committed since (that poll saw everything before its counter), so
+        nothing to ask."""
+        if counter is not None and counter == self._counter:
+            return
         if not self._db.lock.acquire(blocking=False):
             return  # a long transaction: the next round sees what it missed
         try:
@@ -101,6 +115,7 @@ class ForeignChangeWatcher:
             return
         finally:
             self._db.lock.release()
+        self._counter = counter
         for event in events:
             try:
                 self._emit(event)
@@ -174,9 +189,10 @@ class _Poller:
                     self._thread = None  # under the lock: ``add`` starts a new one
                     return
                 watchers = list(self._watchers.values())
-            for watcher in watchers:
+            counters = commit_counters([watcher.scope for watcher in watchers])
+            for watcher, counter in zip(watchers, counters, strict=True):
                 if self.watches(watcher):  # not stopped since the round began
-                    watcher.poll_round()
+                    watcher.poll_round(counter)
 
 
 _poller = _Poller()

@@ -18,6 +18,7 @@ from backend.chats.chat_records import ChatRecordStore
 from backend.chats.directory_storage import record_store_for
 from backend.chats.events import ChatCreated, ChatDeleted, ChatTurnRecorded, DirectoryChanged
 from backend.chats.watch import MAX_EVENTS_PER_KIND, ForeignChangeWatcher
+from backend.storage import commit_counters
 from tests.support.storage_engines import directory_scope
 
 
@@ -98,6 +99,33 @@ def test_an_idle_poll_reads_the_version_alone(processes):
     processes.watcher.poll()
     spent = processes.here.db.stats.snapshot() - before
     assert spent.statements <= 2 and spent.rows_read == 0
+
+
+def test_a_round_asks_nothing_of_a_directory_whose_counter_has_not_moved(processes, storage):
+    """The shared thread reads every watched directory's commit counter at once, then polls
+    only those that moved (on SQLite there is no counter: each pays its pragma, as before)."""
+    heard: list[object] = []
+    watcher = ForeignChangeWatcher(processes.here.db, processes.here, "alice", heard.append)
+    watcher._baseline()
+
+    def one_round() -> int:
+        before = processes.here.db.stats.snapshot()
+        [counter] = commit_counters([processes.here.db])
+        watcher.poll_round(counter)
+        return (processes.here.db.stats.snapshot() - before).statements
+
+    one_round()  # the first round after the baseline polls
+    assert one_round() == (0 if storage != "sqlite" else 1)
+    processes.there_writes(lambda s: s.insert("theirs", "Theirs", 1))
+    one_round()
+    assert [type(e) for e in heard] == [ChatCreated]
+    with processes.here.db.transaction():
+        processes.here.insert("mine", "Mine", 2)
+    one_round()  # its own commit moved the counter: polled, and no event for it
+    assert [type(e) for e in heard] == [ChatCreated]
+    processes.there_writes(lambda s: s.rename(s.load("mine"), "Renamed there"))
+    one_round()
+    assert len(heard) == 2 and not isinstance(heard[1], ChatCreated)
 
 
 def test_a_chat_created_on_another_node_reaches_a_subscriber(tmp_path):
