@@ -22,22 +22,30 @@ FRAME_CHARS = 300
 VISIBLE_TEXT_CHARS = 600
 
 
+# When (seconds since the tab opened), what, and the socket frame if it is one: a frame is
+# put into words only for a report, so the stories pay nothing for the frames they never show.
+_Line = tuple[float, str, str | bytes | None]
+
+
 @dataclass
 class _Tab:
     page: Page
     opened: float
-    lines: deque[str] = field(default_factory=lambda: deque(maxlen=KEPT_PER_TAB))
-    sent: deque[str] = field(default_factory=lambda: deque(maxlen=SENT_KEPT))
+    lines: deque[_Line] = field(default_factory=lambda: deque(maxlen=KEPT_PER_TAB))
+    sent: deque[_Line] = field(default_factory=lambda: deque(maxlen=SENT_KEPT))
 
-    def note(self, what: str) -> None:
-        self.lines.append(self._stamped(what))
+    def note(self, what: str, frame: str | bytes | None = None) -> None:
+        self.lines.append((time.monotonic() - self.opened, what, frame))
 
-    def note_sent(self, what: str) -> None:
-        self.sent.append(self._stamped(what))
-        self.note(what)
+    def note_sent(self, frame: str | bytes) -> None:
+        line = (time.monotonic() - self.opened, "→", frame)
+        self.sent.append(line)
+        self.lines.append(line)
 
-    def _stamped(self, what: str) -> str:
-        return f"{time.monotonic() - self.opened:8.3f}s {what}"
+
+def _line_text(line: _Line) -> str:
+    seconds, what, frame = line
+    return f"{seconds:8.3f}s {what if frame is None else f'{what} {_frame_text(frame)}'}"
 
 
 def _clip(text: str) -> str:
@@ -121,8 +129,8 @@ class TabTraffic:
     @staticmethod
     def _watch_socket(tab: _Tab, socket: WebSocket) -> None:
         tab.note(f"socket open {socket.url}")
-        socket.on("framesent", lambda payload: tab.note_sent(f"→ {_frame_text(payload)}"))
-        socket.on("framereceived", lambda payload: tab.note(f"← {_frame_text(payload)}"))
+        socket.on("framesent", tab.note_sent)
+        socket.on("framereceived", lambda payload: tab.note("←", payload))
         socket.on("close", lambda _socket: tab.note("socket closed"))
         socket.on("socketerror", lambda error: tab.note(f"socket error: {error}"))
 
@@ -138,8 +146,8 @@ class TabTraffic:
             visible = " ".join(visible.split())[:VISIBLE_TEXT_CHARS]
             parts.append(
                 f"── tab {tab.page.url}\nvisible: {visible}\nsent last:\n"
-                + "\n".join(tab.sent)
+                + "\n".join(map(_line_text, tab.sent))
                 + "\nlatest:\n"
-                + "\n".join(tab.lines)
+                + "\n".join(map(_line_text, tab.lines))
             )
         return "\n\n".join(parts) or "no tab open"
