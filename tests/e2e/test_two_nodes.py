@@ -1,5 +1,6 @@
-"""Two app nodes on different loopback addresses, each with its own empty data folder, sharing
-only PostgreSQL and Redis (issue 26, item 2), and one person's tabs on both:
+"""Two app nodes on different loopback addresses (127.0.0.2 and 127.0.0.3), each with its own
+empty data folder, sharing only PostgreSQL and Redis (issue 26, item 2), and one person's tabs
+on both:
 
 * the sidebar is live on both, and a reply sent on node A streams into node B's tab;
 * messages sent from both nodes' tabs to one chat queue in the order they were enqueued:
@@ -43,6 +44,7 @@ REPLY_START = "I'm the offline assistant"
 SLOW_CHUNK_S = "0.25"  # the offline reply (~90 words) takes ~20 s: a kill lands mid-stream
 
 Nodes = tuple[AppServer, AppServer]
+NODE_HOSTS = {"a": "127.0.0.2", "b": "127.0.0.3"}  # as two machines would be
 DELETED_NOTICE = "This chat was deleted in another tab."
 MESSAGE_IDS = "els => els.map(e => e.dataset.messageId)"
 
@@ -54,12 +56,12 @@ def two_nodes(tmp_path: Path, postgres_url: str, env: dict[str, str]) -> Iterato
     env = {"CHATS_STORAGE": postgres_url, "REFLEX_REDIS_URL": redis.url, **env}
     started: list[AppServer] = []
     try:
-        for name in ("a", "b"):
+        for name, host in NODE_HOSTS.items():
             data_dir = tmp_path / f"node-{name}"
             data_dir.mkdir()
-            started.append(start_app(data_dir, tmp_path / f"node-{name}.log", env=env))
-        # Each node on a loopback address of its own (tests/support/app_server.py picks them).
-        assert len({urlsplit(server.url).hostname for server in started}) == 2
+            log = tmp_path / f"node-{name}.log"
+            started.append(start_app(data_dir, log, env=env, host=host))
+        assert [urlsplit(server.url).hostname for server in started] == list(NODE_HOSTS.values())
         yield started[0], started[1]
     finally:
         for server in started:

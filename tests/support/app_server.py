@@ -247,21 +247,25 @@ def start_app(
     env: Mapping[str, str] | None = None,
     mode: str = "prod",
     launcher: tuple[str, ...] = APP_LAUNCHER,
+    host: str | None = None,
 ) -> AppServer:
     """The app on a free port: a production build by default (what people get, and on 2 cores
     its stories run ~40 % faster than against the development server, which serves each new
-    window hundreds of unbundled modules); ``mode="dev"`` for the development server."""
+    window hundreds of unbundled modules); ``mode="dev"`` for the development server.
+    ``host``: the loopback address it listens on (by default one the harness picks)."""
     key = (ROOT, launcher)
     shares_builds = mode == "prod" and launcher == APP_LAUNCHER
     shared = _shared_builds if shares_builds and key not in _builds else None
     if shared is not None:
-        return _start_sharing_builds(shared, key, data_dir, log_path, env)
+        return _start_sharing_builds(shared, key, data_dir, log_path, env, host)
     build = _builds.get(key) if shares_builds else None
     if build is not None and build.web_dir.is_dir():
-        host = _free_host(build.port)
+        host = host or _free_host(build.port)
         assert host is not None, f"no loopback address has port {build.port} free"
         return _serve_build(build, host, data_dir, log_path, env)
-    server = _build_and_start(log_path.parent, data_dir, log_path, env, mode, launcher)
+    server = _build_and_start(
+        log_path.parent, data_dir, log_path, env, mode, launcher, host or "127.0.0.1"
+    )
     if shares_builds:
         # Kept for the process's later apps (stopping this one leaves it), removed at exit.
         assert server.web_dir is not None
@@ -278,6 +282,7 @@ def _build_and_start(
     env: Mapping[str, str] | None,
     mode: str,
     launcher: tuple[str, ...],
+    host: str,
 ) -> AppServer:
     frontend_port = free_port()
     # In production mode Reflex serves the built frontend from the backend's port.
@@ -287,16 +292,14 @@ def _build_and_start(
         sys.executable, "-m", *launcher, "--env", mode,
         "--frontend-port", str(frontend_port),
         "--backend-port", str(backend_port),
-        "--backend-host", "127.0.0.1",  # leaves the port free on the other loopback addresses
+        "--backend-host", host,  # leaves the port free on the other loopback addresses
     ]  # fmt: skip
     # One build at a time in the whole run: a build reads and rewrites the project's
     # reflex.lock/package.json, and two at once left it empty for one of them (which then
     # refused to install: "lockfile out of sync").
     with (ROOT / ".web.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _launch(
-            command, "127.0.0.1", data_dir, log_path, web_dir, frontend_port, backend_port, env
-        )
+        return _launch(command, host, data_dir, log_path, web_dir, frontend_port, backend_port, env)
 
 
 def _port_of(server: AppServer) -> int:
@@ -309,6 +312,7 @@ def _start_sharing_builds(
     data_dir: Path,
     log_path: Path,
     env: Mapping[str, str] | None,
+    host: str | None,
 ) -> AppServer:
     """This worker's first production app: it serves the run's build, building it first if
     no other worker has (under a lock, so the others wait for it instead of building too).
@@ -321,7 +325,9 @@ def _start_sharing_builds(
     with (shared / "lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not record.exists():
-            server = _build_and_start(shared, data_dir, log_path, env, "prod", key[1])
+            server = _build_and_start(
+                shared, data_dir, log_path, env, "prod", key[1], host or "127.0.0.1"
+            )
             assert server.web_dir is not None
             _builds[key] = _Build(server.web_dir, _port_of(server))
             record.write_text(
@@ -331,7 +337,7 @@ def _start_sharing_builds(
             return server
         saved = json.loads(record.read_text())
     build = _builds[key] = _Build(Path(saved["web_dir"]), saved["port"])
-    host = _free_host(build.port)
+    host = host or _free_host(build.port)
     assert host is not None, f"no loopback address has port {build.port} free"
     return _serve_build(build, host, data_dir, log_path, env)
 
