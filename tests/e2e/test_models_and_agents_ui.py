@@ -18,7 +18,7 @@ from chatsapp.states.agents import HISTORY_PAGE
 from tests.e2e.helpers import agent_row, create_agent, create_chat, fill_agent_form, open_tab, send
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
-from tests.support.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI, last_user_text
 from tests.support.fake_replies import text
 
 REPLY = "Answered by the fake."
@@ -42,12 +42,6 @@ def person() -> str:
     return f"person-{uuid.uuid4().hex[:8]}"
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-
-
 def turn_request(fake: FakeOpenAI, words: str) -> dict[str, Any]:
     """The body of the completion that answered the turn ``words`` (not a title request)."""
     found = [
@@ -55,7 +49,7 @@ def turn_request(fake: FakeOpenAI, words: str) -> dict[str, Any]:
         for r in list(fake.requests)
         if r.body.get("messages")
         and r.body["messages"][-1]["role"] == "user"
-        and _text(r.body["messages"][-1]["content"]) == words
+        and last_user_text(r.body) == words
     ]
     assert len(found) == 1, f"{len(found)} requests answered {words!r}"
     return found[0]
@@ -334,9 +328,7 @@ class TestReplyUsage:
         reported = {"prompt_tokens": 412, "completion_tokens": 96}
         # Keyed on the turn's words: a late title request of an earlier story takes the default.
         fake_model.responder = lambda body: (
-            text(REPLY, usage=reported)
-            if _text(body["messages"][-1]["content"]) == words
-            else fake_model.default
+            text(REPLY, usage=reported) if last_user_text(body) == words else fake_model.default
         )
         try:
             tab = open_tab(browser, models_app, user=person)
