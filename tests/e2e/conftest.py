@@ -19,15 +19,12 @@ from tests.support.app_server import (
 )
 from tests.support.deadlines import WAIT_MS
 from tests.support.fake_openai import FakeOpenAI
-from tests.support.tab_traffic import TabTraffic
+from tests.support.tab_traffic import TRAFFIC
 
 # Every ``expect`` waits for its condition up to the suite's hang guard, not Playwright's 5 s:
 # a live update can take seconds to reach a tab on 2 busy cores, and a passing check returns
 # as soon as its condition holds.
 expect.set_options(timeout=WAIT_MS)
-
-# The tabs of this worker's browser, for a failed story's report.
-TRAFFIC = TabTraffic()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import TRAFFIC
 from tests.e2e.helpers import create_chat, send
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
+from tests.support.tab_traffic import TRAFFIC
 
 
 def test_the_report_shows_each_open_tab_with_its_events_and_the_updates_it_heard(

@@ -151,3 +151,8 @@ class TabTraffic:
                 + "\n".join(map(_line_text, tab.lines))
             )
         return "\n\n".join(parts) or "no tab open"
+
+
+TRAFFIC = TabTraffic()
+"""The tabs of this process's browser (one per browser-test worker): tests/e2e/conftest.py
+watches its browser with it and prints its report for a failed story."""
