@@ -90,9 +90,20 @@ def storage(request: pytest.FixtureRequest) -> Iterator[StorageChoice]:
     if request.param == "sqlite":
         yield "sqlite"
         return
+    from backend.storage.engines import PostgresStorage
+
     server: PostgresServer = request.getfixturevalue("postgres_server")
     with server.fresh_database() as url:
-        yield parse_storage(url)
+        location = parse_storage(url)
+        assert not isinstance(location, str)
+        # The engine (its pool) lives as long as the test, as it lives as long as the app's
+        # process: stores a test opens and closes again reuse its connections instead of
+        # logging in anew each time.
+        engine = PostgresStorage(location)
+        try:
+            yield location
+        finally:
+            engine.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
