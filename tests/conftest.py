@@ -16,6 +16,7 @@ from xdist.scheduler import LoadFileScheduling
 
 from backend import log_records
 from backend.config import StorageChoice, parse_storage
+from tests.support.rerun_report import FirstFailures
 from tests.support.storage_engines import selected_engines
 
 if TYPE_CHECKING:  # imported when a test asks for PostgreSQL: psycopg takes ~0.3-1.4 s to load
@@ -118,23 +119,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_run_order)
 
 
-# Why each rerun test failed the first time: pytest-rerunfailures names reruns, not their causes.
-_FIRST_FAILURES: list[pytest.TestReport] = []
+FIRST_FAILURES = FirstFailures()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.outcome == "rerun":
-        _FIRST_FAILURES.append(report)
+    FIRST_FAILURES.note(report)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for report in _FIRST_FAILURES:
-        terminalreporter.write_sep("_", f"first failure of {report.nodeid} (it was run again)")
-        terminalreporter.write_line(report.longreprtext[-8000:])
-        for title, text in report.sections:
-            if title.startswith("app "):  # the app's log tail (tests/e2e/conftest.py)
-                terminalreporter.write_sep("-", title)
-                terminalreporter.write_line(text)
+    FIRST_FAILURES.write(terminalreporter)
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
