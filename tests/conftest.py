@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +94,7 @@ def storage(request: pytest.FixtureRequest) -> Iterator[StorageChoice]:
         return
     from backend.storage.engines import PostgresStorage
 
+    _pool_jitter_from_its_own_generator()
     server: PostgresServer = request.getfixturevalue("postgres_server")
     with server.fresh_database() as url:
         location = parse_storage(url)
@@ -105,6 +107,21 @@ def storage(request: pytest.FixtureRequest) -> Iterator[StorageChoice]:
             yield location
         finally:
             engine.close()
+
+
+_POOL_RANDOM = random.Random(0)
+
+
+def _pool_jitter_from_its_own_generator() -> None:
+    """psycopg_pool draws each new connection's lifetime jitter from the global ``random``,
+    on its own worker thread; a pool growing while Hypothesis draws an example moves the global
+    generator under it, and Hypothesis warns ("Do not use the random module inside
+    strategies"). In tests the pool draws from a generator of its own (a pool without that
+    name is left as it is)."""
+    import psycopg_pool.base
+
+    if hasattr(psycopg_pool.base, "random"):
+        psycopg_pool.base.random = _POOL_RANDOM.random  # type: ignore[attr-defined]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
