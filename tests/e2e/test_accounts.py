@@ -7,6 +7,7 @@ people side by side: each sees only their own sidebar, chats and live updates.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -172,10 +173,12 @@ class TestSessionsEnd:
     def test_an_account_disabled_by_an_admin_is_signed_out_live(
         self, fresh_app: AppServer, browser: Browser
     ):
-        tab = open_tab(browser, fresh_app, user="gina")
+        # A name of its own each run: the account ends disabled, and a rerun signs in anew.
+        name = f"gina-{uuid.uuid4().hex[:8]}"
+        tab = open_tab(browser, fresh_app, user=name)
         accounts = fresh_app.accounts()
         try:
-            user = accounts.user_by_username("gina")
+            user = accounts.user_by_username(name)
             assert user is not None
             accounts.disable_user(CONSOLE_ACTOR, user.id)
         finally:
