@@ -12,7 +12,11 @@ server-side router data in place. It
    sign-in in one browser tab, or a hostile client replaying a token it learned — the event
    is refused before anything is read, and the tab is told to start over with a fresh token
    (a socket that *connects* with such a token is refused at once:
-   :mod:`chatsapp.auth.token_binding`);
+   :mod:`chatsapp.auth.token_binding`). When nobody asks — the tab's own session ended while
+   its socket was open, and this event came before the live sign-out's poll — the event is
+   refused and the tab shows the signed-out notice, as the poll would have made it (before,
+   it started over on the sign-in page with no word of why); the notice's "Sign in again" is
+   a new page load, whose connect gets a fresh token;
 3. refuses events that need a signed-in person when there is none, sending the tab to the
    sign-in page (or the first-run page of a fresh install). Public events: the auth pages'
    own handlers and Reflex's page-load plumbing;
@@ -101,6 +105,10 @@ class AuthGuard(Middleware):
         assert isinstance(owner_state, OwnerTabState)
         viewer_id = viewer.user_id if viewer is not None else ""
         if not may_use_tab(owner_state._owner, viewer_id):
+            if viewer is None:
+                # Nobody asking for a bound tab: its session ended while its socket was open.
+                await self._signout.tell_ended(state, router.session.client_token)
+                return StateUpdate()
             return _update(state, rx.call_script(_START_OVER))
         if viewer is not None:
             owner_state._owner = viewer_id

@@ -8,6 +8,8 @@ the tabs it served (client token → viewer, bounded) and polls the accounts cha
 :data:`POLL_INTERVAL_S`. For each user named there, it re-resolves their tabs' sessions and marks
 the tabs whose session ended as signed out (``AccountTabState.signed_out``): the page hides
 everything and offers the sign-in page. With Redis, each worker handles the tabs it served.
+A tab whose own event finds its session gone before a poll did is told the same way, by the
+guard (:meth:`SignoutWatch.tell_ended`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections import OrderedDict
 import reflex as rx
 
 from chatsapp.auth.identity import Viewer
-from chatsapp.reflex_seam import ReflexApp
+from chatsapp.reflex_seam import BaseState, ReflexApp
 from chatsapp.services import offload, services
 
 logger = logging.getLogger(__name__)
@@ -42,6 +44,7 @@ class SignoutWatch:
         self.poll_interval_s = POLL_INTERVAL_S
         self._tabs: OrderedDict[str, Viewer] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
+        self._telling: set[asyncio.Task[None]] = set()  # tell_ended's, kept until done
 
     def seen(self, client_token: str, viewer: Viewer) -> None:
         """A tab just sent an event as ``viewer`` (called by the guard; cheap)."""
@@ -52,6 +55,19 @@ class SignoutWatch:
         while len(self._tabs) > MAX_TRACKED_TABS:
             self._tabs.popitem(last=False)
         self._ensure_polling()
+
+    async def tell_ended(self, tab: BaseState, client_token: str) -> None:
+        """The guard found an event of ``tab`` (locked, bound to a person) asked by nobody:
+        the session its socket connected with ended while it was open (connects are checked:
+        :mod:`chatsapp.auth.token_binding`), before a poll noticed. Sign the tab out as a poll
+        would, once; the mark is set when the refused event has let go of the tab's lock."""
+        told = await tab.get_state(self.signed_out_state)
+        if getattr(told, "signed_out", False):
+            return
+        self._tabs.pop(client_token, None)
+        task = asyncio.get_running_loop().create_task(self._sign_out_tab(client_token))
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
 
     def _ensure_polling(self) -> None:
         if self._task is None or self._task.done():

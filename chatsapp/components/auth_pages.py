@@ -267,7 +267,13 @@ def signed_out_notice() -> rx.Component:
                 rx.vstack(
                     rx.heading("You are signed out", size="5"),
                     rx.text("This session ended in another tab or on another device."),
-                    rx.link(rx.button("Sign in again"), href="/sign-in"),
+                    # A new page load, not a route change: its socket connects anew, and
+                    # the connect check gives the tab a fresh token (token_binding).
+                    NativeForm.create(
+                        rx.button("Sign in again", type="submit", id="sign-in-again"),
+                        action="/sign-in",
+                        method="get",
+                    ),
                     spacing="3",
                 ),
                 id="signed-out-notice",

@@ -38,6 +38,17 @@ def sign_in(page: Page, username: str, password: str = TEST_PASSWORD) -> None:
     fill_and_submit(page, "sign-in-form", username=username, password=password)
 
 
+def disable(server: AppServer, username: str) -> None:
+    """What an admin's "Disable" does, from the console."""
+    accounts = server.accounts()
+    try:
+        user = accounts.user_by_username(username)
+        assert user is not None
+        accounts.disable_user(CONSOLE_ACTOR, user.id)
+    finally:
+        accounts.close()
+
+
 def open_signed_in(browser: Browser, server: AppServer, path: str, user: str) -> Page:
     """A tab signed in as ``user`` on a page without the chat layout (admin, account)."""
     page = server.signed_in_context(browser, user).new_page()
@@ -176,14 +187,39 @@ class TestSessionsEnd:
         # A name of its own each run: the account ends disabled, and a rerun signs in anew.
         name = f"gina-{uuid.uuid4().hex[:8]}"
         tab = open_tab(browser, fresh_app, user=name)
-        accounts = fresh_app.accounts()
-        try:
-            user = accounts.user_by_username(name)
-            assert user is not None
-            accounts.disable_user(CONSOLE_ACTOR, user.id)
-        finally:
-            accounts.close()
+        disable(fresh_app, name)
         expect(tab.locator("#signed-out-notice")).to_be_visible(timeout=WAIT_MS)
+
+    def test_a_click_just_after_the_account_is_disabled_shows_the_notice_too(
+        self, fresh_app: AppServer, browser: Browser
+    ):
+        # The live sign-out polls once a second; a click made before it noticed is the first
+        # to find the session gone, and the tab says so (before: it started over on the
+        # sign-in page with no word of why).
+        name = f"gus-{uuid.uuid4().hex[:8]}"
+        tab = open_tab(browser, fresh_app, user=name)
+        disable(fresh_app, name)
+        tab.locator("#new-chat").click()
+        expect(tab.locator("#signed-out-notice")).to_be_visible(timeout=WAIT_MS)
+        expect(tab.locator("#sidebar")).to_have_count(0)
+        assert "/sign-in" not in tab.url
+
+    def test_sign_in_again_from_the_notice_signs_in_in_the_same_tab(
+        self, fresh_app: AppServer, browser: Browser
+    ):
+        name = f"flo-{uuid.uuid4().hex[:8]}"
+        context = fresh_app.signed_in_context(browser, name)
+        first, second = context.new_page(), context.new_page()
+        for tab in (first, second):
+            tab.goto(fresh_app.url)
+            expect(tab.locator("#account-name")).to_have_text(name, timeout=WAIT_MS)
+        first.locator("#sign-out").click()
+        expect(second.locator("#signed-out-notice")).to_be_visible(timeout=WAIT_MS)
+        second.locator("#sign-in-again").click()
+        expect(second.locator("#sign-in-form")).to_be_visible(timeout=WAIT_MS)
+        sign_in(second, name)
+        expect(second.locator("#account-name")).to_have_text(name, timeout=WAIT_MS)
+        expect(second.locator("#signed-out-notice")).to_have_count(0)
 
     def test_repeated_wrong_passwords_are_throttled_with_a_try_again_time(
         self, fresh_app: AppServer, browser: Browser
