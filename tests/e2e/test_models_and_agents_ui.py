@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, FloatRect, Locator, Page, expect
 
 from backend.agents import MAX_INSTRUCTIONS_CHARS
 from backend.runtime import DEFAULT_MAX_STATE_BYTES
@@ -53,6 +53,23 @@ def turn_request(fake: FakeOpenAI, words: str) -> dict[str, Any]:
     ]
     assert len(found) == 1, f"{len(found)} requests answered {words!r}"
     return found[0]
+
+
+def middle(box: FloatRect | None) -> tuple[float, float]:
+    assert box is not None
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def resting_box(toast: Locator) -> FloatRect:
+    """Where a toast lies once it has stopped sliding (its entrance moves it for 400 ms)."""
+    last = None
+    for _ in range(100):
+        box = toast.bounding_box()
+        if box is not None and box == last:
+            return box
+        last = box
+        toast.page.wait_for_timeout(100)
+    raise AssertionError(f"the toast never came to rest: {last}")
 
 
 def send_and_wait_for_reply(tab: Page, words: str) -> None:
@@ -169,6 +186,37 @@ class TestAgentLibrary:
         expect(versions).to_have_count(HISTORY_PAGE + 2, timeout=WAIT_MS)
         expect(versions.last).to_contain_text("v1 ")
         expect(tab.locator("#agent-more-versions")).to_have_count(0)
+
+    def test_a_toast_lying_over_save_leaves_the_click_to_save(
+        self, person: str, models_app: AppServer, browser: Browser
+    ):
+        """On a laptop's screen "Saved … v1." comes to rest right on Save. A toast takes no
+        click: one pressed on a button as a toast slid over it was lost (fresh-clone runs 23,
+        24, 32 and 33 lost an agents-page click that way)."""
+        tab = open_agents_page(browser, models_app, person)
+        create_agent(tab, "Concierge", "Greet warmly.")
+        toast = tab.locator("[data-sonner-toast]", has_text="Saved Concierge v1.")
+        expect(toast).to_be_visible(timeout=WAIT_MS)
+        tab.locator("#agent-name").fill("Concierge II")
+        tab.keyboard.press("Alt+T")  # the toast library's key: toasts stay while it is held
+
+        save = tab.locator("#agent-save")
+        height = tab.viewport_size["height"] if tab.viewport_size else 0
+        toast_middle = middle(resting_box(toast))
+        tab.set_viewport_size(
+            {
+                "width": 1280,
+                "height": round(middle(save.bounding_box())[1] + height - toast_middle[1]),
+            }
+        )
+        x, y = middle(save.bounding_box())
+        over = resting_box(toast)
+        assert (
+            over["y"] < y < over["y"] + over["height"] and over["x"] < x < over["x"] + over["width"]
+        )
+
+        tab.mouse.click(x, y)
+        expect(agent_row(tab, "Concierge II")).to_contain_text("v2", timeout=WAIT_MS)
 
     def test_a_pinned_chat_offers_the_new_version_and_one_click_moves_it(
         self, person: str, models_app: AppServer, fake_model: FakeOpenAI, browser: Browser
