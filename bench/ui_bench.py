@@ -4,10 +4,10 @@ Run: ``.venv/bin/python bench/ui_bench.py [--mode prod|dev]`` (about two minutes
 real app on a fresh temporary data dir with
 ``tests/support/app_server.start_app`` (production build by default: what users get; ``--mode dev``
 uses React's development build, which renders a delta several times slower) from a private copy
-of the app (see ``private_tree``), and drives Debian Chromium with Playwright, one window per
-tab, every tab signed in as one account (``AppServer.signed_in_context``; the account is
-created and the chats are seeded through the backend before any tab opens). Prints one line per
-metric (format in bench/README.md) and exits 0; the browser and the
+of the app (see ``private_tree``), and drives Debian's Chromium headless shell with Playwright,
+one window per tab, every tab signed in as one account (``AppServer.signed_in_context``; the
+account is created and the chats are seeded through the backend before any tab opens). Prints
+one line per metric (format in bench/README.md) and exits 0; the browser and the
 app's process group are torn down whatever happens. All tabs share one machine, so the numbers
 include the CPU the tabs themselves need (the load average is printed with them).
 

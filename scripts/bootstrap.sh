@@ -2,8 +2,8 @@
 # Sourced by scripts/run and scripts/test. Installs what the project needs into
 # project-local folders, once: a virtualenv (.venv), the JS toolchain Reflex uses
 # (bun and Node 22 from the npm registry, into .tools), and — for browser tests —
-# Debian's Chromium and axe-core (npm registry, into .tools/axe), Debian's Redis and PostgreSQL
-# (their tests start their own servers). Every step is skipped when its stamp says it is already done,
+# Debian's Chromium headless shell and axe-core (npm registry, into .tools/axe), Debian's Redis
+# and PostgreSQL (their tests start their own servers). Every step is skipped when its stamp says it is already done,
 # so a second run installs nothing. Nothing is downloaded from outside the package
 # registries (Reflex's own bun download is disabled by REFLEX_USE_SYSTEM_BUN).
 set -euo pipefail
@@ -62,12 +62,14 @@ ensure_axe() {
 }
 
 ensure_chromium() {
-    if [[ ! -x /usr/bin/chromium ]]; then
-        log "installing Debian's chromium for browser tests"
+    # The headless shell: Chromium's engine without the windowing layer, what the browser tests
+    # drive (tests/support/app_server.py says why).
+    if [[ ! -x /usr/bin/chromium-headless-shell ]]; then
+        log "installing Debian's chromium-headless-shell for browser tests"
         local sudo=""
         [[ "$(id -u)" != 0 ]] && sudo="sudo"
         $sudo apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium-headless-shell >&2
     fi
 }
 

@@ -1,4 +1,5 @@
-"""Browser-test fixtures: one real app per session, Debian Chromium driven by Playwright."""
+"""Browser-test fixtures: one real app per session, driven by Playwright in Debian's Chromium
+headless shell."""
 
 from __future__ import annotations
 

@@ -40,8 +40,11 @@ SERVERS: dict[str, tuple[tuple[str, ...], str]] = {
     "granian": (REFLEX_LAUNCHER, "GRANIAN_WORKERS"),
 }
 TEST_PASSWORD = "correct horse battery staple"
-# The browser that browser tests, benches and screenshots drive (Debian's, not a download).
-CHROMIUM = "/usr/bin/chromium"
+# The browser that browser tests, benches and screenshots drive: Debian's Chromium headless
+# shell (a package, not a download), the same engine as the browser without its windowing
+# layer, as Playwright drives by default. Against Debian's full browser in its headless mode,
+# the browser half alone: 11 min 33 s and 470 CPU-seconds → 6 min 38 s and 300.
+CHROMIUM = "/usr/bin/chromium-headless-shell"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
