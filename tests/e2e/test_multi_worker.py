@@ -36,7 +36,12 @@ from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS, until_blocking
 from tests.support.raw_client import HYDRATE, RawTab
 from tests.support.streamed_text import StreamedText
-from tests.support.two_workers import MAX_TABS, app_on_two_workers, raw_worker_of, worker_of
+from tests.support.two_workers import (
+    app_on_two_workers,
+    on_another_worker,
+    raw_worker_of,
+    worker_of,
+)
 
 CONVERSATION = SharedConversationState.get_full_name()
 
@@ -50,17 +55,15 @@ def prod_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]
 def test_a_chat_created_on_one_worker_appears_in_a_tab_served_by_the_other(
     prod_server: AppServer, browser: Browser
 ):
-    tabs = [open_tab(browser, prod_server)]
-    first_worker = worker_of(tabs[0])
-    other: Page | None = None
-    while other is None and len(tabs) < MAX_TABS:
-        tab = open_tab(browser, prod_server)
-        tabs.append(tab)
-        if worker_of(tab) != first_worker:
-            other = tab
-    assert other is not None, f"all {len(tabs)} tabs landed on worker {first_worker}"
+    first = open_tab(browser, prod_server)
 
-    chat_id = create_chat(tabs[0])
+    def another_tab() -> tuple[Page, str]:
+        tab = open_tab(browser, prod_server)
+        return tab, worker_of(tab)
+
+    other = on_another_worker(another_tab, worker_of(first), lambda tab: tab.context.close())
+
+    chat_id = create_chat(first)
     expect(chat_item(other, chat_id)).to_be_visible(timeout=WAIT_MS)
 
 
@@ -112,13 +115,10 @@ def test_sends_from_two_workers_into_one_chat_run_one_after_the_other_live_in_bo
     try:
         first, first_worker = raw_tab_on(prod_server, token, path)
         tabs.append(first)
-        other = None
-        while other is None and len(tabs) < MAX_TABS:
-            tab, worker = raw_tab_on(prod_server, token, path)
-            tabs.append(tab)
-            if worker != first_worker:
-                other = tab
-        assert other is not None, f"all {len(tabs)} tabs landed on worker {first_worker}"
+        other = on_another_worker(
+            lambda: raw_tab_on(prod_server, token, path), first_worker, RawTab.close
+        )
+        tabs.append(other)
 
         # Both tabs send at the same instant.
         prompts = {first: "Hello from the first worker", other: "Hello from the second worker"}
@@ -182,13 +182,14 @@ class TestABindingSeenByEveryWorker:
         tab.close()
         thieves: list[RawTab] = []
         try:
-            while len(thieves) < MAX_TABS:
-                thieves.append(connect_with(prod_server, stolen, prod_server.session_token("bob")))
-                assert_refused(thieves[-1], stolen)
-                if raw_worker_of(thieves[-1]) != alices_worker:
-                    break
-            else:
-                pytest.fail(f"all {MAX_TABS} sockets landed on worker {alices_worker}")
+
+            def thief() -> tuple[RawTab, str]:
+                tab = connect_with(prod_server, stolen, prod_server.session_token("bob"))
+                assert_refused(tab, stolen)
+                return tab, raw_worker_of(tab)
+
+            # Every thief is refused, on either worker; all are checked for secrets below.
+            thieves.append(on_another_worker(thief, alices_worker, thieves.append))
             other = alices_tab(prod_server, alice)
             try:
                 stream_and_rename(other, alice, NEW_TITLE + " 4")
@@ -250,13 +251,10 @@ class TestARemovedMemberOnTheOtherWorker:
                 path,
             )
             owner.settle()
-            far = None
-            while far is None and len(tabs) <= MAX_TABS:
-                tab, worker = member_tab_on(prod_server, SHARE_MEMBER, path)
-                tabs.append(tab)
-                if worker != owners_worker:
-                    far = tab
-            assert far is not None, f"every member tab landed on worker {owners_worker}"
+            far = on_another_worker(
+                lambda: member_tab_on(prod_server, SHARE_MEMBER, path), owners_worker, RawTab.close
+            )
+            tabs.append(far)
             assert "5512-okapi" in far.text()
 
             owner.send(event(ShareDialogTabState, "set_open"), {"value": True}, path)

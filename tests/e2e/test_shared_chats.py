@@ -22,7 +22,7 @@ from tests.e2e.helpers import (
 )
 from tests.support.app_server import AppServer
 from tests.support.deadlines import WAIT_MS
-from tests.support.two_workers import MAX_TABS, app_on_two_workers, worker_of
+from tests.support.two_workers import app_on_two_workers, on_another_worker, worker_of
 
 _story = itertools.count(1)
 
@@ -167,13 +167,13 @@ class TestTwoProcesses:
         self, two_workers: AppServer, browser: Browser
     ):
         owner, part, viewer, chat_id, (_o, part_name, _v) = share_with_two(browser, two_workers)
+
         # One more tab of the participant, on the process that does not serve the owner.
-        far = part
-        for _ in range(MAX_TABS):
-            if worker_of(far) != worker_of(owner):
-                break
-            far = open_tab(browser, two_workers, f"/chat/{chat_id}", part_name)
-        assert worker_of(far) != worker_of(owner), "every tab landed on one process"
+        def participant_tab() -> tuple[Page, str]:
+            tab = open_tab(browser, two_workers, f"/chat/{chat_id}", part_name)
+            return tab, worker_of(tab)
+
+        far = on_another_worker(participant_tab, worker_of(owner), lambda tab: tab.context.close())
         expect(far.locator("#open-chat-id")).to_have_text(chat_id, timeout=WAIT_MS)
 
         send(owner, "Across processes")
