@@ -6,9 +6,9 @@ import reflex as rx
 
 from backend.chats import MEMORY_LABEL
 from backend.errors import ChatsError
-from chatsapp.auth.identity import current_user_id, directory_token
-from chatsapp.reflex_seam import link_to
+from chatsapp.auth.identity import current_user_id
 from chatsapp.services import offload, services
+from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.rows import MemoryRow
 from chatsapp.states.server_only import server_only
 
@@ -23,10 +23,7 @@ class SharedMemoryState(rx.SharedState):
 
     @rx.event
     async def link(self) -> None:
-        user_id = current_user_id()
-        linked = await link_to(self, directory_token(user_id))
-        if not linked.loaded:
-            await linked.reload(user_id)
+        await link_to_user_list(self)
 
     @server_only
     async def reload(self, user_id: str, *, touch: bool = True) -> None:

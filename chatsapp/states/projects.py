@@ -25,11 +25,11 @@ from backend.uploads import (
     format_size,
     read_attachment,
 )
-from chatsapp.auth.identity import current_user_id, directory_token
+from chatsapp.auth.identity import current_user_id
 from chatsapp.chat_route import chat_path
-from chatsapp.reflex_seam import link_to
 from chatsapp.services import offload, services
 from chatsapp.states.directory import UNDO_SECONDS
+from chatsapp.states.linking import link_to_user_list
 from chatsapp.states.page_scripts import upload_chunks
 from chatsapp.states.rows import ChatRow, chat_row
 from chatsapp.states.server_only import server_only
@@ -76,10 +76,7 @@ class SharedProjectsState(rx.SharedState):
 
     @rx.event
     async def link(self) -> None:
-        user_id = current_user_id()
-        linked = await link_to(self, directory_token(user_id))
-        if not linked.loaded:
-            await linked.reload(user_id)
+        await link_to_user_list(self)
 
     @server_only
     async def reload(self, user_id: str, *, touch: bool = True) -> None:

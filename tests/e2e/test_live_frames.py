@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from backend.chats import Chats
+from chatsapp.pages import ON_LOAD_COMMON
 from chatsapp.states.conversation import ChatTabState
 from chatsapp.states.directory import SharedDirectoryState, SidebarTabState
 from chatsapp.states.shared_conversation import SharedConversationState
@@ -109,3 +110,38 @@ class TestFannedOutFramesCarryOnlyWhatChanged:
         (row,) = rows.values()
         assert (row["id"], row["title"]) == (chat[1], "Trip to Lisbon")
         assert set(values) - set(rows) <= {"positions_rx_state_", "count_rx_state_"}
+
+
+class TestOpeningATab:
+    def test_a_tab_opening_sends_the_persons_other_tabs_nothing(
+        self, app_server: AppServer, chat: tuple[str, str]
+    ):
+        """A page links every list the person's tabs share (sidebar, archive, memory, shared
+        with me, projects): the tabs already open hold them, so another tab's link sends them
+        nothing (else n tabs of a person cost n²/2 copies of each list)."""
+        path = f"/chat/{chat[1]}"
+
+        def open_page() -> RawTab:
+            tab = RawTab(app_server.backend_url, session_token=app_server.session_token("frank"))
+            tab.connect().send(HYDRATE, path=path)
+            for handler in ON_LOAD_COMMON:
+                tab.send(f"{handler.state_full_name}.{handler.fn.__name__}", path=path)
+            tab.settle()
+            return tab
+
+        first = open_page()
+        seen = len(first.received)
+        later = [open_page() for _ in range(2)]
+        try:
+            first.flush()
+            shared_lists = {handler.state_full_name for handler in ON_LOAD_COMMON}
+            sent = [
+                name
+                for update in first.received[seen:]
+                for name in (update.get("delta") or {})
+                if name in shared_lists
+            ]
+            assert sent == []
+        finally:
+            for tab in [first, *later]:
+                tab.close()
