@@ -134,6 +134,7 @@ live_bridge = bridge.LiveBridge(
     services(),
 )
 live_bridge.install()
+app.register_lifespan_task(live_bridge.text_frames.follow)
 # Shared chats: the sharing change feed, presence, a removed member's tabs emptied at once.
 live_sharing = sharing_live.SharingLive(
     app,

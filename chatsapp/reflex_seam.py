@@ -28,6 +28,7 @@ from reflex.state import BaseState, StateUpdate
 from reflex.utils.token_manager import RedisTokenManager
 from reflex_base.constants import RouteVar, SocketEvent
 from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
+from reflex_base.constants.state import FIELD_MARKER
 from reflex_base.event import Event, EventSpec
 from reflex_base.vars import VarData
 
@@ -63,12 +64,14 @@ __all__ = [
     "release_link_locks_of_a_cancelled_event",
     "resolved_delta",
     "run_reflex_cli",
+    "send_here",
     "send_update",
     "serve_frontend_from_backend",
     "shared_states_of",
     "skip_router_vars_in_fan_out",
     "upload_path",
     "var_data_of",
+    "vars_update",
 ]
 
 Delta = dict[str, dict[str, Any]]
@@ -289,27 +292,45 @@ async def send_update(app: ReflexApp, update: StateUpdate, tabs: set[str]) -> No
     if namespace is None:
         return
     manager = namespace._token_manager
-    here: list[str] = []
-    elsewhere: list[str] = []
-    for tab in tabs:
-        record = manager.token_to_socket.get(tab)
-        if record is not None and record.instance_id == manager.instance_id:
-            here.append(record.sid)
-        elif isinstance(manager, RedisTokenManager):
-            elsewhere.append(tab)
-    relay = manager if isinstance(manager, RedisTokenManager) else None
-    # else: no socket (closed tab); Reflex's own fan-out skips these too.
-    if here:
+    await _emit_here(namespace, update, _sids_here(namespace, tabs))
+    if isinstance(manager, RedisTokenManager):
+        elsewhere = [tab for tab in tabs if not _served_here(namespace, tab)]
+        # else: no socket (closed tab); Reflex's own fan-out skips these too.
+        if elsewhere:
+            # One Redis round trip per tab (the owner's record is cached, kept current by
+            # Reflex's keyspace subscription): concurrently, not one after the other.
+            await asyncio.gather(*(manager.emit_lost_and_found(tab, update) for tab in elsewhere))
+
+
+async def send_here(app: ReflexApp, update: StateUpdate, tabs: set[str]) -> None:
+    """``update`` to each tab of ``tabs`` whose socket this worker serves (the others: none)."""
+    namespace = app.event_namespace
+    if namespace is not None:
+        await _emit_here(namespace, update, _sids_here(namespace, tabs))
+
+
+def vars_update(state_cls: type[BaseState], values: dict[str, Any]) -> StateUpdate:
+    """An update setting ``values`` (var name -> value) of ``state_cls`` in a tab, as a delta
+    of that state would."""
+    fields = {name + FIELD_MARKER: value for name, value in values.items()}
+    return StateUpdate(delta={state_cls.get_full_name(): fields})
+
+
+def _served_here(namespace: EventNamespace, tab: str) -> bool:
+    manager = namespace._token_manager
+    record = manager.token_to_socket.get(tab)
+    return record is not None and record.instance_id == manager.instance_id
+
+
+def _sids_here(namespace: EventNamespace, tabs: set[str]) -> list[str]:
+    records = namespace._token_manager.token_to_socket
+    return [records[tab].sid for tab in tabs if _served_here(namespace, tab)]
+
+
+async def _emit_here(namespace: EventNamespace, update: StateUpdate, sids: list[str]) -> None:
+    if sids:
         # A list of sids: python-socketio encodes the packet once and queues it to each.
-        await namespace.emit(str(SocketEvent.EVENT), update, to=here)
-    if relay is not None and elsewhere:
-        # One or two Redis round trips per tab: concurrently, not one after the other.
-        await asyncio.gather(*(_relay(relay, tab, update) for tab in elsewhere))
-
-
-async def _relay(manager: RedisTokenManager, tab: str, update: StateUpdate) -> None:
-    if await manager.is_token_connected(tab):
-        await manager.emit_lost_and_found(tab, update)
+        await namespace.emit(str(SocketEvent.EVENT), update, to=sids)
 
 
 def skip_router_vars_in_fan_out(app: ReflexApp) -> None:

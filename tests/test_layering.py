@@ -257,6 +257,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "chatsapp.live.person_releases",
         "chatsapp.live.run_pump",
         "chatsapp.live.tab_sockets",
+        "chatsapp.live.text_frames",
         "chatsapp.reflex_seam",
         "chatsapp.services",
     },
@@ -266,6 +267,7 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
         "backend.runtime",
         "chatsapp.auth.identity",  # the chat's shared token
         "chatsapp.live.fanout",
+        "chatsapp.live.stream_pieces",  # which flush is a frame, which a merge
         "chatsapp.reflex_seam",
     },
     "chatsapp.live.tab_sockets": {"chatsapp.auth.identity", "chatsapp.reflex_seam"},
@@ -291,6 +293,8 @@ ALLOWED_IMPORTS: dict[str, set[str]] = {
     "chatsapp.live.temporary_keeper": {"chatsapp.services"},
     # Sends one shared-state change to every linked tab: Reflex only, nothing of the app.
     "chatsapp.live.fanout": {"chatsapp.reflex_seam"},
+    # A streamed reply's newest text straight to the tabs each process says show the chat.
+    "chatsapp.live.text_frames": {"chatsapp.reflex_seam"},
     # Components link to the export routes' addresses (the routes own them).
     "chatsapp.components": {
         "chatsapp.chat_route",

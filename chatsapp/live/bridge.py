@@ -20,7 +20,9 @@ Two sources feed it, both inside this worker process:
   ``SharedProjectsState`` is re-read, throttled as the sidebar is. Another process's changes
   (the ``chats projects`` CLI, another worker) reach it as the directory watcher's events.
 * the runtime's run events for a chat (``ChatRuntime.subscribe``): one run pump per watched
-  chat applies them to ``SharedConversationState`` (:mod:`chatsapp.live.run_pump`).
+  chat applies them to ``SharedConversationState`` (:mod:`chatsapp.live.run_pump`); a flush
+  of only the reply's newest text is a frame sent to the tabs each process's bridge says show
+  the chat (:mod:`chatsapp.live.text_frames`, which it reads from :meth:`LiveBridge.tabs_watching`).
 
 Pumps are bounded by the tabs that watch: each tab (client token) watches at most one chat, and
 when the last tab of a chat leaves (opens another chat, or its socket disconnects) the pump is
@@ -73,6 +75,7 @@ from chatsapp.live.fanout import ForgetEarlierSharedChanges, lean_fan_out, share
 from chatsapp.live.person_releases import DIRECTORY_GRACE_S, PersonReleases
 from chatsapp.live.run_pump import RunPump
 from chatsapp.live.tab_sockets import TabSockets
+from chatsapp.live.text_frames import TextFrames
 from chatsapp.reflex_seam import ReflexApp, release_link_locks_of_a_cancelled_event
 from chatsapp.services import Services, offload
 
@@ -142,6 +145,8 @@ class LiveBridge(ChatHeaders, PersonReleases):
         self.header_state = states.chat_settings
         self.services = services
         self.sockets = TabSockets()
+        # A streamed reply's newest text, straight to the tabs each process says show the chat.
+        self.text_frames = TextFrames(app, states.conversation, self.tabs_watching)
         self.release_grace_s = RELEASE_GRACE_S
         self.directory_grace_s = DIRECTORY_GRACE_S
         self.directory_refresh_s = DIRECTORY_REFRESH_S
@@ -435,7 +440,9 @@ class LiveBridge(ChatHeaders, PersonReleases):
 
     async def _pump_runs(self, user_id: str, chat_id: str) -> None:
         runtime = self.services.runtime(user_id)
-        pump = RunPump(self.app, self.states.conversation, runtime, user_id, chat_id)
+        pump = RunPump(
+            self.app, self.states.conversation, runtime, self.text_frames, user_id, chat_id
+        )
         async for _settings_may_change in pump.run():
             self._request_header_refresh(user_id, chat_id)
 

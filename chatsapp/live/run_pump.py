@@ -7,11 +7,17 @@ last flush is flushed at once with the text buffered before it; one that arrives
 for a timer that flushes it when the interval since the last flush ends, even if nothing else
 arrives (a model that stalls mid-sentence shows its last words). Any other event first flushes
 the text it follows, so no tab sees a reply end before its last words.
+
+A flush that changes only the reply's newest piece is a frame sent straight to the tabs
+(:mod:`chatsapp.live.text_frames`: no lock, no state read); one that merges pieces, and every
+other event, is a locked write of the shared state, which first takes in the newest piece
+those frames sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
@@ -32,6 +38,7 @@ from backend.runtime import (
 )
 from chatsapp.auth.identity import conversation_token
 from chatsapp.live.fanout import shared_change
+from chatsapp.live.stream_pieces import PIECE_LEVELS, PIECE_VAR, append
 from chatsapp.reflex_seam import ReflexApp
 
 FLUSH_INTERVAL_S = 0.04
@@ -48,6 +55,12 @@ class EventSource(Protocol):
     def subscribe(self, chat_id: str) -> AsyncIterator[PublishedRunEvent]: ...
 
 
+class FrameSender(Protocol):
+    """Where a pump sends its frames (``chatsapp.live.text_frames.TextFrames``)."""
+
+    async def send(self, key: tuple[str, str], values: dict[str, Any]) -> None: ...
+
+
 class RunPump:
     """Applies ``chat_id``'s run events (``runtime.subscribe``) to ``conversation`` of the
     chat's shared token, until cancelled."""
@@ -57,6 +70,7 @@ class RunPump:
         app: ReflexApp,
         conversation: type[rx.State],
         runtime: EventSource,
+        frames: FrameSender,
         user_id: str,
         chat_id: str,
         *,
@@ -66,10 +80,15 @@ class RunPump:
         self.app = app
         self.conversation = conversation
         self.runtime = runtime
+        self.frames = frames
         self.user_id = user_id
         self.chat_id = chat_id
         self._token = conversation_token(chat_id)
         self._buffer: list[str] = []
+        # The reply's pieces as the tabs hold them; the newest may be ahead of the shared
+        # state (sent as a frame, not written yet): ``_newest_ahead``.
+        self._pieces = [""] * PIECE_LEVELS
+        self._newest_ahead = False
         self._clock, self._sleep = clock, sleep
         self._last_flush = clock()
         # One writer at a time: a timer's flush and the next event's change land in order.
@@ -131,12 +150,27 @@ class RunPump:
             if self._buffer:
                 text = "".join(self._buffer)
                 self._buffer.clear()
-                async with self._write() as state:
-                    state.append_streamed(text)
+                changes = append(self._pieces, text)
+                if changes.keys() == {0}:
+                    self._pieces[0] = changes[0]
+                    self._newest_ahead = True
+                    newest = {f"{PIECE_VAR}0": changes[0]}
+                    await self.frames.send((self.user_id, self.chat_id), newest)
+                else:
+                    async with self._write() as state:
+                        state.append_streamed(text)
             self._last_flush = self._clock()
 
-    def _write(self) -> Any:
-        return shared_change(self.app, self._token, self.conversation)
+    @contextlib.asynccontextmanager
+    async def _write(self) -> AsyncIterator[Any]:
+        """The chat's shared conversation state, locked, holding the newest piece the tabs
+        were sent; the pieces it holds after the change are what the next flush appends to."""
+        async with shared_change(self.app, self._token, self.conversation) as state:
+            if self._newest_ahead:
+                state.show_newest_piece(self._pieces[0])
+                self._newest_ahead = False
+            yield state
+            self._pieces = state.streamed_pieces()
 
 
 async def apply_run_event(state: Any, user_id: str, payload: RunPayload) -> None:
@@ -151,6 +185,9 @@ async def apply_run_event(state: Any, user_id: str, payload: RunPayload) -> None
             state.queued = max(0, state.queued - 1)
             state.streaming, state.error = True, ""
             state.clear_streamed()
+            # Sent even if the state holds no newest piece: a tab served by another process may
+            # hold the last one of the reply before (its frame can overtake the end's update).
+            state.show_newest_piece("")
             state.streaming_message_id = message_id
             # No re-read: the placeholder is already on screen since run.queued, and re-sending
             # the window here would triple the transcript bytes of every turn.

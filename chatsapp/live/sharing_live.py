@@ -135,13 +135,15 @@ class SharingLive:
 
     async def lose_chat(self, client_token: str, key: Key, notice: str) -> None:
         """Tab ``client_token`` keeps nothing of chat ``key`` and shows ``notice``."""
+        # First: the chat's streamed text goes to the tabs the bridge says show it
+        # (``chatsapp.live.text_frames``), and none may follow the emptied views.
+        self.bridge.tab_left_chat(client_token)
         token = rx.BaseStateToken(ident=client_token, cls=self.states.tab)
         async with self.app.modify_state(token) as root:
             for view in self.states.chat_views:
                 await link_to(await root.get_state(view), solo_token(client_token))
             tab: Any = await root.get_state(self.states.tab)
             tab.lose_chat(notice)
-        self.bridge.tab_left_chat(client_token)
 
     # ── what the bridge reports (``chatsapp.live.bridge.WatchListener``) ──
 

@@ -118,6 +118,12 @@ class SharedConversationState(rx.SharedState):
             setattr(self, f"{PIECE_VAR}{level}", piece)
 
     @server_only
+    def show_newest_piece(self, text: str) -> None:
+        """Hold ``text`` as the reply's newest piece (level 0), as frames sent it to the tabs
+        (``chatsapp.live.text_frames``); assigned even when unchanged, so it is sent again."""
+        setattr(self, f"{PIECE_VAR}0", text)
+
+    @server_only
     def clear_streamed(self) -> None:
         """No streaming text (only pieces holding some are assigned: each is a frame)."""
         for level, piece in enumerate(self.streamed_pieces()):

@@ -17,6 +17,7 @@ from typing import Any
 
 from backend.chats.sidebar import SidebarPage
 from backend.messages import WrittenMessage
+from chatsapp.live.stream_pieces import PIECE_LEVELS, append
 from chatsapp.services import Services
 from tests.support.fake_reflex_app import FakeReflexApp
 
@@ -29,7 +30,7 @@ class View:
 
     queued: int = 0
     streaming: bool = False
-    streaming_text: str = ""
+    pieces: list[str] = field(default_factory=lambda: [""] * PIECE_LEVELS)
     streaming_message_id: str = ""
     error: str = ""
     refreshed: list[str] = field(default_factory=list)
@@ -46,11 +47,27 @@ class View:
         """This view cannot show a message from its event: it re-reads (``refreshed``)."""
         return False
 
+    @classmethod
+    def get_full_name(cls) -> str:
+        """The name frames sent straight to tabs file its vars under (a state's full name)."""
+        return "view"
+
+    @property
+    def streaming_text(self) -> str:
+        return "".join(reversed(self.pieces))
+
     def append_streamed(self, text: str) -> None:
-        self.streaming_text += text
+        for level, piece in append(self.pieces, text).items():
+            self.pieces[level] = piece
 
     def clear_streamed(self) -> None:
-        self.streaming_text = ""
+        self.pieces = [""] * PIECE_LEVELS
+
+    def show_newest_piece(self, text: str) -> None:
+        self.pieces[0] = text
+
+    def streamed_pieces(self) -> list[str]:
+        return list(self.pieces)
 
     async def reload(self, user_id: str, *, touch: bool = True) -> None:
         self.reloads += 1

@@ -21,13 +21,14 @@ import reflex as rx
 from reflex.app import EventNamespace
 from reflex.istate.manager.memory import StateManagerMemory
 from reflex.utils import exec as reflex_exec
-from reflex.utils.token_manager import RedisTokenManager
+from reflex.utils.token_manager import RedisTokenManager, SocketRecord
 from reflex_base.event.processor.base_state_processor import BaseStateEventProcessor
 from reflex_base.event.processor.event_processor import EventProcessor
 
 from chatsapp import reflex_seam as seam
 from chatsapp.chatsapp import app as chats_app
 from chatsapp.hosting import log_redaction
+from chatsapp.states.shared_conversation import SharedConversationState
 from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
@@ -308,8 +309,39 @@ class TestFanOut:
         await seam.send_update(App(), rx.state.StateUpdate(delta={"x": {"y": 1}}), {tab, "gone"})  # type: ignore[arg-type]
         assert [(event, to) for event, _data, to in sent] == [("event", ["sid-1"])]
         # Tabs served by another worker are relayed through these (Redis only).
-        assert inspect.iscoroutinefunction(RedisTokenManager.is_token_connected)
         assert inspect.iscoroutinefunction(RedisTokenManager.emit_lost_and_found)
+
+    async def test_send_here_sends_only_to_the_tabs_whose_socket_this_worker_serves(
+        self,
+    ) -> None:
+        namespace = EventNamespace("/_event", chats_app)
+        manager = namespace._token_manager
+        sent: list[Any] = []
+
+        async def emit(event: str, data: Any, to: Any = None) -> None:
+            sent.append(to)
+
+        namespace.emit = emit  # type: ignore[method-assign]
+        here, elsewhere = new_tab(), new_tab()
+        await manager.link_token_to_sid(here, "sid-1")
+        manager.token_to_socket[elsewhere] = SocketRecord(instance_id="another", sid="sid-2")
+
+        class App:
+            event_namespace = namespace
+
+        update = rx.state.StateUpdate(delta={"x": {"y": 1}})
+        await seam.send_here(App(), update, {here, elsewhere, "gone"})  # type: ignore[arg-type]
+        assert sent == [["sid-1"]]
+
+    async def test_vars_update_is_the_delta_reflex_builds_for_those_vars(self) -> None:
+        root = rx.State(_reflex_internal_init=True)
+        view = await root.get_state(SharedConversationState)
+        view.streaming_piece_0 = "Hello"
+        built = (await root._get_resolved_delta())[SharedConversationState.get_full_name()]
+        update = seam.vars_update(SharedConversationState, {"streaming_piece_0": "Hello"})
+        ((name, fields),) = update.delta.items()
+        assert name == SharedConversationState.get_full_name()
+        assert fields.items() <= built.items()
 
     def test_reflex_fans_a_tabs_shared_change_out_through_app_modify_state(self) -> None:
         source = inspect.getsource(__import__("reflex.istate.shared", fromlist=["x"]))
