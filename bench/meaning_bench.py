@@ -15,7 +15,8 @@ content word in common, 100 exact-word queries using the chat's own words. Print
 * install size and time of the package (``pip download`` into a temporary folder).
 
 Run: ``python bench/meaning_bench.py [--messages 100000] [--catch-up 10000]
-[--appends 20000]``; with ``CHATS_STORAGE=postgresql://…`` the directories live there.
+[--appends 20000]``; with ``CHATS_STORAGE=postgresql://…`` the directories live there;
+``CHATS_SQLITE_SYNCHRONOUS=full`` makes every append's commit survive power loss.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from backend.chats import Chats
 from backend.chats.meaning_search import BATCH, WORKER_BATCH, MeaningSearch
 from backend.chats.vector_store import MessageVectorStore
 from backend.meaning import BundledEmbedder
+from backend.storage.durability import default_synchronous, set_default_synchronous
 
 PAIRS = 7
 """Rounds with and without the worker (alternating which goes first): one round's ratio
@@ -144,6 +146,9 @@ def main() -> None:
     parser.add_argument("--catch-up", type=int, default=10_000)
     parser.add_argument("--appends", type=int, default=20_000)
     args = parser.parse_args()
+    # How hard each append's commit is pushed to the disk: the app's own setting.
+    level = set_default_synchronous(os.environ.get("CHATS_SQLITE_SYNCHRONOUS", "normal"))
+    print(f"SQLite synchronous: {default_synchronous()} (was {level})")
     root = Path(tempfile.mkdtemp(prefix="meaning-bench-"))
     rss_before = rss_mb()
     embedder = BundledEmbedder(threads=1)
