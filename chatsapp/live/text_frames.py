@@ -53,15 +53,24 @@ class TextFrames:
         self.watchers = watchers
         self.process = uuid.uuid4().hex
         self.subscribed = asyncio.Event()  # (tests wait for it)
+        self.published = True  # the last publish reached Redis (a failure is logged once)
 
     async def send(self, key: Key, values: dict[str, Any]) -> None:
         """``values`` to the tabs showing chat ``key``: this process's now, the others' through
         Redis (awaited: a chat's frames are published, and so arrive, in the order sent)."""
         await send_here(self.app, vars_update(self.state_cls, values), self.watchers(key))
         redis = redis_of(self.app)
-        if redis is not None:
-            message = {"from": self.process, "owner": key[0], "chat": key[1], "values": values}
+        if redis is None:
+            return
+        message = {"from": self.process, "owner": key[0], "chat": key[1], "values": values}
+        try:
             await redis.publish(CHANNEL, json.dumps(message))
+        except Exception:  # Redis went away: this process's tabs still stream
+            if self.published:
+                log.warning("streamed text: not published for other processes", exc_info=True)
+            self.published = False
+        else:
+            self.published = True
 
     async def follow(self) -> None:
         """Send the frames other processes publish to this process's tabs, until cancelled
@@ -84,9 +93,18 @@ class TextFrames:
             await asyncio.sleep(RESUBSCRIBE_S)
 
     async def _received(self, data: bytes | str) -> None:
-        message = json.loads(data)
-        if message["from"] == self.process:
+        try:
+            message = json.loads(data)
+            sender, key, values = (
+                message["from"],
+                (message["owner"], message["chat"]),
+                message["values"],
+            )
+        except (ValueError, TypeError, KeyError):
+            log.warning("streamed text: a message not of this app on %s", CHANNEL)
+            return
+        if sender == self.process:
             return  # sent to this process's tabs already
-        tabs = self.watchers((message["owner"], message["chat"]))
+        tabs = self.watchers(key)
         if tabs:
-            await send_here(self.app, vars_update(self.state_cls, message["values"]), tabs)
+            await send_here(self.app, vars_update(self.state_cls, values), tabs)

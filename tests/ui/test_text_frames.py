@@ -138,3 +138,37 @@ async def test_without_redis_frames_reach_this_processs_tabs_and_nothing_listens
     await alone.send(CHAT, {NEWEST: "Hi"})
     assert sent == [{"tab-1"}]
     await asyncio.wait_for(alone.follow(), timeout=5)  # returns at once: one process
+
+
+async def test_a_message_not_of_this_app_on_the_channel_is_skipped_and_frames_go_on(
+    processes, redis_url
+) -> None:
+    one, other = processes
+    other.watching[CHAT] = {"tab-b1"}
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        for stray in ("not json", '{"from": "x"}', "[1, 2]"):
+            await client.publish(text_frames.CHANNEL, stray)
+    finally:
+        await client.aclose()
+    await one.frames.send(CHAT, {NEWEST: "still here"})
+    await until(lambda: other.values_sent_to("tab-b1") == ["still here"])
+
+
+async def test_with_redis_gone_this_processs_tabs_still_get_the_frames(monkeypatch) -> None:
+    sent: list[set[str]] = []
+
+    async def send_here(app: Any, update: Any, tabs: set[str]) -> None:
+        sent.append(tabs)
+
+    class Gone:
+        async def publish(self, channel: str, message: str) -> int:
+            raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(text_frames, "send_here", send_here)
+    monkeypatch.setattr(text_frames, "redis_of", lambda app: Gone())
+    frames = TextFrames(object(), SharedConversationState, lambda key: {"tab-1"})  # type: ignore[arg-type]
+    for text in ("one", "two"):
+        await frames.send(CHAT, {NEWEST: text})
+    assert sent == [{"tab-1"}, {"tab-1"}]
+    assert frames.published is False
