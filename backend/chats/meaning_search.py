@@ -135,7 +135,7 @@ class MeaningSearch:
                 self._behind = False
                 break
             vectors = self._embedder.embed_documents([doc.text for doc in documents])
-            with self._chats.database.transaction():
+            with self._chats.database.derived_transaction():
                 self._store.put(model, documents, vectors)
             self._last_doc = max(self._last_doc, documents[-1].doc)
             done += len(documents)
@@ -159,7 +159,7 @@ class MeaningSearch:
         once from the first document (a number can be handed out again, see
         :mod:`backend.chats.vector_store`). Each of these reads every vector; they run once
         per pass, not once per batch (a catch-up grew with the square of the messages)."""
-        with self._chats.database.transaction():
+        with self._chats.database.derived_transaction():
             self._store.drop_stale(model)
         return self._store.missing(model, wanted)
 

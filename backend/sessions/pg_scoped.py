@@ -77,6 +77,9 @@ class ScopeKeyed:
     def transaction(self) -> AbstractContextManager[Any]:
         return self.scope.transaction()
 
+    def derived_transaction(self) -> AbstractContextManager[Any]:
+        return self.scope.derived_transaction()
+
     def snapshot(self) -> AbstractContextManager[Any]:
         return self.scope.snapshot()
 

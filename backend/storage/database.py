@@ -14,7 +14,8 @@ Every store (conversation, directory, runtime) talks to its file through a
   the outermost block commits (change feeds fire only for durable writes); ``on_rollback``
   callbacks let stores drop caches that described the rolled-back writes. Hooks registered
   inside a savepoint belong to it: rolling it back drops its ``after_commit`` hooks and runs its
-  ``on_rollback`` hooks.
+  ``on_rollback`` hooks. ``derived_transaction()`` is one for rows rebuilt after any loss: its
+  commit is never an ``fsync``.
 * **Accounting.** ``stats`` counts statements, rows returned and rows written so benchmarks and
   tests can pin exact storage costs. Rows written are the connection's ``total_changes`` since
   it opened, read when ``stats`` is read: a statement's changes count once it has finished,
@@ -54,7 +55,12 @@ from typing import Any
 from backend.clock import now_ms
 from backend.errors import InvalidInputError, StorageError
 from backend.storage.connection import BUSY_TIMEOUT_MS, open_connection
-from backend.storage.durability import checked_synchronous, default_synchronous
+from backend.storage.durability import (
+    SYNCHRONOUS_PRAGMAS,
+    UNSYNCED,
+    checked_synchronous,
+    default_synchronous,
+)
 from backend.storage.hooks import TransactionHooks
 
 MAX_INTEGER = 2**63 - 1
@@ -307,6 +313,26 @@ class Database(TransactionHooks):
         ``with database.transaction() as db:`` binds the database itself.
         """
         return self._transaction
+
+    @contextlib.contextmanager
+    def derived_transaction(self) -> Iterator[Database]:
+        """A write transaction of rows derived from others and rebuilt after any loss (a
+        message's vector): committed with no ``fsync`` whatever the level, so it never queues at
+        the disk beside durable commits (the next durable commit syncs it too). Inside another
+        transaction it simply joins it."""
+        with self.lock:
+            relaxed = self.synchronous != UNSYNCED and not self._depth
+            if relaxed:
+                self._set_synchronous(UNSYNCED)
+            try:
+                with self.transaction():
+                    yield self
+            finally:
+                if relaxed and not self._closed:
+                    self._set_synchronous(self.synchronous)
+
+    def _set_synchronous(self, level: str) -> None:
+        self._run(self._on_shared_cursor, f"PRAGMA synchronous = {SYNCHRONOUS_PRAGMAS[level]}")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[Database]:

@@ -25,6 +25,9 @@ from backend.config import SQLITE_SYNCHRONOUS_LEVELS, Settings
 # Setting value → the PRAGMA value it issues.
 SYNCHRONOUS_PRAGMAS = {level: level.upper() for level in SQLITE_SYNCHRONOUS_LEVELS}
 DEFAULT_SYNCHRONOUS = SQLITE_SYNCHRONOUS_LEVELS[0]
+UNSYNCED = "normal"
+"""The level whose commits issue no ``fsync``: what :meth:`Database.derived_transaction`
+commits at, whatever the process's level (its rows are rebuilt after any loss)."""
 
 _lock = threading.Lock()
 _default = DEFAULT_SYNCHRONOUS

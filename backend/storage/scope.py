@@ -15,6 +15,8 @@ The contract, beyond the signatures:
   (SQLite ``BEGIN IMMEDIATE``; PostgreSQL a row lock on the scope's version row), nested ones
   are savepoints; ``after_commit`` callbacks run once the outermost commits, ``on_rollback``
   ones when it (or their savepoint) rolls back. ``lock`` is held from begin to commit.
+  ``derived_transaction()`` is one for rows rebuilt after any loss (vectors): its commit
+  does not wait for the disk (SQLite: no ``fsync``; PostgreSQL: ``synchronous_commit`` off).
 * **``data_version()``** moves when *another* connection or process has committed to the
   scope since this one last looked, never for this scope's own commits (SQLite's
   ``PRAGMA data_version``; PostgreSQL counts foreign commits on the scope's version row).
@@ -80,6 +82,8 @@ class Scope(Protocol):
     def iterate(self, sql: str, params: Params = ...) -> Iterator[Row]: ...
 
     def transaction(self) -> AbstractContextManager[Any]: ...
+
+    def derived_transaction(self) -> AbstractContextManager[Any]: ...
 
     def snapshot(self) -> AbstractContextManager[Any]: ...
 

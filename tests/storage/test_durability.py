@@ -64,3 +64,44 @@ class TestTheSynchronousLevel:
         with pytest.raises(ValueError, match="normal, full"):
             Database(tmp_path / "d.sqlite", synchronous="extra")
         assert default_synchronous() == "normal"
+
+
+class TestDerivedRows:
+    """Rows rebuilt after any loss (a message's vector) commit with no fsync, whatever the
+    level: they never queue at the disk beside the durable commits."""
+
+    def test_at_full_its_commit_is_unsynced_and_the_level_comes_back_after_it(self, tmp_path):
+        db = Database(tmp_path / "d.sqlite", synchronous="full")
+        db.execute("CREATE TABLE vectors (v TEXT)")
+        with db.derived_transaction():
+            db.execute("INSERT INTO vectors VALUES ('v')")
+            assert _pragmas(db)[1] == PRAGMA_NUMBERS["normal"]
+        assert _pragmas(db) == ("wal", PRAGMA_NUMBERS["full"])
+        db.close()
+        reopened = Database(tmp_path / "d.sqlite")
+        assert reopened.query_one("SELECT v FROM vectors")[0] == "v"
+        reopened.close()
+
+    def test_a_failed_one_rolls_back_and_still_gives_the_level_back(self, db_at_full):
+        with pytest.raises(RuntimeError), db_at_full.derived_transaction():
+            db_at_full.execute("INSERT INTO vectors VALUES ('v')")
+            raise RuntimeError("the embedder failed")
+        assert db_at_full.query_one("SELECT count(*) FROM vectors")[0] == 0
+        assert _pragmas(db_at_full)[1] == PRAGMA_NUMBERS["full"]
+
+    def test_inside_a_durable_transaction_it_joins_it_at_its_level(self, db_at_full):
+        with pytest.raises(RuntimeError), db_at_full.transaction():
+            db_at_full.execute("INSERT INTO vectors VALUES ('message')")
+            with db_at_full.derived_transaction():
+                db_at_full.execute("INSERT INTO vectors VALUES ('vector')")
+                assert _pragmas(db_at_full)[1] == PRAGMA_NUMBERS["full"]
+            raise RuntimeError("the outer write failed")
+        assert db_at_full.query_one("SELECT count(*) FROM vectors")[0] == 0
+
+
+@pytest.fixture
+def db_at_full(tmp_path):
+    db = Database(tmp_path / "d.sqlite", synchronous="full")
+    db.execute("CREATE TABLE vectors (v TEXT)")
+    yield db
+    db.close()

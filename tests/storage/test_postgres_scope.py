@@ -169,6 +169,34 @@ class TestTransactions:
         assert seen == ["committed"] and not scope.in_transaction
 
 
+class TestDerivedRows:
+    """Rows rebuilt after any loss (vectors) commit without waiting for the WAL's flush."""
+
+    def test_its_commit_does_not_wait_for_the_disk_and_the_next_transaction_does(
+        self, postgres_url, scope
+    ):
+        # The suite's server commits without waiting (a test server); this engine's sessions wait.
+        durable = PostgresEngine(parse_storage(postgres_url + "%20-csynchronous_commit%3Don"))
+        try:
+            vectors = PostgresScope(durable, "test")
+            with vectors.derived_transaction() as db:
+                db.execute("INSERT INTO t VALUES ('vector', '1')")
+                assert db.query_one("SHOW synchronous_commit")[0] == "off"
+            with vectors.transaction():
+                assert vectors.query_one("SHOW synchronous_commit")[0] == "on"
+        finally:
+            durable.close()
+        assert values(scope) == [("vector", "1")]
+
+    def test_inside_another_transaction_it_joins_it_and_rolls_back_with_it(self, scope):
+        with pytest.raises(RuntimeError), scope.transaction():
+            scope.execute("INSERT INTO t VALUES ('message', '1')")
+            with scope.derived_transaction():
+                scope.execute("INSERT INTO t VALUES ('vector', '1')")
+            raise RuntimeError("the outer write failed")
+        assert values(scope) == []
+
+
 class TestDataVersion:
     def test_it_moves_for_another_scope_s_commit_and_never_for_its_own(self, engine, scope):
         other = PostgresScope(engine, "test")

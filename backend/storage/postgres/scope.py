@@ -69,6 +69,7 @@ _SELECT_VERSION = "SELECT version FROM _scopes WHERE name = %s"
 _ENSURE_SCOPE = "INSERT INTO _scopes (name) VALUES (%s) ON CONFLICT (name) DO NOTHING"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 _TABLE_EXISTS = "SELECT to_regclass(?) IS NOT NULL"
+_COMMIT_UNWAITED = "SET LOCAL synchronous_commit = off"
 
 
 class PostgresScope(TransactionHooks):
@@ -425,6 +426,15 @@ class PostgresScope(TransactionHooks):
     def transaction(self) -> ScopeTransaction[PostgresScope]:
         """Reentrant write transaction (``with scope.transaction() as db:`` binds the scope)."""
         return ScopeTransaction(self)
+
+    @contextlib.contextmanager
+    def derived_transaction(self) -> Iterator[PostgresScope]:
+        """A write transaction of rows rebuilt after any loss (a message's vector): its commit
+        waits for neither the WAL flush nor a standby. Inside another transaction it joins it."""
+        with self.transaction():
+            if self._depth == 1:
+                self.execute(_COMMIT_UNWAITED)
+            yield self
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[PostgresScope]:
