@@ -382,6 +382,11 @@ class Chats(Closing):
         self._check_open()
         return self._search.fanout(query, _check_limit(limit, DEFAULT_SEARCH_LIMIT))
 
+    def changes_written(self) -> int:
+        """Changes this object has seen written to its chats: it grows while people write
+        (a background job backs off then)."""
+        return self._index.recorded
+
     def flush_index(self) -> IndexRepair:
         """Apply pending change hints to the message index now (searches do this anyway)."""
         self._check_open()

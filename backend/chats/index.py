@@ -123,6 +123,7 @@ class MessageIndex:
         self._flush_lock = threading.RLock()
         self._hints: dict[tuple[int, int], _Pending] = {}
         self._pending = 0
+        self._recorded = 0  # every change ever recorded: moves while people write
         self._needs_resync: set[int] = set()
 
     # ── the change feed ─────────────────────────────────────────────
@@ -163,7 +164,14 @@ class MessageIndex:
             else:
                 pending.reread_all = True
             self._pending += 1
+            self._recorded += 1
             return self._pending >= self._flush_every
+
+    @property
+    def recorded(self) -> int:
+        """Changes recorded since this index opened (grows with every write of its chats)."""
+        with self._hints_lock:
+            return self._recorded
 
     @property
     def pending(self) -> int:

@@ -21,7 +21,10 @@ with full-text search.
 * The worker embeds a few messages at a time (:data:`WORKER_BATCH`), at a lower CPU
   priority (:data:`WORKER_NICENESS`): one model runs per process, so a query waits for at
   most one such batch; when idle it looks for work only after a change (an index flush that
-  moved something, another process's commit, a wake).
+  moved something, another process's commit, a wake). While people write during its
+  batches, it rests as long as each batch took: at half speed, the appends it slows are
+  fewer (a core's work beside an fsync-bound append costs it ~1.2x on 2 cores, even at
+  the lower priority).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -190,13 +194,25 @@ class MeaningSearch:
                     # Seen: a search says it is incomplete until what was seen is stored (a
                     # change another process made was otherwise "complete" while embedded).
                     self._behind = True
+                    writes = self._writes_seen()
+                    started = time.perf_counter()
                     if self.catch_up(limit=WORKER_BATCH, batch=WORKER_BATCH):
+                        if self._writes_seen() != writes:  # people are writing: half speed
+                            self._rest(time.perf_counter() - started)
                         continue  # embedded some: more may be missing
             except Exception:  # the embedder is down (an endpoint): retry later, not at once
                 logger.warning("search by meaning: catching up failed", exc_info=True)
                 wait = FAILURE_WAIT_S
             self._wake.wait(wait)
             self._wake.clear()
+
+    def _rest(self, seconds: float) -> None:
+        self._stop.wait(seconds)
+
+    def _writes_seen(self) -> tuple[int, int]:
+        """What moves when someone writes the directory's chats: here (the changes written)
+        or in another process (the directory's version)."""
+        return self._chats.changes_written(), self._chats.database.data_version()
 
     def _changed(self) -> bool:
         """Whether the message index moved since the last look (here or in another process)."""
