@@ -38,8 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from backend.chats import Chats
 from backend.chats.meaning_search import BATCH, WORKER_BATCH, MeaningSearch
 from backend.chats.vector_store import MessageVectorStore
+from backend.config import Settings
 from backend.meaning import BundledEmbedder
-from backend.storage.durability import default_synchronous, set_default_synchronous
+from backend.storage.durability import apply_storage_settings, default_synchronous
 
 PAIRS = 7
 """Rounds with and without the worker (alternating which goes first): one round's ratio
@@ -146,9 +147,10 @@ def main() -> None:
     parser.add_argument("--catch-up", type=int, default=10_000)
     parser.add_argument("--appends", type=int, default=20_000)
     args = parser.parse_args()
-    # How hard each append's commit is pushed to the disk: the app's own setting.
-    level = set_default_synchronous(os.environ.get("CHATS_SQLITE_SYNCHRONOUS", "normal"))
-    print(f"SQLite synchronous: {default_synchronous()} (was {level})")
+    # How hard each append's commit is pushed to the disk: the app's own setting, read as the
+    # app reads it.
+    apply_storage_settings(Settings.from_env())
+    print(f"SQLite synchronous: {default_synchronous()}")
     root = Path(tempfile.mkdtemp(prefix="meaning-bench-"))
     rss_before = rss_mb()
     embedder = BundledEmbedder(threads=1)
