@@ -6,6 +6,7 @@ must carry only what changed — no router data, one row for a rename.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -118,7 +119,11 @@ class TestOpeningATab:
     ):
         """A page links every list the person's tabs share (sidebar, archive, memory, shared
         with me, projects): the tabs already open hold them, so another tab's link sends them
-        nothing (else n tabs of a person cost n²/2 copies of each list)."""
+        nothing (else n tabs of a person cost n²/2 copies of each list).
+
+        The fixture made the chat from another process, so the app may re-read the person's
+        lists once or twice while the tabs open (it sees that commit, or reopens the
+        directory it had released): a copy per opening tab is what a link would cost."""
         path = f"/chat/{chat[1]}"
 
         def open_page() -> RawTab:
@@ -131,17 +136,17 @@ class TestOpeningATab:
 
         first = open_page()
         seen = len(first.received)
-        later = [open_page() for _ in range(2)]
+        later = [open_page() for _ in range(4)]
         try:
             first.flush()
             shared_lists = {handler.state_full_name for handler in ON_LOAD_COMMON}
-            sent = [
+            sent = Counter(
                 name
                 for update in first.received[seen:]
                 for name in (update.get("delta") or {})
                 if name in shared_lists
-            ]
-            assert sent == []
+            )
+            assert all(copies < len(later) for copies in sent.values()), sent
         finally:
             for tab in [first, *later]:
                 tab.close()
