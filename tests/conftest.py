@@ -87,8 +87,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.fixture
 def storage(request: pytest.FixtureRequest) -> Iterator[StorageChoice]:
-    """``CHATS_STORAGE`` for this run of the test: ``"sqlite"``, or a fresh PostgreSQL
-    namespace."""
+    """``CHATS_STORAGE`` for this run of the test: ``"sqlite"``, or an empty PostgreSQL
+    namespace: one an earlier test emptied (its tables migrated, tests/support/
+    recycled_schemas.py) unless the test is marked ``fresh_schema``."""
     if request.param == "sqlite":
         yield "sqlite"
         return
@@ -96,7 +97,8 @@ def storage(request: pytest.FixtureRequest) -> Iterator[StorageChoice]:
 
     _pool_jitter_from_its_own_generator()
     server: PostgresServer = request.getfixturevalue("postgres_server")
-    with server.fresh_database() as url:
+    fresh = request.node.get_closest_marker("fresh_schema") is not None
+    with server.fresh_database(recycled=not fresh) as url:
         location = parse_storage(url)
         assert not isinstance(location, str)
         # The engine (its pool) lives as long as the test, as it lives as long as the app's

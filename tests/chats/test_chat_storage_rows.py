@@ -74,6 +74,7 @@ def test_the_same_logical_root_reopened_sees_the_same_rows(postgresql, tmp_path)
         assert chat_files_for(scope, layout).exists(ID_A, 1)
 
 
+@pytest.mark.fresh_schema  # lists the tables
 def test_the_directory_twins_tables_are_the_chats_package_s_alone(postgresql, tmp_path):
     """On PostgreSQL too only backend/chats runs SQL on the chat index's tables (the same
     names as in ``directory.sqlite``, plus ``chat_storage``, which stands for the folder)."""

@@ -132,6 +132,7 @@ def test_the_same_history_gives_the_same_meaning_hits_on_both_engines(
     assert on_sqlite["asdf qwer"] == ([], [], [])
 
 
+@pytest.mark.fresh_schema  # lists the tables
 def test_the_postgresql_twin_makes_one_table_only_the_chats_package_names(
     postgresql: PostgresLocation, tmp_path: Path
 ):

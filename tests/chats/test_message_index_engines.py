@@ -23,6 +23,9 @@ from backend.storage import Scope
 from tests.chats.directory_chats import DirectoryChats
 from tests.support.storage_engines import directory_scope
 
+# Their own ``chats`` table (tests/chats/directory_chats.py) in place of the application's.
+pytestmark = pytest.mark.fresh_schema
+
 
 class Index:
     """A directory scope with its chat rows and its message index store."""

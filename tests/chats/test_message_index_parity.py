@@ -37,6 +37,9 @@ from backend.storage.engines import PostgresStorage
 from tests.chats.directory_chats import DirectoryChats
 from tests.support.search_corpus import queries, texts
 
+# Their own ``chats`` table (tests/chats/directory_chats.py) in place of the application's.
+pytestmark = pytest.mark.fresh_schema
+
 LIMIT = 1_000
 """Above any corpus here: every hit is compared."""
 

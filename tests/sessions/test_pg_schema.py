@@ -25,6 +25,7 @@ def postgresql(storage):
         pytest.skip("the PostgreSQL tables (test_schema.py pins the SQLite file's)")
 
 
+@pytest.mark.fresh_schema  # lists the tables
 def test_every_table_and_index_leads_with_the_scope(postgresql, sessions):
     sessions.session().search("the search tables are there from the start")
     keys = sessions.database.query(_KEYS)

@@ -4,8 +4,10 @@
 (PostgreSQL refuses to run as root, and tests run as root here: ``nobody`` owns the folder
 and the server; as any other user, that user does). The server listens on a free loopback
 port only (no Unix socket outside its folder), with settings fit for tests: no fsync, no
-full-page writes, minimal WAL. Its one role has a random password, so the URLs tests get
-carry a password exactly as a deployment's do (what must never be printed).
+full-page writes, minimal WAL, and passwords checked by ``md5`` rather than SCRAM (a SCRAM
+login costs the client ~5 ms of PBKDF2; tests log in a few thousand times). Its one role has
+a random password, so the URLs tests get carry a password exactly as a deployment's do (what
+must never be printed), and a wrong one is refused.
 
 One server per test process, started by the first test that asks for it (the session-scoped
 ``postgres_server`` fixture in ``tests/conftest.py``) and removed, folder and all, at the end.
@@ -20,7 +22,8 @@ Each test gets a namespace of its own (:meth:`PostgresServer.fresh_database`): a
 the server's one test database, named first in the URL's ``search_path``, dropped with all it
 holds at the end of the test. A ``CREATE DATABASE`` per test cost 0.7-2 s on the loaded
 2-core machine; a schema costs milliseconds and isolates the same way (every table the
-stores and the engine create lands in it).
+stores and the engine create lands in it). A test asking for ``storage`` may get a schema an
+earlier test emptied, under a new name (tests/support/recycled_schemas.py).
 """
 
 from __future__ import annotations
@@ -44,7 +47,9 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
+from psycopg import sql
 
+from tests.support import recycled_schemas
 from tests.support.deadlines import CHILD_START_S, WAIT_S
 from tests.support.watchdog import Watchdog, watch
 
@@ -67,6 +72,12 @@ TEST_SETTINGS = {
 """Fast and unsafe on power loss: a test server holds nothing worth keeping."""
 
 STALE_AFTER_S = 1800
+
+
+class _NotRecyclable(Exception):
+    """Rolls back what an emptying that had to stop did (the schema is dropped instead)."""
+
+
 _names = itertools.count(1)
 
 
@@ -106,6 +117,8 @@ class PostgresServer:
     _test_database_ready: bool = False
     _admin: psycopg.Connection[Any] | None = None  # in the test database, kept for the run
     _admin_lock: threading.Lock = field(default_factory=threading.Lock)
+    _emptied: list[str] = field(default_factory=list)  # schemas a next test may have
+    _recycling: bool | None = None  # whether the DDL log is installed (None: not yet tried)
 
     def url(self, database: str) -> str:
         """The admin URL with another database name."""
@@ -128,15 +141,38 @@ class PostgresServer:
             self._made.remove(name)
 
     @contextmanager
-    def fresh_database(self) -> Iterator[str]:
+    def fresh_database(self, *, recycled: bool = False) -> Iterator[str]:
         """The URL of an empty namespace for one test (see the module docstring), dropped
-        when the test is done."""
+        when the test is done. ``recycled``: it may be one an earlier test emptied, holding
+        the application's tables, migrated, and no rows of theirs but the migrations' own
+        (tests/support/recycled_schemas.py); emptied again afterwards when that can be proved,
+        else dropped."""
         schema = f"t_{os.getpid()}_{next(_names)}"
-        self._admin_execute(f'CREATE SCHEMA "{schema}"')
+        reused = self._emptied.pop() if recycled and self._emptied else None
+        if reused is None:
+            self._admin_execute(f'CREATE SCHEMA "{schema}"')
+        else:  # a new name: no two tests see the same URL
+            self._admin_execute(f'ALTER SCHEMA "{reused}" RENAME TO "{schema}"')
         try:
             yield f"{self.url(TEST_DATABASE)}?options=-csearch_path%3D{schema}"
         finally:
-            self._admin_execute(f'DROP SCHEMA "{schema}" CASCADE')
+            if not (recycled and self._recycling and self._emptied_for_next_test(schema)):
+                self._admin_execute(recycled_schemas.drop_sql(schema, logged=bool(self._recycling)))
+
+    def _emptied_for_next_test(self, schema: str) -> bool:
+        """Empty ``schema`` and keep it for a next test, if the server can prove nothing but
+        rows is left of this one (tests/support/recycled_schemas.py)."""
+        try:
+            with self._admin_lock:
+                conn = self._admin_connection()
+                with conn.transaction():  # a refusal rolls back what the emptying began
+                    conn.execute("SET LOCAL lock_timeout = '2s'")  # a test's leftover lock
+                    if recycled_schemas.why_not_emptied(conn, schema) is not None:
+                        raise _NotRecyclable
+        except (_NotRecyclable, psycopg.Error):
+            return False
+        self._emptied.append(schema)
+        return True
 
     def _admin_execute(self, sql: str) -> None:
         """Run ``sql`` in the test database on one connection kept for the whole run: a
@@ -151,9 +187,23 @@ class PostgresServer:
                 except psycopg.OperationalError:
                     if not (conn.closed or conn.broken):
                         raise
-            self._ensure_test_database()
-            self._admin = psycopg.connect(self.url(TEST_DATABASE), autocommit=True)
-            self._admin.execute(sql)
+            self._admin_connection().execute(sql)
+
+    def _admin_connection(self) -> psycopg.Connection[Any]:
+        """The kept connection, opened (and the test database made, the DDL log installed)
+        when there is none or the server dropped it."""
+        conn = self._admin
+        if conn is not None and not (conn.closed or conn.broken):
+            return conn
+        self._ensure_test_database()
+        conn = self._admin = psycopg.connect(self.url(TEST_DATABASE), autocommit=True)
+        if self._recycling is None:
+            try:
+                recycled_schemas.install(conn)
+                self._recycling = True
+            except psycopg.Error:  # a server given without a superuser: schemas are dropped
+                self._recycling = False
+        return conn
 
     def _ensure_test_database(self) -> None:
         if self._test_database_ready:
@@ -212,7 +262,7 @@ def start_postgres(settings: dict[str, str] | None = None) -> PostgresServer:
     run_as = {"user": as_user.pw_uid, "group": as_user.pw_gid} if as_user else {}
     try:
         subprocess.run(
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", ROLE, "-A", "scram-sha-256",
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", ROLE, "-A", "md5",
              f"--pwfile={password_file}", "-E", "UTF8", "--locale=C", "--no-sync"],
             check=True, capture_output=True, cwd=folder, **run_as,
         )  # fmt: skip
@@ -242,13 +292,21 @@ def start_postgres(settings: dict[str, str] | None = None) -> PostgresServer:
         if process.poll() is not None:
             break
         try:
-            psycopg.connect(server.admin_url, connect_timeout=2).close()
+            with psycopg.connect(server.admin_url, connect_timeout=2, autocommit=True) as conn:
+                _store_the_password_as_md5(conn, password)
             return server
         except psycopg.OperationalError:
             time.sleep(0.1)
     log_text = log_path.read_text(errors="replace")[-4000:]
     server.stop()
     raise RuntimeError(f"PostgreSQL did not start:\n{log_text}")
+
+
+def _store_the_password_as_md5(conn: psycopg.Connection[Any], password: str) -> None:
+    """``initdb`` stores the password as a SCRAM verifier, and with one the server asks for
+    SCRAM whatever ``pg_hba.conf`` says; stored again as md5, later logins skip the PBKDF2."""
+    conn.execute("SET password_encryption = 'md5'")
+    conn.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(ROLE), password))
 
 
 def _unprivileged_user() -> pwd.struct_passwd | None:

@@ -1,0 +1,115 @@
+"""A test namespace on PostgreSQL is used again only when nothing of its test can show
+(tests/support/recycled_schemas.py): migrated tables and their seed rows stay, every other row
+goes, and a schema holding anything else is dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import pytest
+
+from backend.accounts import pg_store as accounts_tables
+from backend.accounts.store import COMPONENT as ACCOUNTS
+from backend.config import PostgresLocation, parse_storage
+from backend.sessions import pg_schema as sessions_tables
+from backend.sessions.store import MIGRATION_COMPONENT as SESSIONS
+from backend.storage import Scope
+from backend.storage.engines import PostgresStorage
+
+
+@contextmanager
+def scope_at(url: str) -> Iterator[Scope]:
+    location = parse_storage(url)
+    assert isinstance(location, PostgresLocation)
+    engine = PostgresStorage(location)
+    try:
+        scope = engine.open_scope("/data/directory.sqlite")
+        try:
+            yield scope
+        finally:
+            scope.close()
+    finally:
+        engine.close()
+
+
+def schema_of(url: str) -> str:
+    return url.rsplit("search_path%3D", 1)[1]
+
+
+def one(url: str, sql: str) -> Any:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(sql).fetchone()
+    assert row is not None
+    return row[0]
+
+
+@contextmanager
+def used_and_handed_on(server: Any, use: Callable[[Scope], None]) -> Iterator[tuple[bool, str]]:
+    """A test's schema used by ``use``: whether it was kept once that test was done, and
+    the URL of the namespace the next test gets."""
+    with server.fresh_database(recycled=True) as url, scope_at(url) as scope:
+        use(scope)
+    kept = one(url, f"SELECT to_regnamespace('{schema_of(url)}')") is not None
+    with server.fresh_database(recycled=True) as next_url:
+        assert schema_of(next_url) != schema_of(url)  # never the same URL
+        yield kept, next_url
+
+
+def sessions_with_a_row(scope: Scope) -> None:
+    scope.migrate(SESSIONS, sessions_tables.MIGRATIONS)
+    scope.execute("INSERT INTO session_scopes (scope) VALUES ('mine')")
+    scope.execute("ANALYZE session_scopes")
+
+
+def test_rows_go_tables_stay_and_the_next_test_sees_a_new_name(postgres_server):
+    with used_and_handed_on(postgres_server, sessions_with_a_row) as (kept, next_url):
+        assert kept
+        assert one(next_url, "SELECT count(*) FROM _migrations WHERE component = 'sessions'") > 0
+        assert one(next_url, "SELECT count(*) FROM session_scopes") == 0
+        # as new to the planner as a table just made (the stores analyse those themselves)
+        reltuples = "SELECT reltuples FROM pg_class WHERE oid = 'session_scopes'::regclass"
+        assert one(next_url, reltuples) < 0
+
+
+def test_a_table_of_the_tests_own_gets_the_schema_dropped(postgres_server):
+    def own_table(scope: Scope) -> None:
+        sessions_with_a_row(scope)
+        scope.execute("CREATE TABLE mine (x int)")
+
+    with used_and_handed_on(postgres_server, own_table) as (kept, next_url):
+        assert not kept
+        assert one(next_url, "SELECT to_regclass('mine')") is None
+
+
+def test_a_component_of_the_tests_own_gets_the_schema_dropped(postgres_server):
+    def own_component(scope: Scope) -> None:
+        scope.migrate("made_here", [lambda db: db.execute("CREATE TABLE made_here (x int)")])
+
+    with used_and_handed_on(postgres_server, own_component) as (kept, next_url):
+        assert not kept
+        assert one(next_url, "SELECT to_regclass('made_here')") is None
+
+
+@pytest.mark.parametrize("change", ["UPDATE", "DELETE"])
+def test_a_migrations_seed_row_changed_gets_the_schema_dropped(postgres_server, change):
+    def seed_changed(scope: Scope) -> None:
+        scope.migrate(ACCOUNTS, accounts_tables.MIGRATIONS)
+        if change == "UPDATE":
+            scope.execute("UPDATE account_event_counter SET last = 7")
+        else:
+            scope.execute("DELETE FROM account_event_counter")
+
+    with used_and_handed_on(postgres_server, seed_changed) as (kept, _):
+        assert not kept
+
+
+def test_a_migrations_seed_row_left_alone_is_kept(postgres_server):
+    def seed_kept(scope: Scope) -> None:
+        scope.migrate(ACCOUNTS, accounts_tables.MIGRATIONS)
+
+    with used_and_handed_on(postgres_server, seed_kept) as (kept, next_url):
+        assert kept
+        assert one(next_url, "SELECT last FROM account_event_counter") == 0
