@@ -5,7 +5,8 @@ goes, and a schema holding anything else is dropped."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -17,22 +18,13 @@ from backend.config import PostgresLocation, parse_storage
 from backend.sessions import pg_schema as sessions_tables
 from backend.sessions.store import MIGRATION_COMPONENT as SESSIONS
 from backend.storage import Scope
-from backend.storage.engines import PostgresStorage
+from tests.support.storage_engines import directory_scope
 
 
-@contextmanager
-def scope_at(url: str) -> Iterator[Scope]:
+def scope_at(url: str) -> AbstractContextManager[Scope]:
     location = parse_storage(url)
     assert isinstance(location, PostgresLocation)
-    engine = PostgresStorage(location)
-    try:
-        scope = engine.open_scope("/data/directory.sqlite")
-        try:
-            yield scope
-        finally:
-            scope.close()
-    finally:
-        engine.close()
+    return directory_scope(location, Path("/data"))
 
 
 def schema_of(url: str) -> str:
