@@ -147,7 +147,7 @@ class PostgresServer:
         the application's tables, migrated, and no rows of theirs but the migrations' own
         (tests/support/recycled_schemas.py); emptied again afterwards when that can be proved,
         else dropped."""
-        schema = f"t_{os.getpid()}_{next(_names)}"
+        schema = f"{recycled_schemas.SCHEMA_PREFIX}{os.getpid()}_{next(_names)}"
         reused = self._emptied.pop() if recycled and self._emptied else None
         if reused is None:
             self._admin_execute(f'CREATE SCHEMA "{schema}"')

@@ -37,6 +37,7 @@ import psycopg
 
 SCHEMA_PREFIX = "t_"
 """Every test schema's name starts so; the DDL log keeps nothing of other schemas."""
+_LIKE_TEST_SCHEMA = SCHEMA_PREFIX.replace("_", "\\_") + "%"
 
 SEED_ROWS = {"account_event_counter": 1, "share_event_counter": 1}
 """Rows a migration inserts, by table. A table missing here whose migration seeds rows is
@@ -50,19 +51,19 @@ _BACKEND = Path(__file__).resolve().parents[2] / "backend"
 COMPONENTS = sorted(p.name for p in _BACKEND.iterdir() if (p / "__init__.py").exists())
 """``backend``'s packages: a migration component's name starts with one of them."""
 
-INSTALL = r"""
+INSTALL = rf"""
 CREATE TABLE IF NOT EXISTS public._ddl_seen (schema_name text, xid text, object text);
 CREATE OR REPLACE FUNCTION public._note_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO public._ddl_seen
     SELECT c.schema_name, pg_current_xact_id()::xid::text, c.object_identity
-    FROM pg_event_trigger_ddl_commands() c WHERE c.schema_name LIKE 't\_%';
+    FROM pg_event_trigger_ddl_commands() c WHERE c.schema_name LIKE '{_LIKE_TEST_SCHEMA}';
 END $$;
 CREATE OR REPLACE FUNCTION public._note_drop() RETURNS event_trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO public._ddl_seen
     SELECT d.schema_name, pg_current_xact_id()::xid::text, d.object_identity
-    FROM pg_event_trigger_dropped_objects() d WHERE d.schema_name LIKE 't\_%';
+    FROM pg_event_trigger_dropped_objects() d WHERE d.schema_name LIKE '{_LIKE_TEST_SCHEMA}';
 END $$;
 DROP EVENT TRIGGER IF EXISTS _note_ddl;
 DROP EVENT TRIGGER IF EXISTS _note_drop;
