@@ -1,6 +1,6 @@
 """A test namespace on PostgreSQL is used again only when nothing of its test can show
-(tests/support/recycled_schemas.py): migrated tables and their seed rows stay, every other row
-goes, and a schema holding anything else is dropped."""
+(tests/support/recycled_schemas.py): migrated tables stay, their counters set back, every other
+row goes, and a schema holding anything else is dropped."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ from backend.accounts.store import COMPONENT as ACCOUNTS
 from backend.config import PostgresLocation, parse_storage
 from backend.sessions import pg_schema as sessions_tables
 from backend.sessions.store import MIGRATION_COMPONENT as SESSIONS
+from backend.sharing import pg_store as sharing_tables
+from backend.sharing.store import COMPONENT as SHARING
 from backend.storage import Scope
+from tests.support.recycled_schemas import COUNTERS
 from tests.support.storage_engines import directory_scope
 
 
@@ -85,23 +88,64 @@ def test_a_component_of_the_tests_own_gets_the_schema_dropped(postgres_server):
         assert one(next_url, "SELECT to_regclass('made_here')") is None
 
 
-@pytest.mark.parametrize("change", ["UPDATE", "DELETE"])
-def test_a_migrations_seed_row_changed_gets_the_schema_dropped(postgres_server, change):
-    def seed_changed(scope: Scope) -> None:
+def test_a_counter_moved_by_the_test_is_set_back_to_the_migrations_value(postgres_server):
+    def counted(scope: Scope) -> None:
         scope.migrate(ACCOUNTS, accounts_tables.MIGRATIONS)
-        if change == "UPDATE":
-            scope.execute("UPDATE account_event_counter SET last = 7")
-        else:
-            scope.execute("DELETE FROM account_event_counter")
+        scope.execute("UPDATE account_event_counter SET last = 7")
 
-    with used_and_handed_on(postgres_server, seed_changed) as (kept, _):
+    with used_and_handed_on(postgres_server, counted) as (kept, next_url):
+        assert kept
+        assert one(next_url, "SELECT last FROM account_event_counter") == 0
+
+
+def test_a_counter_without_its_row_gets_the_schema_dropped(postgres_server):
+    def emptied(scope: Scope) -> None:
+        scope.migrate(ACCOUNTS, accounts_tables.MIGRATIONS)
+        scope.execute("DELETE FROM account_event_counter")
+
+    with used_and_handed_on(postgres_server, emptied) as (kept, _):
         assert not kept
 
 
-def test_a_migrations_seed_row_left_alone_is_kept(postgres_server):
+def test_a_row_a_migration_wrote_outside_the_counters_gets_the_schema_dropped(postgres_server):
+    def seeded(scope: Scope) -> None:
+        scope.migrate(
+            SESSIONS,
+            [
+                *sessions_tables.MIGRATIONS,
+                lambda db: db.execute("INSERT INTO session_scopes (scope) VALUES ('seed')"),
+            ],
+        )
+
+    with used_and_handed_on(postgres_server, seeded) as (kept, _):
+        assert not kept
+
+
+def test_a_migrations_counter_left_alone_is_kept(postgres_server):
     def seed_kept(scope: Scope) -> None:
         scope.migrate(ACCOUNTS, accounts_tables.MIGRATIONS)
 
     with used_and_handed_on(postgres_server, seed_kept) as (kept, next_url):
         assert kept
         assert one(next_url, "SELECT last FROM account_event_counter") == 0
+
+
+@pytest.mark.fresh_schema
+def test_the_counters_values_are_what_the_migrations_write(postgres_url):
+    """The tables the accounts and sharing migrations seed (the components that seed rows)
+    are the counters listed, with the values they are given."""
+    with scope_at(postgres_url) as scope:
+        scope.migrate(ACCOUNTS, accounts_tables.MIGRATIONS)
+        scope.migrate(SHARING, sharing_tables.MIGRATIONS)
+    seeded: dict[str, dict[str, object]] = {}
+    with psycopg.connect(postgres_url) as conn:
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            " AND tablename NOT IN ('_migrations', '_scopes')"
+        ).fetchall()
+        for (table,) in tables:
+            rows = conn.execute(f'SELECT to_jsonb(t) FROM "{table}" t').fetchall()
+            if rows:
+                assert len(rows) == 1, table
+                seeded[table] = {k: rows[0][0][k] for k in COUNTERS.get(table, rows[0][0])}
+    assert seeded == COUNTERS
