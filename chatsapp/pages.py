@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 
 from chatsapp.chat_route import CHAT_ROUTE
+from chatsapp.components import connection_notice
 from chatsapp.components.admin import admin_page_body
 from chatsapp.components.agents_page import agents_page_body
 from chatsapp.components.auth_pages import (
@@ -140,6 +141,7 @@ def settings_page() -> rx.Component:
 
 
 def register(app: rx.App) -> None:
+    connection_notice.show_on_every_page(app)
     app.add_page(
         index_page, route="/", title="Chats", on_load=[*ON_LOAD_COMMON, HomeTabState.open_latest]
     )

@@ -31,6 +31,11 @@ from reflex_base.constants.route import ROUTER_DATA, ROUTER_VARS
 from reflex_base.constants.state import FIELD_MARKER
 from reflex_base.event import Event, EventSpec
 from reflex_base.vars import VarData
+from reflex_components_core.core.banner import (
+    connection_error,
+    connection_toaster,
+    has_connection_errors,
+)
 
 __all__ = [
     "EVENT_LOGGER",
@@ -44,12 +49,15 @@ __all__ = [
     "Middleware",
     "ReflexApp",
     "StateUpdate",
+    "connection_error",
+    "connection_toaster",
     "emit_to_socket",
     "event_logger",
     "events_update",
     "existing_tab_state",
     "forget_fanned_out_changes",
     "handshake_of",
+    "has_connection_errors",
     "hear_connects",
     "hear_disconnects",
     "install_backend_starter",
@@ -62,6 +70,7 @@ __all__ = [
     "quiet_fanned_out_changes",
     "rebuild_router_vars",
     "release_link_locks_of_a_cancelled_event",
+    "replace_connection_overlay",
     "resolved_delta",
     "run_reflex_cli",
     "send_here",
@@ -455,6 +464,17 @@ def run_reflex_cli(args: list[str], prog_name: str) -> None:
     from reflex.reflex import cli
 
     cli.main(args=args, prog_name=prog_name)
+
+
+OVERLAY_WRAP = (5, "Overlay")
+"""Where an app keeps what every page shows over itself (Reflex's connection overlay)."""
+
+
+def replace_connection_overlay(app: rx.App, overlay: Callable[[], rx.Component]) -> None:
+    """Every page shows ``overlay`` instead of Reflex's connection overlay (an icon pulsing
+    for as long as the server is away, and a toast). It is one of the app's wraps, which
+    take the page as their children: a fragment holds both."""
+    app.app_wraps[OVERLAY_WRAP] = lambda stateful: rx.fragment(overlay()) if stateful else None
 
 
 # The headers Reflex's upload route reads to name the tab and the handler of an upload.

@@ -9,6 +9,7 @@ backend starter up elsewhere fails here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 import uuid
@@ -550,3 +551,33 @@ class TestUploads:
         reads = inspect.getsource(_upload)
         assert f'request.headers.get("{seam.UPLOAD_TOKEN_HEADER}")' in reads
         assert f'request.headers.get("{seam.UPLOAD_HANDLER_HEADER}")' in reads
+
+
+class TestConnectionOverlay:
+    @staticmethod
+    def reflex_wraps() -> dict[Any, Any]:
+        (wraps_field,) = [f for f in dataclasses.fields(rx.App) if f.name == "app_wraps"]
+        return wraps_field.default_factory()  # type: ignore[misc,no-any-return]
+
+    def test_reflex_keeps_its_connection_overlay_in_the_wrap_the_seam_replaces(self) -> None:
+        defaults = self.reflex_wraps()
+        assert "DefaultOverlayComponents" in str(defaults[seam.OVERLAY_WRAP](True))
+        assert defaults[seam.OVERLAY_WRAP](False) is None  # a page without state has none
+
+    def test_the_replacement_shows_the_overlay_and_the_page_it_wraps(self) -> None:
+        class App:
+            app_wraps = self.reflex_wraps()
+
+        app = App()
+        seam.replace_connection_overlay(app, lambda: rx.text("notice"))  # type: ignore[arg-type]
+        wrap = app.app_wraps[seam.OVERLAY_WRAP](True)
+        wrap.children.append(rx.text("the page"))  # a wrap's children: the page it wraps
+        assert "notice" in str(wrap) and "the page" in str(wrap)
+        assert "DefaultOverlayComponents" not in str(wrap)
+        assert app.app_wraps[seam.OVERLAY_WRAP](False) is None
+
+    def test_the_app_shows_its_own_notice_there(self) -> None:
+        from chatsapp.components.connection_notice import connection_notice
+
+        wrap = chats_app.app_wraps[seam.OVERLAY_WRAP](True)
+        assert [str(child) for child in wrap.children] == [str(connection_notice())]
